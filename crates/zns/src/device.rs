@@ -1,0 +1,185 @@
+//! The zoned device trait every backend implements, and the counters they share.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::fault::FaultControl;
+use crate::timing::TimingReport;
+use crate::types::{Geometry, IoCategory, ZoneInfo, ZoneOp};
+
+/// A zoned block device with NVMe ZNS semantics. Addresses are absolute byte offsets.
+///
+/// All methods take `&self`: a device is shared by many threads. Each command either
+/// succeeds completely or fails and changes nothing.
+pub trait ZonedDevice: Send + Sync {
+    fn geometry(&self) -> Geometry;
+
+    /// A short description of the backend, e.g. `mem`, `file:/tmp/zns.img`.
+    fn describe(&self) -> String;
+
+    /// Descriptors of zones `first .. first + count` (clipped to the device).
+    fn report_zones(&self, first: u32, count: u32) -> Result<Vec<ZoneInfo>>;
+
+    /// Reads any byte range of the device except offline zones; bytes that were never
+    /// written since the zone's last reset read as zeros.
+    fn read(&self, addr: u64, buf: &mut [u8], cat: IoCategory) -> Result<()>;
+
+    /// Writes at the zone's write pointer. `addr` and the length must be block aligned.
+    fn write(&self, addr: u64, data: &[u8], cat: IoCategory) -> Result<()>;
+
+    /// Writes at the zone's write pointer and returns the address written.
+    fn append(&self, zone: u32, data: &[u8], cat: IoCategory) -> Result<u64>;
+
+    /// Open, close, finish or reset one zone.
+    fn zone_op(&self, zone: u32, op: ZoneOp) -> Result<()>;
+
+    /// Makes every completed write durable (the NVMe flush command).
+    fn sync(&self) -> Result<()>;
+
+    /// Counters since the device was opened.
+    fn stats(&self) -> DeviceStats;
+
+    /// Fault injection, for emulated devices only.
+    fn faults(&self) -> Option<&dyn FaultControl> {
+        None
+    }
+
+    /// Modeled NAND time, when a timing model is attached.
+    fn timing(&self) -> Option<TimingReport> {
+        None
+    }
+
+    fn zone_info(&self, zone: u32) -> Result<ZoneInfo> {
+        let geo = self.geometry();
+        if zone >= geo.zones {
+            return Err(crate::ZnsError::NoSuchZone {
+                zone: u64::from(zone),
+                zones: geo.zones,
+            });
+        }
+        let mut v = self.report_zones(zone, 1)?;
+        v.pop().ok_or(crate::ZnsError::NoSuchZone {
+            zone: u64::from(zone),
+            zones: geo.zones,
+        })
+    }
+
+    fn open_zone(&self, zone: u32) -> Result<()> {
+        self.zone_op(zone, ZoneOp::Open)
+    }
+
+    fn close_zone(&self, zone: u32) -> Result<()> {
+        self.zone_op(zone, ZoneOp::Close)
+    }
+
+    fn finish_zone(&self, zone: u32) -> Result<()> {
+        self.zone_op(zone, ZoneOp::Finish)
+    }
+
+    fn reset_zone(&self, zone: u32) -> Result<()> {
+        self.zone_op(zone, ZoneOp::Reset)
+    }
+}
+
+/// A snapshot of a device's counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DeviceStats {
+    /// Bytes written, indexed by [`IoCategory::index`].
+    pub write_bytes: [u64; 7],
+    /// Bytes read, indexed by [`IoCategory::index`].
+    pub read_bytes: [u64; 7],
+    pub writes: u64,
+    pub reads: u64,
+    pub resets: u64,
+    pub finishes: u64,
+    pub syncs: u64,
+    /// Resets per zone (wear), since the device was opened.
+    pub zone_resets: Vec<u64>,
+}
+
+impl DeviceStats {
+    pub fn written(&self, cat: IoCategory) -> u64 {
+        self.write_bytes[cat.index()]
+    }
+
+    pub fn read(&self, cat: IoCategory) -> u64 {
+        self.read_bytes[cat.index()]
+    }
+
+    pub fn total_written(&self) -> u64 {
+        self.write_bytes.iter().sum()
+    }
+
+    pub fn total_read(&self) -> u64 {
+        self.read_bytes.iter().sum()
+    }
+}
+
+/// Lock-free counters shared by the backends.
+#[derive(Debug)]
+pub struct Counters {
+    write_bytes: [AtomicU64; 7],
+    read_bytes: [AtomicU64; 7],
+    writes: AtomicU64,
+    reads: AtomicU64,
+    resets: AtomicU64,
+    finishes: AtomicU64,
+    syncs: AtomicU64,
+    zone_resets: Vec<AtomicU64>,
+}
+
+impl Counters {
+    pub fn new(zones: u32) -> Counters {
+        Counters {
+            write_bytes: Default::default(),
+            read_bytes: Default::default(),
+            writes: AtomicU64::new(0),
+            reads: AtomicU64::new(0),
+            resets: AtomicU64::new(0),
+            finishes: AtomicU64::new(0),
+            syncs: AtomicU64::new(0),
+            zone_resets: (0..zones).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    pub fn on_write(&self, cat: IoCategory, len: u64) {
+        self.write_bytes[cat.index()].fetch_add(len, Ordering::Relaxed);
+        self.writes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn on_read(&self, cat: IoCategory, len: u64) {
+        self.read_bytes[cat.index()].fetch_add(len, Ordering::Relaxed);
+        self.reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn on_reset(&self, zone: u32) {
+        self.resets.fetch_add(1, Ordering::Relaxed);
+        if let Some(c) = self.zone_resets.get(zone as usize) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn on_finish(&self) {
+        self.finishes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn on_sync(&self) {
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self) -> DeviceStats {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        DeviceStats {
+            write_bytes: std::array::from_fn(|i| load(&self.write_bytes[i])),
+            read_bytes: std::array::from_fn(|i| load(&self.read_bytes[i])),
+            writes: load(&self.writes),
+            reads: load(&self.reads),
+            resets: load(&self.resets),
+            finishes: load(&self.finishes),
+            syncs: load(&self.syncs),
+            zone_resets: self.zone_resets.iter().map(load).collect(),
+        }
+    }
+}

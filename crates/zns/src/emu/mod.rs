@@ -1,0 +1,631 @@
+//! Emulated zoned devices. One state machine ([`Emulated`]) enforces the NVMe ZNS rules for
+//! every emulated backend; a [`Storage`] only keeps bytes (and, when persistent, zone
+//! conditions). Both backends therefore obey exactly the same rules.
+//!
+//! The rules follow NVMe ZNS as QEMU's emulated controller implements it (our real-kernel
+//! test target), see `docs/DEVICE.md`:
+//! - a write must start at the write pointer, be block aligned and stay within capacity;
+//!   position and boundary errors are reported before resource errors;
+//! - writing to (or explicitly opening) an EMPTY zone needs an active resource, then an open
+//!   resource; a CLOSED zone needs an open resource; when every open resource is taken, the
+//!   oldest implicitly opened zone is closed to make room, otherwise the command fails;
+//! - a failed command changes nothing.
+
+mod file;
+mod mem;
+
+use std::sync::Mutex;
+
+use rand::{Rng, SeedableRng};
+
+pub use file::FileStorage;
+pub use mem::MemStorage;
+
+use crate::device::{Counters, DeviceStats, ZonedDevice};
+use crate::error::{Result, ZnsError};
+use crate::fault::{FaultControl, FaultOp, TearMode};
+use crate::timing::{IoEvent, IoKind, TimingModel, TimingReport};
+use crate::types::{Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState};
+
+/// Where an emulated device keeps its bytes. Offsets are relative to the zone start.
+/// The state machine guarantees that writes arrive in order at the write pointer.
+pub trait Storage: Send + Sync {
+    fn describe(&self) -> String;
+
+    fn write(&self, zone: u32, off: u64, data: &[u8]) -> Result<()>;
+
+    /// Reads bytes the state machine knows to be written (below the write pointer).
+    fn read(&self, zone: u32, off: u64, buf: &mut [u8]) -> Result<()>;
+
+    /// Forgets the zone's bytes at and beyond `len` (reset, power cut).
+    fn truncate(&self, zone: u32, len: u64) -> Result<()>;
+
+    /// Records a zone's condition and written length (persistent storages only).
+    fn persist(&self, zone: u32, state: ZoneState, written: u64) -> Result<()>;
+
+    fn sync(&self) -> Result<()>;
+}
+
+/// A zone's condition as the state machine keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZoneRec {
+    pub state: ZoneState,
+    /// Bytes written since the last reset (the write pointer, relative to the zone start).
+    /// For a finished zone it stays what was written, so reads past it return zeros.
+    pub written: u64,
+    /// Bytes known durable (covered by a sync, a finish, or recovered from storage).
+    durable: u64,
+    /// When the zone last became implicitly open: the oldest is closed first.
+    implicit_since: u64,
+}
+
+impl ZoneRec {
+    pub fn new(state: ZoneState, written: u64) -> ZoneRec {
+        ZoneRec {
+            state,
+            written,
+            durable: written,
+            implicit_since: 0,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Injection {
+    op: FaultOp,
+    zone: Option<u32>,
+    remaining: u64,
+}
+
+#[derive(Debug)]
+struct Core {
+    zones: Vec<ZoneRec>,
+    open: u32,
+    active: u32,
+    clock: u64,
+    powered: bool,
+    mutating: u64,
+    power_cut_at: Option<(u64, TearMode)>,
+    injection: Option<Injection>,
+}
+
+/// An emulated zoned device over a [`Storage`].
+pub struct Emulated<S: Storage> {
+    geo: Geometry,
+    core: Mutex<Core>,
+    storage: S,
+    counters: Counters,
+    timing: Option<Mutex<TimingModel>>,
+}
+
+impl<S: Storage> std::fmt::Debug for Emulated<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulated")
+            .field("storage", &self.storage.describe())
+            .field("geometry", &self.geo)
+            .finish()
+    }
+}
+
+impl<S: Storage> Emulated<S> {
+    /// Builds a device from storage and the zone conditions it recovered. Open zones come
+    /// back CLOSED (or EMPTY when nothing was written), as after a controller reset.
+    pub fn with_zones(geo: Geometry, storage: S, zones: Vec<ZoneRec>) -> Result<Self> {
+        geo.validate()?;
+        if zones.len() != geo.zones as usize {
+            return Err(ZnsError::InvalidGeometry {
+                reason: format!("{} zone records for {} zones", zones.len(), geo.zones),
+            });
+        }
+        let mut core = Core {
+            zones,
+            open: 0,
+            active: 0,
+            clock: 0,
+            powered: true,
+            mutating: 0,
+            power_cut_at: None,
+            injection: None,
+        };
+        for (z, rec) in core.zones.iter_mut().enumerate() {
+            if rec.state.is_open() {
+                rec.state = if rec.written == 0 {
+                    ZoneState::Empty
+                } else {
+                    ZoneState::Closed
+                };
+                storage.persist(z as u32, rec.state, rec.written)?;
+            }
+            rec.durable = rec.written;
+            if rec.state.is_active() {
+                core.active += 1;
+            }
+        }
+        Ok(Emulated {
+            geo,
+            core: Mutex::new(core),
+            storage,
+            counters: Counters::new(geo.zones),
+            timing: None,
+        })
+    }
+
+    /// Attaches a NAND timing model.
+    pub fn with_timing(mut self, model: TimingModel) -> Self {
+        self.timing = Some(Mutex::new(model));
+        self
+    }
+
+    pub fn storage(&self) -> &S {
+        &self.storage
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Core> {
+        // A panic while holding the lock cannot leave the core half-updated: every
+        // mutation is applied after all fallible steps, so the data is still consistent.
+        self.core.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn check_zone(&self, zone: u64) -> Result<u32> {
+        if zone >= u64::from(self.geo.zones) {
+            return Err(ZnsError::NoSuchZone {
+                zone,
+                zones: self.geo.zones,
+            });
+        }
+        Ok(zone as u32)
+    }
+
+    fn check_block(&self, what: &'static str, value: u64) -> Result<()> {
+        if !value.is_multiple_of(u64::from(self.geo.block_size)) {
+            return Err(ZnsError::Unaligned {
+                what,
+                value,
+                block: self.geo.block_size,
+            });
+        }
+        Ok(())
+    }
+
+    fn observe(&self, kind: IoKind, zone: u32, offset: u64, len: u64, cat: IoCategory) {
+        if let Some(t) = &self.timing {
+            let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
+            t.on_io(&IoEvent {
+                kind,
+                zone,
+                offset,
+                len,
+                cat,
+            });
+        }
+    }
+
+    /// The common write path: `off` is where the caller writes (None = append at the WP).
+    fn do_write(&self, zone: u32, off: Option<u64>, data: &[u8], cat: IoCategory) -> Result<u64> {
+        let len = data.len() as u64;
+        self.check_block("write length", len)?;
+        let mut core = self.lock();
+        self.admit(&mut core, FaultOp::Write, Some(zone))?;
+        let rec = core.zones[zone as usize];
+        match rec.state {
+            ZoneState::Offline => return Err(ZnsError::Offline { zone }),
+            ZoneState::ReadOnly => return Err(ZnsError::ReadOnly { zone }),
+            ZoneState::Full => return Err(ZnsError::ZoneFull { zone }),
+            _ => {}
+        }
+        let offset = off.unwrap_or(rec.written);
+        if offset != rec.written {
+            return Err(ZnsError::InvalidWritePosition {
+                zone,
+                offset,
+                wp: rec.written,
+            });
+        }
+        if len == 0 {
+            return Ok(self.geo.zone_start(zone) + offset);
+        }
+        if offset + len > self.geo.zone_capacity {
+            return Err(ZnsError::BoundaryCrossed {
+                zone,
+                offset,
+                len,
+                capacity: self.geo.zone_capacity,
+            });
+        }
+        let victim = if rec.state.is_open() {
+            None
+        } else {
+            core.open_resources(&self.geo, zone, rec.state == ZoneState::Empty)?
+        };
+        self.storage.write(zone, offset, data)?;
+        if let Some(v) = victim {
+            core.auto_close(v);
+            core.persist(&self.storage, v)?;
+        }
+        if !rec.state.is_open() {
+            core.clock += 1;
+            let clock = core.clock;
+            core.set_state(zone, ZoneState::ImplicitOpen);
+            core.zones[zone as usize].implicit_since = clock;
+        }
+        core.zones[zone as usize].written = offset + len;
+        if offset + len == self.geo.zone_capacity {
+            core.set_state(zone, ZoneState::Full);
+        }
+        core.persist(&self.storage, zone)?;
+        drop(core);
+        self.counters.on_write(cat, len);
+        self.observe(IoKind::Write, zone, offset, len, cat);
+        Ok(self.geo.zone_start(zone) + offset)
+    }
+
+    fn do_zone_op(&self, zone: u32, op: ZoneOp) -> Result<()> {
+        let mut core = self.lock();
+        self.admit(&mut core, FaultOp::Zone(op), Some(zone))?;
+        let rec = core.zones[zone as usize];
+        let invalid = || {
+            Err(ZnsError::InvalidTransition {
+                zone,
+                op,
+                state: rec.state,
+            })
+        };
+        match rec.state {
+            ZoneState::Offline => return Err(ZnsError::Offline { zone }),
+            ZoneState::ReadOnly => return Err(ZnsError::ReadOnly { zone }),
+            _ => {}
+        }
+        match op {
+            ZoneOp::Open => match rec.state {
+                ZoneState::ExplicitOpen => {}
+                ZoneState::ImplicitOpen => core.set_state(zone, ZoneState::ExplicitOpen),
+                ZoneState::Empty | ZoneState::Closed => {
+                    let empty = rec.state == ZoneState::Empty;
+                    if let Some(v) = core.open_resources(&self.geo, zone, empty)? {
+                        core.auto_close(v);
+                        core.persist(&self.storage, v)?;
+                    }
+                    core.set_state(zone, ZoneState::ExplicitOpen);
+                }
+                _ => return invalid(),
+            },
+            ZoneOp::Close => match rec.state {
+                ZoneState::Closed => {}
+                ZoneState::ImplicitOpen | ZoneState::ExplicitOpen => {
+                    core.set_state(zone, ZoneState::Closed)
+                }
+                _ => return invalid(),
+            },
+            ZoneOp::Finish => {
+                if rec.state != ZoneState::Full {
+                    core.set_state(zone, ZoneState::Full);
+                    // A finished zone is sealed: its data is durable (see fault.rs).
+                    core.zones[zone as usize].durable = rec.written;
+                    self.counters.on_finish();
+                    self.observe(IoKind::Finish, zone, 0, 0, IoCategory::User);
+                }
+            }
+            ZoneOp::Reset => {
+                self.storage.truncate(zone, 0)?;
+                core.set_state(zone, ZoneState::Empty);
+                let r = &mut core.zones[zone as usize];
+                r.written = 0;
+                r.durable = 0;
+                self.counters.on_reset(zone);
+                self.observe(IoKind::Reset, zone, 0, 0, IoCategory::User);
+            }
+        }
+        core.persist(&self.storage, zone)
+    }
+
+    /// Admission of a mutating command: power, a scheduled power cut (which happens now,
+    /// instead of the command), an injected error.
+    fn admit(&self, core: &mut Core, op: FaultOp, zone: Option<u32>) -> Result<()> {
+        if !core.powered {
+            return Err(ZnsError::PowerLoss);
+        }
+        if let Some((at, mode)) = core.power_cut_at {
+            if core.mutating >= at {
+                self.apply_power_cut(core, mode);
+                return Err(ZnsError::PowerLoss);
+            }
+        }
+        core.check_injection(op, zone)?;
+        core.mutating += 1;
+        Ok(())
+    }
+
+    fn apply_power_cut(&self, core: &mut Core, mode: TearMode) {
+        let mut rng = match mode {
+            TearMode::Drop => None,
+            TearMode::Tear { seed } => Some(rand_chacha::ChaCha8Rng::seed_from_u64(seed)),
+        };
+        let block = u64::from(self.geo.block_size);
+        for z in 0..self.geo.zones {
+            let rec = core.zones[z as usize];
+            if matches!(rec.state, ZoneState::Offline | ZoneState::ReadOnly) {
+                continue;
+            }
+            let mut keep = rec.durable;
+            if let Some(rng) = rng.as_mut() {
+                let blocks = (rec.written - rec.durable) / block;
+                if blocks > 0 {
+                    keep += rng.random_range(0..=blocks) * block;
+                }
+            }
+            let state = match rec.state {
+                ZoneState::Full if keep == rec.written => ZoneState::Full,
+                _ if keep == 0 => ZoneState::Empty,
+                _ => ZoneState::Closed,
+            };
+            core.set_state(z, state);
+            let r = &mut core.zones[z as usize];
+            r.written = keep;
+            r.durable = keep;
+            // Storage failures during a simulated power cut cannot be reported to anyone;
+            // the next mount reads whatever the storage holds, which is what a real cut does.
+            let _ = self.storage.truncate(z, keep);
+            let _ = self.storage.persist(z, state, keep);
+        }
+        core.powered = false;
+        core.power_cut_at = None;
+    }
+}
+
+impl Core {
+    fn check_injection(&mut self, op: FaultOp, zone: Option<u32>) -> Result<()> {
+        if let Some(inj) = self.injection.as_mut() {
+            let zone_matches = inj.zone.is_none() || inj.zone == zone;
+            if inj.op == op && zone_matches {
+                inj.remaining -= 1;
+                if inj.remaining == 0 {
+                    self.injection = None;
+                    return Err(ZnsError::Injected { op: op.name() });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the resources a zone needs to become open: an active one if it is EMPTY,
+    /// then an open one. Returns the implicitly open zone that must be closed to make room.
+    /// Changes nothing, so the caller can still fail afterwards.
+    fn open_resources(&self, geo: &Geometry, zone: u32, empty: bool) -> Result<Option<u32>> {
+        if empty && geo.max_active > 0 && self.active >= geo.max_active {
+            return Err(ZnsError::TooManyActive {
+                zone,
+                limit: geo.max_active,
+            });
+        }
+        if geo.max_open == 0 || self.open < geo.max_open {
+            return Ok(None);
+        }
+        let oldest = self
+            .zones
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.state == ZoneState::ImplicitOpen)
+            .min_by_key(|(_, r)| r.implicit_since)
+            .map(|(z, _)| z as u32);
+        match oldest {
+            Some(z) => Ok(Some(z)),
+            None => Err(ZnsError::TooManyOpen {
+                zone,
+                limit: geo.max_open,
+            }),
+        }
+    }
+
+    fn auto_close(&mut self, zone: u32) {
+        self.set_state(zone, ZoneState::Closed);
+    }
+
+    /// Changes a zone's state, keeping the open and active counts right.
+    fn set_state(&mut self, zone: u32, new: ZoneState) {
+        let old = self.zones[zone as usize].state;
+        self.open -= u32::from(old.is_open());
+        self.active -= u32::from(old.is_active());
+        self.open += u32::from(new.is_open());
+        self.active += u32::from(new.is_active());
+        self.zones[zone as usize].state = new;
+    }
+
+    fn persist<S: Storage>(&self, storage: &S, zone: u32) -> Result<()> {
+        let r = &self.zones[zone as usize];
+        storage.persist(zone, r.state, r.written)
+    }
+}
+
+impl<S: Storage> ZonedDevice for Emulated<S> {
+    fn geometry(&self) -> Geometry {
+        self.geo
+    }
+
+    fn describe(&self) -> String {
+        self.storage.describe()
+    }
+
+    fn report_zones(&self, first: u32, count: u32) -> Result<Vec<ZoneInfo>> {
+        let core = self.lock();
+        if !core.powered {
+            return Err(ZnsError::PowerLoss);
+        }
+        let end = first.saturating_add(count).min(self.geo.zones);
+        Ok((first..end)
+            .map(|z| {
+                let r = core.zones[z as usize];
+                let start = self.geo.zone_start(z);
+                let wp = if r.state == ZoneState::Full {
+                    start + self.geo.zone_size
+                } else {
+                    start + r.written
+                };
+                ZoneInfo {
+                    zone: z,
+                    start,
+                    size: self.geo.zone_size,
+                    capacity: self.geo.zone_capacity,
+                    wp,
+                    state: r.state,
+                }
+            })
+            .collect())
+    }
+
+    fn read(&self, addr: u64, buf: &mut [u8], cat: IoCategory) -> Result<()> {
+        let len = buf.len() as u64;
+        let size = self.geo.device_size();
+        if addr.checked_add(len).is_none_or(|end| end > size) {
+            return Err(ZnsError::OutOfRange { addr, len, size });
+        }
+        let mut done = 0usize;
+        while done < buf.len() {
+            let pos = addr + done as u64;
+            let zone = self.geo.zone_of(pos) as u32;
+            let off = pos - self.geo.zone_start(zone);
+            let n = ((self.geo.zone_size - off) as usize).min(buf.len() - done);
+            let chunk = &mut buf[done..done + n];
+            let written = {
+                let mut core = self.lock();
+                if !core.powered {
+                    return Err(ZnsError::PowerLoss);
+                }
+                core.check_injection(FaultOp::Read, Some(zone))?;
+                let r = core.zones[zone as usize];
+                if r.state == ZoneState::Offline {
+                    return Err(ZnsError::Offline { zone });
+                }
+                r.written
+            };
+            let valid = written.saturating_sub(off).min(n as u64) as usize;
+            self.storage.read(zone, off, &mut chunk[..valid])?;
+            chunk[valid..].fill(0);
+            self.observe(IoKind::Read, zone, off, n as u64, cat);
+            done += n;
+        }
+        self.counters.on_read(cat, len);
+        Ok(())
+    }
+
+    fn write(&self, addr: u64, data: &[u8], cat: IoCategory) -> Result<()> {
+        self.check_block("write address", addr)?;
+        let zone = self.check_zone(self.geo.zone_of(addr))?;
+        let off = addr - self.geo.zone_start(zone);
+        self.do_write(zone, Some(off), data, cat).map(|_| ())
+    }
+
+    fn append(&self, zone: u32, data: &[u8], cat: IoCategory) -> Result<u64> {
+        let zone = self.check_zone(u64::from(zone))?;
+        self.do_write(zone, None, data, cat)
+    }
+
+    fn zone_op(&self, zone: u32, op: ZoneOp) -> Result<()> {
+        let zone = self.check_zone(u64::from(zone))?;
+        self.do_zone_op(zone, op)
+    }
+
+    fn sync(&self) -> Result<()> {
+        let mut core = self.lock();
+        self.admit(&mut core, FaultOp::Sync, None)?;
+        self.storage.sync()?;
+        for r in core.zones.iter_mut() {
+            r.durable = r.written;
+        }
+        drop(core);
+        self.counters.on_sync();
+        Ok(())
+    }
+
+    fn stats(&self) -> DeviceStats {
+        self.counters.snapshot()
+    }
+
+    fn faults(&self) -> Option<&dyn FaultControl> {
+        Some(self)
+    }
+
+    fn timing(&self) -> Option<TimingReport> {
+        self.timing
+            .as_ref()
+            .map(|t| t.lock().unwrap_or_else(|e| e.into_inner()).report())
+    }
+}
+
+impl<S: Storage> FaultControl for Emulated<S> {
+    fn power_cut(&self, mode: TearMode) {
+        let mut core = self.lock();
+        if core.powered {
+            self.apply_power_cut(&mut core, mode);
+        }
+    }
+
+    fn schedule_power_cut(&self, after: u64, mode: TearMode) {
+        let mut core = self.lock();
+        core.power_cut_at = Some((core.mutating + after, mode));
+    }
+
+    fn restart(&self) {
+        let mut core = self.lock();
+        core.power_cut_at = None;
+        core.powered = true;
+    }
+
+    fn is_powered(&self) -> bool {
+        self.lock().powered
+    }
+
+    fn inject_error(&self, op: FaultOp, zone: Option<u32>, nth: u64) {
+        self.lock().injection = Some(Injection {
+            op,
+            zone,
+            remaining: nth.max(1),
+        });
+    }
+
+    fn set_zone_condition(&self, zone: u32, state: ZoneState) -> Result<()> {
+        let zone = self.check_zone(u64::from(zone))?;
+        if !matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
+            return Err(ZnsError::Unsupported(format!(
+                "a zone can only be forced read_only or offline, not {state}"
+            )));
+        }
+        let mut core = self.lock();
+        core.set_state(zone, state);
+        core.persist(&self.storage, zone)
+    }
+
+    fn mutating_commands(&self) -> u64 {
+        self.lock().mutating
+    }
+}
+
+/// An in-memory emulated device (like Linux null_blk).
+pub type MemDevice = Emulated<MemStorage>;
+
+/// A persistent emulated device in one image file.
+pub type FileDevice = Emulated<FileStorage>;
+
+impl MemDevice {
+    /// A fresh in-memory device with every zone EMPTY.
+    pub fn new(geo: Geometry) -> Result<MemDevice> {
+        geo.validate()?;
+        let zones = vec![ZoneRec::new(ZoneState::Empty, 0); geo.zones as usize];
+        Emulated::with_zones(geo, MemStorage::new(geo.zones), zones)
+    }
+}
+
+impl FileDevice {
+    /// Creates a new image file (it must not exist) with every zone EMPTY.
+    pub fn create(path: &std::path::Path, geo: Geometry) -> Result<FileDevice> {
+        geo.validate()?;
+        let storage = FileStorage::create(path, geo)?;
+        let zones = vec![ZoneRec::new(ZoneState::Empty, 0); geo.zones as usize];
+        Emulated::with_zones(geo, storage, zones)
+    }
+
+    /// Opens an existing image; zone conditions and write pointers come from the file.
+    pub fn open(path: &std::path::Path) -> Result<FileDevice> {
+        let (storage, geo, zones) = FileStorage::open(path)?;
+        Emulated::with_zones(geo, storage, zones)
+    }
+}

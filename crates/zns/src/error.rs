@@ -1,0 +1,125 @@
+//! Typed device errors. Every backend maps its failures onto these, so that callers (and the
+//! conformance suite) see the same error for the same broken rule on every device.
+//! Offsets in messages are relative to the zone start, as a person reading them expects.
+
+use std::path::PathBuf;
+
+use crate::types::{ZoneOp, ZoneState};
+
+pub type Result<T, E = ZnsError> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ZnsError {
+    #[error("zone {zone}: write at offset {offset} but write pointer is at {wp}")]
+    InvalidWritePosition { zone: u32, offset: u64, wp: u64 },
+
+    #[error("zone {zone}: zone is full")]
+    ZoneFull { zone: u32 },
+
+    #[error(
+        "zone {zone}: write of {len} bytes at offset {offset} crosses the zone capacity {capacity}"
+    )]
+    BoundaryCrossed {
+        zone: u32,
+        offset: u64,
+        len: u64,
+        capacity: u64,
+    },
+
+    #[error("zone {zone}: too many open zones (limit {limit})")]
+    TooManyOpen { zone: u32, limit: u32 },
+
+    #[error("zone {zone}: too many active zones (limit {limit})")]
+    TooManyActive { zone: u32, limit: u32 },
+
+    #[error("zone {zone}: cannot {op} a zone in state {state}")]
+    InvalidTransition {
+        zone: u32,
+        op: ZoneOp,
+        state: ZoneState,
+    },
+
+    #[error("zone {zone}: zone is offline")]
+    Offline { zone: u32 },
+
+    #[error("zone {zone}: zone is read-only")]
+    ReadOnly { zone: u32 },
+
+    #[error("zone {zone} does not exist (the device has {zones} zones)")]
+    NoSuchZone { zone: u64, zones: u32 },
+
+    #[error(
+        "access of {len} bytes at address {addr} is beyond the end of the device ({size} bytes)"
+    )]
+    OutOfRange { addr: u64, len: u64, size: u64 },
+
+    #[error("{what} {value} is not a multiple of the block size {block}")]
+    Unaligned {
+        what: &'static str,
+        value: u64,
+        block: u32,
+    },
+
+    #[error("invalid geometry: {reason}")]
+    InvalidGeometry { reason: String },
+
+    #[error("{path}: {reason}")]
+    BadImage { path: PathBuf, reason: String },
+
+    #[error("{path}: image is already in use by another process")]
+    InUse { path: PathBuf },
+
+    #[error("invalid device spec '{spec}': {reason}")]
+    BadSpec { spec: String, reason: String },
+
+    #[error("injected I/O error on {op}")]
+    Injected { op: &'static str },
+
+    #[error("device has lost power (restart it to continue)")]
+    PowerLoss,
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+impl ZnsError {
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> ZnsError {
+        ZnsError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// A short stable name of the error kind, used by the conformance suite to compare
+    /// backends without comparing message text.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ZnsError::InvalidWritePosition { .. } => "invalid_write_position",
+            ZnsError::ZoneFull { .. } => "zone_full",
+            ZnsError::BoundaryCrossed { .. } => "boundary_crossed",
+            ZnsError::TooManyOpen { .. } => "too_many_open",
+            ZnsError::TooManyActive { .. } => "too_many_active",
+            ZnsError::InvalidTransition { .. } => "invalid_transition",
+            ZnsError::Offline { .. } => "offline",
+            ZnsError::ReadOnly { .. } => "read_only",
+            ZnsError::NoSuchZone { .. } => "no_such_zone",
+            ZnsError::OutOfRange { .. } => "out_of_range",
+            ZnsError::Unaligned { .. } => "unaligned",
+            ZnsError::InvalidGeometry { .. } => "invalid_geometry",
+            ZnsError::BadImage { .. } => "bad_image",
+            ZnsError::InUse { .. } => "in_use",
+            ZnsError::BadSpec { .. } => "bad_spec",
+            ZnsError::Injected { .. } => "injected",
+            ZnsError::PowerLoss => "power_loss",
+            ZnsError::Io { .. } => "io",
+            ZnsError::Unsupported(_) => "unsupported",
+        }
+    }
+}

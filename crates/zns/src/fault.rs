@@ -1,0 +1,69 @@
+//! Fault injection for the emulated devices: power cuts and one-shot I/O errors.
+//!
+//! Durability model (what survives a power cut):
+//! - A write or append is durable once a later `sync` (the NVMe flush) has returned.
+//! - Zone management commands (open, close, finish, reset) are durable when they return;
+//!   `finish` also makes the zone's earlier writes durable (the zone is sealed).
+//! - At a power cut every zone loses its non-durable tail: with [`TearMode::Drop`] the whole
+//!   tail, with [`TearMode::Tear`] all but a random block-aligned prefix of it. Open zones
+//!   come back CLOSED (EMPTY if nothing durable remains), as after a controller reset.
+//! - While the power is off every command fails with `PowerLoss`; `restart` powers on.
+
+use crate::types::ZoneOp;
+
+/// What happens to writes that were not yet made durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TearMode {
+    /// Every non-durable write is lost.
+    Drop,
+    /// Per zone, a random block-aligned prefix of the non-durable tail survives.
+    Tear { seed: u64 },
+}
+
+/// Which command an injected error hits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultOp {
+    Read,
+    /// `write` or `append`.
+    Write,
+    Zone(ZoneOp),
+    Sync,
+}
+
+impl FaultOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultOp::Read => "read",
+            FaultOp::Write => "write",
+            FaultOp::Zone(op) => op.name(),
+            FaultOp::Sync => "sync",
+        }
+    }
+}
+
+/// Control of an emulated device's faults, reachable through
+/// [`ZonedDevice::faults`](crate::ZonedDevice::faults).
+pub trait FaultControl: Send + Sync {
+    /// Cuts the power now.
+    fn power_cut(&self, mode: TearMode);
+
+    /// Cuts the power when the device is about to execute its `after + 1`-th mutating command
+    /// (write, append, zone management, sync) from now: that command fails with `PowerLoss`
+    /// and nothing of it is applied. Replaces any earlier schedule.
+    fn schedule_power_cut(&self, after: u64, mode: TearMode);
+
+    /// Powers the device on again after a power cut.
+    fn restart(&self);
+
+    fn is_powered(&self) -> bool;
+
+    /// Makes the `nth` (1-based) next command of kind `op` (on `zone`, if given) fail with an
+    /// `Injected` error that changes nothing. One shot: it disarms once it fires.
+    fn inject_error(&self, op: FaultOp, zone: Option<u32>, nth: u64);
+
+    /// Marks a zone READ_ONLY or OFFLINE, as a device does when a zone wears out.
+    fn set_zone_condition(&self, zone: u32, state: crate::ZoneState) -> crate::Result<()>;
+
+    /// Number of mutating commands executed so far (to choose power-cut points).
+    fn mutating_commands(&self) -> u64;
+}

@@ -1,0 +1,25 @@
+//! zkv's zoned block device layer.
+//!
+//! One trait, [`ZonedDevice`], with NVMe ZNS semantics, and three backends that obey it the
+//! same way: an in-memory emulator ([`MemDevice`]), a persistent emulator in one image file
+//! ([`FileDevice`]) and Linux zoned block devices (`zbd`). [`open_device`] builds one from a
+//! spec string such as `mem`, `file:/tmp/zns.img` or `zbd:/dev/nvme0n1`.
+//! The [`conformance`] suite checks that a backend follows the rules.
+
+pub mod conformance;
+mod device;
+pub mod emu;
+mod error;
+pub mod fault;
+mod spec;
+pub mod timing;
+mod types;
+#[cfg(target_os = "linux")]
+pub mod zbd;
+
+pub use device::{Counters, DeviceStats, ZonedDevice};
+pub use emu::{FileDevice, MemDevice};
+pub use error::{Result, ZnsError};
+pub use fault::{FaultControl, FaultOp, TearMode};
+pub use spec::{open_device, DeviceSpec};
+pub use types::{Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState};

@@ -1,0 +1,329 @@
+//! Plain data types shared by every backend: geometry, zone states, zone descriptors, I/O tags.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, ZnsError};
+
+/// Zone condition, as NVMe ZNS defines it and Linux reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ZoneState {
+    Empty,
+    ImplicitOpen,
+    ExplicitOpen,
+    Closed,
+    Full,
+    ReadOnly,
+    Offline,
+}
+
+impl ZoneState {
+    /// Open zones consume an open resource (and an active one).
+    pub fn is_open(self) -> bool {
+        matches!(self, ZoneState::ImplicitOpen | ZoneState::ExplicitOpen)
+    }
+
+    /// Active zones = open ∪ closed: they consume an active resource.
+    pub fn is_active(self) -> bool {
+        self.is_open() || self == ZoneState::Closed
+    }
+
+    /// The name used in CLI output and JSON (`zkv zone report --json`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneState::Empty => "empty",
+            ZoneState::ImplicitOpen => "implicit_open",
+            ZoneState::ExplicitOpen => "explicit_open",
+            ZoneState::Closed => "closed",
+            ZoneState::Full => "full",
+            ZoneState::ReadOnly => "read_only",
+            ZoneState::Offline => "offline",
+        }
+    }
+
+    /// Stable one-byte encoding used by on-disk formats.
+    pub fn code(self) -> u8 {
+        match self {
+            ZoneState::Empty => 1,
+            ZoneState::ImplicitOpen => 2,
+            ZoneState::ExplicitOpen => 3,
+            ZoneState::Closed => 4,
+            ZoneState::Full => 5,
+            ZoneState::ReadOnly => 6,
+            ZoneState::Offline => 7,
+        }
+    }
+
+    pub fn from_code(code: u8) -> Option<ZoneState> {
+        Some(match code {
+            1 => ZoneState::Empty,
+            2 => ZoneState::ImplicitOpen,
+            3 => ZoneState::ExplicitOpen,
+            4 => ZoneState::Closed,
+            5 => ZoneState::Full,
+            6 => ZoneState::ReadOnly,
+            7 => ZoneState::Offline,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for ZoneState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Zone management commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ZoneOp {
+    Open,
+    Close,
+    Finish,
+    Reset,
+}
+
+impl ZoneOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneOp::Open => "open",
+            ZoneOp::Close => "close",
+            ZoneOp::Finish => "finish",
+            ZoneOp::Reset => "reset",
+        }
+    }
+}
+
+impl fmt::Display for ZoneOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What an I/O is for. The caller tags every read and write so that the device can account
+/// bytes (and, with a timing model, busy time) per category.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoCategory {
+    /// Untagged or direct user I/O (e.g. the `zkv zone` command).
+    User,
+    Wal,
+    Flush,
+    Compaction,
+    GcCopy,
+    Metadata,
+    Blob,
+}
+
+impl IoCategory {
+    pub const ALL: [IoCategory; 7] = [
+        IoCategory::User,
+        IoCategory::Wal,
+        IoCategory::Flush,
+        IoCategory::Compaction,
+        IoCategory::GcCopy,
+        IoCategory::Metadata,
+        IoCategory::Blob,
+    ];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IoCategory::User => "user",
+            IoCategory::Wal => "wal",
+            IoCategory::Flush => "flush",
+            IoCategory::Compaction => "compaction",
+            IoCategory::GcCopy => "gc_copy",
+            IoCategory::Metadata => "metadata",
+            IoCategory::Blob => "blob",
+        }
+    }
+}
+
+/// One zone as `report zones` describes it. `start`, `wp` are absolute byte addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ZoneInfo {
+    pub zone: u32,
+    pub start: u64,
+    pub size: u64,
+    pub capacity: u64,
+    /// Write pointer. As Linux reports it, a FULL zone's write pointer is the zone end
+    /// (`start + size`), so callers must not use it to learn how much a full zone holds.
+    pub wp: u64,
+    pub state: ZoneState,
+}
+
+impl ZoneInfo {
+    /// Bytes written since the last reset, for zones whose write pointer is meaningful.
+    pub fn written(&self) -> u64 {
+        self.wp.saturating_sub(self.start)
+    }
+}
+
+/// The fixed shape of a zoned device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Geometry {
+    pub zones: u32,
+    /// Zone size in bytes, a power of two.
+    pub zone_size: u64,
+    /// Writable bytes per zone, ≤ zone size.
+    pub zone_capacity: u64,
+    /// Logical block size: writes must be aligned to it and a multiple of it.
+    pub block_size: u32,
+    /// Maximum open zones; 0 = unlimited.
+    pub max_open: u32,
+    /// Maximum active (open or closed) zones; 0 = unlimited.
+    pub max_active: u32,
+}
+
+impl Geometry {
+    /// A ZN540-like geometry with the given number and size of zones (capacity = size,
+    /// 4 KiB blocks, 14 open / 14 active).
+    pub fn new(zones: u32, zone_size: u64) -> Geometry {
+        Geometry {
+            zones,
+            zone_size,
+            zone_capacity: zone_size,
+            block_size: 4096,
+            max_open: 14,
+            max_active: 14,
+        }
+    }
+
+    pub fn with_capacity(mut self, capacity: u64) -> Geometry {
+        self.zone_capacity = capacity;
+        self
+    }
+
+    pub fn with_limits(mut self, max_open: u32, max_active: u32) -> Geometry {
+        self.max_open = max_open;
+        self.max_active = max_active;
+        self
+    }
+
+    pub fn with_block_size(mut self, block_size: u32) -> Geometry {
+        self.block_size = block_size;
+        self
+    }
+
+    /// Checks every rule a geometry must obey; the message names the rule broken.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |reason: String| Err(ZnsError::InvalidGeometry { reason });
+        if self.zones == 0 {
+            return bad("the device must have at least one zone".into());
+        }
+        if self.block_size < 512 || !self.block_size.is_power_of_two() {
+            return bad(format!(
+                "block size {} is not a power of two of at least 512",
+                self.block_size
+            ));
+        }
+        if !self.zone_size.is_power_of_two() {
+            return bad(format!(
+                "zone size {} is not a power of two",
+                self.zone_size
+            ));
+        }
+        if self.zone_size < u64::from(self.block_size) {
+            return bad(format!(
+                "zone size {} is smaller than the block size {}",
+                self.zone_size, self.block_size
+            ));
+        }
+        if self.zone_capacity == 0 || self.zone_capacity > self.zone_size {
+            return bad(format!(
+                "zone capacity {} must be between one block and the zone size {}",
+                self.zone_capacity, self.zone_size
+            ));
+        }
+        if !self.zone_capacity.is_multiple_of(u64::from(self.block_size)) {
+            return bad(format!(
+                "zone capacity {} is not a multiple of the block size {}",
+                self.zone_capacity, self.block_size
+            ));
+        }
+        if self.max_open > 0 && self.max_active > 0 && self.max_open > self.max_active {
+            return bad(format!(
+                "max open zones {} exceeds max active zones {}",
+                self.max_open, self.max_active
+            ));
+        }
+        if u64::from(self.zones).checked_mul(self.zone_size).is_none() {
+            return bad("zones × zone size overflows 64 bits".into());
+        }
+        Ok(())
+    }
+
+    /// Total addressable bytes (zones × zone size).
+    pub fn device_size(&self) -> u64 {
+        u64::from(self.zones) * self.zone_size
+    }
+
+    /// Total writable bytes (zones × capacity).
+    pub fn total_capacity(&self) -> u64 {
+        u64::from(self.zones) * self.zone_capacity
+    }
+
+    pub fn zone_start(&self, zone: u32) -> u64 {
+        u64::from(zone) * self.zone_size
+    }
+
+    /// Zone holding an absolute byte address (not checked against the zone count).
+    pub fn zone_of(&self, addr: u64) -> u64 {
+        addr / self.zone_size
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometry_rules() {
+        assert!(Geometry::new(4, 1 << 20).validate().is_ok());
+        assert!(Geometry::new(0, 1 << 20).validate().is_err());
+        assert!(Geometry::new(4, 3 << 20).validate().is_err());
+        assert!(Geometry::new(4, 1 << 20)
+            .with_capacity(2 << 20)
+            .validate()
+            .is_err());
+        assert!(Geometry::new(4, 1 << 20)
+            .with_capacity(1000)
+            .validate()
+            .is_err());
+        assert!(Geometry::new(4, 1 << 20)
+            .with_limits(8, 4)
+            .validate()
+            .is_err());
+        assert!(Geometry::new(4, 1 << 20)
+            .with_block_size(1000)
+            .validate()
+            .is_err());
+        assert!(Geometry::new(4, 1 << 20)
+            .with_limits(0, 4)
+            .validate()
+            .is_ok());
+    }
+
+    #[test]
+    fn state_codes_round_trip() {
+        for s in [
+            ZoneState::Empty,
+            ZoneState::ImplicitOpen,
+            ZoneState::ExplicitOpen,
+            ZoneState::Closed,
+            ZoneState::Full,
+            ZoneState::ReadOnly,
+            ZoneState::Offline,
+        ] {
+            assert_eq!(ZoneState::from_code(s.code()), Some(s));
+        }
+        assert_eq!(ZoneState::from_code(0), None);
+        assert_eq!(ZoneState::from_code(8), None);
+    }
+}

@@ -1,0 +1,182 @@
+//! The file-backed emulator: what survives a reopen, and every kind of bad image.
+
+use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
+
+use zns::{FileDevice, Geometry, IoCategory, ZnsError, ZoneState, ZonedDevice};
+
+fn geo() -> Geometry {
+    Geometry::new(8, 64 * 1024)
+        .with_capacity(48 * 1024)
+        .with_limits(4, 6)
+}
+
+fn kind<T>(r: zns::Result<T>) -> &'static str {
+    match r {
+        Ok(_) => "ok",
+        Err(e) => e.kind(),
+    }
+}
+
+#[test]
+fn state_and_data_survive_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.img");
+    let data: Vec<u8> = (0..8192u32).map(|i| (i % 251) as u8).collect();
+    {
+        let dev = FileDevice::create(&path, geo()).unwrap();
+        dev.append(0, &data, IoCategory::User).unwrap(); // implicitly open
+        dev.append(1, &data[..4096], IoCategory::User).unwrap();
+        dev.close_zone(1).unwrap(); // closed
+        dev.append(2, &data[..4096], IoCategory::User).unwrap();
+        dev.finish_zone(2).unwrap(); // full (finished)
+        dev.open_zone(3).unwrap(); // explicitly open, nothing written
+        dev.append(4, &vec![7u8; 48 * 1024], IoCategory::User)
+            .unwrap(); // full (written)
+        dev.sync().unwrap();
+    }
+    let dev = FileDevice::open(&path).unwrap();
+    assert_eq!(dev.geometry(), geo());
+    let z = dev.report_zones(0, 8).unwrap();
+    let seen: Vec<(ZoneState, u64)> = z.iter().map(|z| (z.state, z.wp - z.start)).collect();
+    let size = geo().zone_size;
+    assert_eq!(
+        seen[..5],
+        [
+            (ZoneState::Closed, 8192), // open zones come back closed
+            (ZoneState::Closed, 4096),
+            (ZoneState::Full, size),
+            (ZoneState::Empty, 0), // an open zone with nothing written comes back empty
+            (ZoneState::Full, size),
+        ]
+    );
+    let mut back = vec![0u8; 8192];
+    dev.read(0, &mut back, IoCategory::User).unwrap();
+    assert_eq!(back, data);
+    // The finished zone reads zeros past what was written, after the reopen too.
+    let mut tail = vec![1u8; 4096];
+    dev.read(geo().zone_start(2) + 4096, &mut tail, IoCategory::User)
+        .unwrap();
+    assert!(tail.iter().all(|&b| b == 0));
+    // Writing continues at the recovered write pointer.
+    dev.append(0, &data[..4096], IoCategory::User).unwrap();
+    assert_eq!(dev.zone_info(0).unwrap().wp, 12288);
+}
+
+#[test]
+fn power_cut_state_is_what_reopen_sees() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.img");
+    {
+        let dev = FileDevice::create(&path, geo()).unwrap();
+        dev.append(0, &[1u8; 4096], IoCategory::User).unwrap();
+        dev.sync().unwrap();
+        dev.append(0, &[2u8; 4096], IoCategory::User).unwrap();
+        dev.faults().unwrap().power_cut(zns::TearMode::Drop);
+    }
+    let dev = FileDevice::open(&path).unwrap();
+    let z = dev.zone_info(0).unwrap();
+    assert_eq!((z.state, z.wp), (ZoneState::Closed, 4096));
+    let mut b = vec![0u8; 8192];
+    dev.read(0, &mut b, IoCategory::User).unwrap();
+    assert!(b[..4096].iter().all(|&x| x == 1) && b[4096..].iter().all(|&x| x == 0));
+}
+
+#[test]
+fn image_in_use_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.img");
+    let _held = FileDevice::create(&path, geo()).unwrap();
+    let err = FileDevice::open(&path).unwrap_err();
+    assert!(matches!(err, ZnsError::InUse { .. }), "{err}");
+    assert!(err.to_string().contains("already in use"));
+}
+
+#[test]
+fn existing_path_is_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.img");
+    std::fs::write(&path, b"precious").unwrap();
+    assert_eq!(kind(FileDevice::create(&path, geo())), "bad_image");
+    assert_eq!(std::fs::read(&path).unwrap(), b"precious");
+}
+
+#[test]
+fn invalid_geometry_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.img");
+    for bad in [
+        Geometry::new(0, 65536),
+        Geometry::new(4, 65536 + 4096),
+        Geometry::new(4, 65536).with_capacity(131072),
+        Geometry::new(4, 65536).with_limits(5, 2),
+    ] {
+        assert_eq!(kind(FileDevice::create(&path, bad)), "invalid_geometry");
+        assert!(!path.exists());
+    }
+}
+
+fn corrupt_and_open(mutate: impl FnOnce(&std::path::Path)) -> ZnsError {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.img");
+    drop(FileDevice::create(&path, geo()).unwrap());
+    mutate(&path);
+    let before = std::fs::read(&path).unwrap();
+    let err = FileDevice::open(&path).unwrap_err();
+    // A refused open changes nothing on disk.
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    err
+}
+
+fn poke(path: &std::path::Path, at: u64, byte: u8) {
+    let f = OpenOptions::new().write(true).open(path).unwrap();
+    f.write_all_at(&[byte], at).unwrap();
+}
+
+type Mutation = Box<dyn FnOnce(&std::path::Path)>;
+
+#[test]
+fn bad_images_give_clear_errors() {
+    let cases: Vec<(&str, Mutation, &str)> = vec![
+        (
+            "empty file",
+            Box::new(|p| std::fs::write(p, b"").unwrap()),
+            "truncated image",
+        ),
+        (
+            "foreign file",
+            Box::new(|p| std::fs::write(p, vec![0x42u8; 8192]).unwrap()),
+            "bad magic",
+        ),
+        (
+            "truncated data",
+            Box::new(|p| {
+                let f = OpenOptions::new().write(true).open(p).unwrap();
+                f.set_len(100_000).unwrap();
+            }),
+            "truncated image",
+        ),
+        (
+            "flipped header bit",
+            Box::new(|p| poke(p, 33, 0x80)),
+            "header checksum mismatch",
+        ),
+        (
+            "newer version",
+            Box::new(|p| poke(p, 8, 9)),
+            "version 9 is not supported",
+        ),
+        (
+            "flipped zone entry bit",
+            Box::new(|p| poke(p, 4096 + 16 * 3 + 1, 0x10)),
+            "zone 3: zone table entry checksum mismatch",
+        ),
+    ];
+    for (name, mutate, want) in cases {
+        let err = corrupt_and_open(mutate);
+        assert!(
+            err.to_string().contains(want),
+            "{name}: expected '{want}' in '{err}'"
+        );
+    }
+}

@@ -1,0 +1,310 @@
+//! The metadata log writer: a rolling log over the first `meta_zones` zones.
+//!
+//! Each metadata zone holds one generation: a superblock, a snapshot of the whole state,
+//! then batches of delta records, one batch per [`MetaLog::sync`]. When a batch no longer
+//! fits, the log rolls: the next metadata zone receives a superblock with the next
+//! sequence number and a snapshot of the current state; once that is durable the old zone
+//! is reset. Recovery lives in `recover.rs`.
+
+use std::fmt;
+use std::sync::Arc;
+
+use zns::{Geometry, IoCategory, ZoneState, ZonedDevice};
+
+use super::batch::Batch;
+use super::error::{MetaError, MetaResult};
+use super::record::Record;
+use super::state::{FsState, ZoneLayout};
+use super::superblock::Superblock;
+
+/// Metadata zones used when the caller has no opinion.
+pub const DEFAULT_META_ZONES: u32 = 3;
+/// A roll needs a second zone to write the new generation into.
+pub const MIN_META_ZONES: u32 = 2;
+
+/// Counters since the log was formatted or mounted, for metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MetaLogStats {
+    /// Records written to the device: delta records plus one snapshot per roll.
+    pub records: u64,
+    /// Writes to the device (one per sync that had records, one per roll).
+    pub batches: u64,
+    /// Bytes written to the device, superblocks and padding included.
+    pub bytes: u64,
+    /// Times the log moved to the next metadata zone.
+    pub rolls: u64,
+    /// Calls to [`MetaLog::sync`].
+    pub syncs: u64,
+    /// Metadata zone resets.
+    pub resets: u64,
+}
+
+/// What mount found and did, for logs and tests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MountReport {
+    /// The metadata zone replayed and its superblock sequence number.
+    pub zone: u32,
+    pub seq: u64,
+    /// Number of the last committed batch replayed.
+    pub commit: u64,
+    /// Delta batches and records replayed after the snapshot.
+    pub batches: u64,
+    pub records: u64,
+    /// Offset in `zone` of an interrupted last write that was ignored.
+    pub torn_tail: Option<u64>,
+    /// Metadata zones that were passed over, with the reason (a damaged superblock, or a
+    /// newer generation whose snapshot never became complete).
+    pub skipped: Vec<(u32, String)>,
+    /// Whether mount moved the log to a fresh zone (after a torn tail or a full zone).
+    pub rolled: bool,
+}
+
+/// The writer side of the metadata log. Not thread-safe by itself: the file layer keeps it
+/// behind the same lock as the [`FsState`] it logs.
+pub struct MetaLog {
+    pub(crate) dev: Arc<dyn ZonedDevice>,
+    pub(crate) geo: Geometry,
+    pub(crate) layout: ZoneLayout,
+    /// The metadata zone being appended to, and its superblock sequence number.
+    pub(crate) active: u32,
+    pub(crate) seq: u64,
+    /// Where the next batch goes, relative to the active zone's start (block aligned).
+    pub(crate) write_off: u64,
+    /// Records appended since the last write, already framed.
+    pub(crate) pending: Batch,
+    /// Number the next written batch gets.
+    pub(crate) next_commit: u64,
+    /// Older metadata zones to reset once the active zone's base is durable.
+    pub(crate) stale: Vec<u32>,
+    pub(crate) stats: MetaLogStats,
+    pub(crate) mount: Option<MountReport>,
+}
+
+impl fmt::Debug for MetaLog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetaLog")
+            .field("device", &self.dev.describe())
+            .field("layout", &self.layout)
+            .field("active", &self.active)
+            .field("seq", &self.seq)
+            .field("write_off", &self.write_off)
+            .field("pending_records", &self.pending.records())
+            .field("next_commit", &self.next_commit)
+            .field("stale", &self.stale)
+            .finish()
+    }
+}
+
+/// Checks the metadata zone count against the device and returns the zone layout.
+pub(crate) fn check_layout(geo: &Geometry, meta_zones: u32) -> MetaResult<ZoneLayout> {
+    if meta_zones < MIN_META_ZONES || meta_zones >= geo.zones {
+        return Err(MetaError::BadMetaZoneCount {
+            meta_zones,
+            zones: geo.zones,
+        });
+    }
+    Ok(ZoneLayout::of_device(geo, meta_zones))
+}
+
+impl MetaLog {
+    /// A log positioned nowhere yet; `format` and `recover` place it.
+    pub(crate) fn unplaced(dev: Arc<dyn ZonedDevice>, layout: ZoneLayout) -> MetaLog {
+        let geo = dev.geometry();
+        MetaLog {
+            dev,
+            geo,
+            layout,
+            active: 0,
+            seq: 0,
+            write_off: 0,
+            pending: Batch::new(geo.block_size as usize),
+            next_commit: 0,
+            stale: Vec::new(),
+            stats: MetaLogStats::default(),
+            mount: None,
+        }
+    }
+
+    /// Erases the metadata zones and writes an empty file system (generation 1 in zone
+    /// 0, commit 0). The empty state is `FsState::new(log.layout())`.
+    pub fn format(dev: Arc<dyn ZonedDevice>, meta_zones: u32) -> MetaResult<MetaLog> {
+        let layout = check_layout(&dev.geometry(), meta_zones)?;
+        let mut log = MetaLog::unplaced(dev, layout);
+        for zone in 0..meta_zones {
+            log.reset_if_used(zone)?;
+        }
+        log.write_base(0, &FsState::new(layout))?;
+        log.dev.sync()?;
+        Ok(log)
+    }
+
+    /// Queues a record for the next [`MetaLog::sync`]. The caller applies the same record
+    /// to its [`FsState`] (first, so that a rejected record is never logged).
+    pub fn append(&mut self, rec: &Record) -> MetaResult<()> {
+        self.pending.push_record(rec)?;
+        Ok(())
+    }
+
+    /// Writes the queued records as one batch and makes everything written durable.
+    ///
+    /// `state` must be the state with every appended record applied: when the active zone
+    /// is out of room, the log rolls and `state` is what the new zone's snapshot holds.
+    /// After `Ok`, every record appended before this call survives any power cut. After an
+    /// error nothing is promised: the batch may or may not survive, but a recovery sees it
+    /// entirely or not at all.
+    pub fn sync(&mut self, state: &FsState) -> MetaResult<()> {
+        self.stats.syncs += 1;
+        if !self.pending.is_empty() {
+            self.write_pending(state)?;
+        }
+        self.dev.sync()?;
+        self.reset_stale()
+    }
+
+    /// Rolls to the next metadata zone now, whatever room is left in the active one.
+    /// `state` must include every appended record, as for [`MetaLog::sync`].
+    pub fn roll_now(&mut self, state: &FsState) -> MetaResult<()> {
+        self.roll(state)?;
+        self.dev.sync()?;
+        self.reset_stale()
+    }
+
+    pub fn layout(&self) -> ZoneLayout {
+        self.layout
+    }
+
+    pub fn meta_zones(&self) -> u32 {
+        self.layout.meta_zones
+    }
+
+    pub fn device(&self) -> &Arc<dyn ZonedDevice> {
+        &self.dev
+    }
+
+    /// The metadata zone being appended to.
+    pub fn active_zone(&self) -> u32 {
+        self.active
+    }
+
+    /// Superblock sequence number of the active zone (1 after format, +1 per roll).
+    pub fn sequence(&self) -> u64 {
+        self.seq
+    }
+
+    /// Number of the last batch written to the log (0 = the format). After a mount, the
+    /// last batch recovered.
+    pub fn last_commit(&self) -> u64 {
+        self.next_commit.saturating_sub(1)
+    }
+
+    /// Records appended but not yet written.
+    pub fn pending_records(&self) -> u32 {
+        self.pending.records()
+    }
+
+    /// Bytes left in the active zone.
+    pub fn free_bytes(&self) -> u64 {
+        self.geo.zone_capacity - self.write_off
+    }
+
+    pub fn stats(&self) -> MetaLogStats {
+        self.stats
+    }
+
+    /// What mount found, when this log came from [`MetaLog::recover`].
+    pub fn mount_report(&self) -> Option<&MountReport> {
+        self.mount.as_ref()
+    }
+
+    /// Writes the pending batch in the active zone, or rolls when it does not fit.
+    fn write_pending(&mut self, state: &FsState) -> MetaResult<()> {
+        let mark = self.pending.seal(self.next_commit)?;
+        if self.write_off + self.pending.len() > self.geo.zone_capacity {
+            self.pending.unseal(mark);
+            return self.roll(state);
+        }
+        let addr = self.geo.zone_start(self.active) + self.write_off;
+        let written = self
+            .dev
+            .write(addr, self.pending.bytes(), IoCategory::Metadata);
+        if let Err(e) = written {
+            // A failed command changes nothing: the records stay queued for a retry.
+            self.pending.unseal(mark);
+            return Err(e.into());
+        }
+        self.write_off += self.pending.len();
+        self.count_batch(u64::from(self.pending.records()), self.pending.len());
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Starts the next generation in the next metadata zone. The pending records are
+    /// dropped: the snapshot of `state` already contains them.
+    pub(crate) fn roll(&mut self, state: &FsState) -> MetaResult<()> {
+        let old = self.active;
+        let target = (old + 1) % self.layout.meta_zones;
+        self.write_base(target, state)?;
+        if !self.stale.contains(&old) {
+            self.stale.push(old);
+        }
+        self.pending.clear();
+        self.stats.rolls += 1;
+        Ok(())
+    }
+
+    /// Writes superblock (next sequence) + snapshot + commit at the start of `target`
+    /// and makes it the active zone. Not durable until the next device sync.
+    fn write_base(&mut self, target: u32, state: &FsState) -> MetaResult<()> {
+        let seq = self.seq + 1;
+        let mut base = Batch::new(self.geo.block_size as usize);
+        base.push_superblock(&Superblock::new(
+            &self.geo,
+            self.layout.meta_zones,
+            target,
+            seq,
+        ));
+        base.push_snapshot(state)?;
+        base.seal(self.next_commit)?;
+        if base.len() > self.geo.zone_capacity {
+            return Err(MetaError::OutOfMetaSpace {
+                needed: base.len(),
+                capacity: self.geo.zone_capacity,
+            });
+        }
+        self.reset_if_used(target)?;
+        self.stale.retain(|z| *z != target);
+        let addr = self.geo.zone_start(target);
+        self.dev.write(addr, base.bytes(), IoCategory::Metadata)?;
+        self.active = target;
+        self.seq = seq;
+        self.write_off = base.len();
+        self.count_batch(1, base.len());
+        Ok(())
+    }
+
+    fn count_batch(&mut self, records: u64, bytes: u64) {
+        self.next_commit += 1;
+        self.stats.records += records;
+        self.stats.batches += 1;
+        self.stats.bytes += bytes;
+    }
+
+    /// Resets the older generations. Only called once the active zone's base is durable,
+    /// so at every moment some zone holds a complete, durable generation.
+    pub(crate) fn reset_stale(&mut self) -> MetaResult<()> {
+        while let Some(&zone) = self.stale.first() {
+            self.reset_if_used(zone)?;
+            self.stale.remove(0);
+        }
+        Ok(())
+    }
+
+    /// Resets a zone unless it is already empty (a reset costs an erase).
+    fn reset_if_used(&mut self, zone: u32) -> MetaResult<()> {
+        if self.dev.zone_info(zone)?.state != ZoneState::Empty {
+            self.dev.reset_zone(zone)?;
+            self.stats.resets += 1;
+        }
+        Ok(())
+    }
+}

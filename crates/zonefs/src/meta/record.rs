@@ -1,0 +1,443 @@
+//! Records of the metadata log and their binary encoding (format version 1; the byte
+//! layout is specified in `docs/METADATA.md`).
+//!
+//! Every frame on disk is `length u32 | crc32c u32 | type u8 | payload`, little endian,
+//! where `length` counts the type byte and the payload and the checksum covers the same
+//! bytes. Decoding never panics: every malformed input is a typed [`FrameError`].
+
+use super::codec::{
+    put_bytes, put_len, put_u32, put_u64, put_u8, ByteReader, DecodeError, EncodeError,
+};
+use super::state::{
+    Extent, FileId, FileKind, FileMeta, FsState, Snapshot, ZoneLayout, ZonePlacement,
+};
+
+/// Bytes before the type byte: the length word and the checksum.
+pub const FRAME_HEADER_LEN: usize = 8;
+
+/// One change of the metadata state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// The whole state (first record of every metadata zone).
+    Snapshot(Snapshot),
+    /// Creates the file or replaces all of its metadata.
+    FileUpdate { id: FileId, meta: FileMeta },
+    FileDelete { id: FileId },
+    /// Renames a file, deleting any other file that has the new name.
+    FileRename { id: FileId, name: String },
+    /// Sets (or, with the empty value, clears) a data zone's placement metadata.
+    ZoneMeta { zone: u32, placement: ZonePlacement },
+}
+
+/// Marks the end of one sync's batch of records: the records before it (back to the
+/// previous commit) take effect together or not at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Commit {
+    /// Batches are numbered from the format (0) on, one per write; numbers are consecutive.
+    pub seq: u64,
+    /// Records in the batch.
+    pub records: u32,
+}
+
+/// What one frame holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Frame {
+    Record(Record),
+    Commit(Commit),
+}
+
+/// The frame type byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrameKind {
+    Snapshot,
+    FileUpdate,
+    FileDelete,
+    FileRename,
+    ZoneMeta,
+    Commit,
+}
+
+impl FrameKind {
+    pub const ALL: [FrameKind; 6] = [
+        FrameKind::Snapshot,
+        FrameKind::FileUpdate,
+        FrameKind::FileDelete,
+        FrameKind::FileRename,
+        FrameKind::ZoneMeta,
+        FrameKind::Commit,
+    ];
+
+    pub fn code(self) -> u8 {
+        match self {
+            FrameKind::Snapshot => 1,
+            FrameKind::FileUpdate => 2,
+            FrameKind::FileDelete => 3,
+            FrameKind::FileRename => 4,
+            FrameKind::ZoneMeta => 5,
+            FrameKind::Commit => 16,
+        }
+    }
+
+    pub fn from_code(code: u8) -> Option<FrameKind> {
+        FrameKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+}
+
+/// Why bytes are not a frame.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    #[error("zero length word (padding or unwritten space)")]
+    Empty,
+
+    #[error("frame needs {need} bytes but only {have} remain")]
+    Truncated { need: u64, have: u64 },
+
+    #[error("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
+    Checksum { stored: u32, computed: u32 },
+
+    #[error("unknown frame type {code}")]
+    UnknownType { code: u8 },
+
+    #[error("undecodable {kind:?} payload: {source}")]
+    Payload {
+        kind: FrameKind,
+        #[source]
+        source: DecodeError,
+    },
+}
+
+impl FrameError {
+    /// True for what a torn write or a damaged medium produces (no frame, a cut frame, a
+    /// checksum mismatch). False when the checksum matched, i.e. the frame was written
+    /// like this and this build cannot read it.
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            FrameError::Empty | FrameError::Truncated { .. } | FrameError::Checksum { .. }
+        )
+    }
+}
+
+impl Record {
+    pub fn kind(&self) -> FrameKind {
+        match self {
+            Record::Snapshot(_) => FrameKind::Snapshot,
+            Record::FileUpdate { .. } => FrameKind::FileUpdate,
+            Record::FileDelete { .. } => FrameKind::FileDelete,
+            Record::FileRename { .. } => FrameKind::FileRename,
+            Record::ZoneMeta { .. } => FrameKind::ZoneMeta,
+        }
+    }
+
+    /// Appends the payload (without frame header or type byte).
+    pub fn encode_payload(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        match self {
+            Record::Snapshot(s) => put_snapshot(out, &SnapshotParts::of_snapshot(s)),
+            Record::FileUpdate { id, meta } => {
+                put_u64(out, id.0);
+                put_file(out, meta)
+            }
+            Record::FileDelete { id } => {
+                put_u64(out, id.0);
+                Ok(())
+            }
+            Record::FileRename { id, name } => {
+                put_u64(out, id.0);
+                put_bytes(out, name.as_bytes(), "file name")
+            }
+            Record::ZoneMeta { zone, placement } => {
+                put_u32(out, *zone);
+                put_placement(out, placement)
+            }
+        }
+    }
+
+    /// Decodes a payload of the given kind; the whole payload must be consumed.
+    pub fn decode_payload(kind: FrameKind, payload: &[u8]) -> Result<Record, DecodeError> {
+        let mut r = ByteReader::new(payload);
+        let rec = match kind {
+            FrameKind::Snapshot => Record::Snapshot(get_snapshot(&mut r)?),
+            FrameKind::FileUpdate => Record::FileUpdate {
+                id: FileId(r.u64("file id")?),
+                meta: get_file(&mut r)?,
+            },
+            FrameKind::FileDelete => Record::FileDelete {
+                id: FileId(r.u64("file id")?),
+            },
+            FrameKind::FileRename => Record::FileRename {
+                id: FileId(r.u64("file id")?),
+                name: r.string("file name")?,
+            },
+            FrameKind::ZoneMeta => Record::ZoneMeta {
+                zone: r.u32("zone")?,
+                placement: get_placement(&mut r)?,
+            },
+            FrameKind::Commit => {
+                return Err(DecodeError::UnknownCode {
+                    what: "record type",
+                    code: kind.code(),
+                })
+            }
+        };
+        r.finish("record payload")?;
+        Ok(rec)
+    }
+
+    /// Appends the record as a complete frame.
+    pub fn encode_frame(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        encode_frame(out, self.kind(), |o| self.encode_payload(o))
+    }
+}
+
+impl Commit {
+    pub fn encode_frame(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        encode_frame(out, FrameKind::Commit, |o| {
+            put_u64(o, self.seq);
+            put_u32(o, self.records);
+            Ok(())
+        })
+    }
+
+    fn decode_payload(payload: &[u8]) -> Result<Commit, DecodeError> {
+        let mut r = ByteReader::new(payload);
+        let commit = Commit {
+            seq: r.u64("commit sequence")?,
+            records: r.u32("commit record count")?,
+        };
+        r.finish("commit payload")?;
+        Ok(commit)
+    }
+}
+
+impl Frame {
+    pub fn kind(&self) -> FrameKind {
+        match self {
+            Frame::Record(r) => r.kind(),
+            Frame::Commit(_) => FrameKind::Commit,
+        }
+    }
+
+    pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        match self {
+            Frame::Record(r) => r.encode_frame(out),
+            Frame::Commit(c) => c.encode_frame(out),
+        }
+    }
+}
+
+/// Appends a frame whose payload `body` writes. On error `out` is left as it was.
+pub fn encode_frame(
+    out: &mut Vec<u8>,
+    kind: FrameKind,
+    body: impl FnOnce(&mut Vec<u8>) -> Result<(), EncodeError>,
+) -> Result<(), EncodeError> {
+    let start = out.len();
+    out.extend_from_slice(&[0u8; FRAME_HEADER_LEN]);
+    out.push(kind.code());
+    let done = body(out).and_then(|()| {
+        let covered = &out[start + FRAME_HEADER_LEN..];
+        let len = u32::try_from(covered.len()).map_err(|_| EncodeError::TooLong {
+            what: "frame",
+            len: covered.len() as u64,
+        })?;
+        let crc = crc32c::crc32c(covered);
+        out[start..start + 4].copy_from_slice(&len.to_le_bytes());
+        out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+        Ok(())
+    });
+    if done.is_err() {
+        out.truncate(start);
+    }
+    done
+}
+
+/// Checks the framing and checksum of the frame at the start of `buf` without decoding
+/// the payload. Returns the type code, the payload and the frame's total length.
+pub fn check_frame(buf: &[u8]) -> Result<(u8, &[u8], usize), FrameError> {
+    let word = |at: usize| -> Option<u32> {
+        let b = buf.get(at..at + 4)?;
+        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let have = buf.len() as u64;
+    let len = word(0).ok_or(FrameError::Truncated { need: 4, have })?;
+    if len == 0 {
+        return Err(FrameError::Empty);
+    }
+    let total = FRAME_HEADER_LEN as u64 + u64::from(len);
+    if total > have {
+        return Err(FrameError::Truncated { need: total, have });
+    }
+    let total = total as usize;
+    let stored = word(4).ok_or(FrameError::Truncated { need: 8, have })?;
+    let covered = &buf[FRAME_HEADER_LEN..total];
+    let computed = crc32c::crc32c(covered);
+    if stored != computed {
+        return Err(FrameError::Checksum { stored, computed });
+    }
+    Ok((covered[0], &covered[1..], total))
+}
+
+/// Decodes the frame at the start of `buf`; returns it and its total length in bytes.
+pub fn decode_frame(buf: &[u8]) -> Result<(Frame, usize), FrameError> {
+    let (code, payload, total) = check_frame(buf)?;
+    let kind = FrameKind::from_code(code).ok_or(FrameError::UnknownType { code })?;
+    let frame = match kind {
+        FrameKind::Commit => Commit::decode_payload(payload).map(Frame::Commit),
+        _ => Record::decode_payload(kind, payload).map(Frame::Record),
+    };
+    frame
+        .map(|f| (f, total))
+        .map_err(|source| FrameError::Payload { kind, source })
+}
+
+/// Appends a snapshot frame of `state` without copying it.
+pub(crate) fn encode_state_snapshot(state: &FsState, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    let parts = SnapshotParts {
+        layout: state.layout(),
+        next_file_id: state.next_file_id().0,
+        files: state.files().collect(),
+        zones: state.placements().collect(),
+    };
+    encode_frame(out, FrameKind::Snapshot, |o| put_snapshot(o, &parts))
+}
+
+/// Borrowed view of a snapshot, so that a live state and a [`Snapshot`] encode the same way.
+struct SnapshotParts<'a> {
+    layout: ZoneLayout,
+    next_file_id: u64,
+    files: Vec<(FileId, &'a FileMeta)>,
+    zones: Vec<(u32, &'a ZonePlacement)>,
+}
+
+impl<'a> SnapshotParts<'a> {
+    fn of_snapshot(s: &'a Snapshot) -> SnapshotParts<'a> {
+        SnapshotParts {
+            layout: s.layout,
+            next_file_id: s.next_file_id,
+            files: s.files.iter().map(|(id, m)| (*id, m)).collect(),
+            zones: s.zones.iter().map(|(z, p)| (*z, p)).collect(),
+        }
+    }
+}
+
+/// Smallest encoded file entry of a snapshot: id, name length, kind, size, level flag,
+/// lifetime, extent count.
+const MIN_SNAPSHOT_FILE: usize = 8 + 4 + 1 + 8 + 1 + 1 + 4;
+/// Encoded extent: zone, offset, length.
+const EXTENT_LEN: usize = 4 + 8 + 8;
+/// Smallest encoded zone entry: zone, class, policy length.
+const MIN_ZONE_ENTRY: usize = 4 + 1 + 4;
+
+fn put_snapshot(out: &mut Vec<u8>, s: &SnapshotParts<'_>) -> Result<(), EncodeError> {
+    put_u32(out, s.layout.zones);
+    put_u64(out, s.layout.zone_capacity);
+    put_u32(out, s.layout.meta_zones);
+    put_u64(out, s.next_file_id);
+    put_len(out, s.files.len(), "snapshot file count")?;
+    for (id, meta) in &s.files {
+        put_u64(out, id.0);
+        put_file(out, meta)?;
+    }
+    put_len(out, s.zones.len(), "snapshot zone count")?;
+    for (zone, placement) in &s.zones {
+        put_u32(out, *zone);
+        put_placement(out, placement)?;
+    }
+    Ok(())
+}
+
+fn get_snapshot(r: &mut ByteReader<'_>) -> Result<Snapshot, DecodeError> {
+    let layout = ZoneLayout::new(
+        r.u32("layout zones")?,
+        r.u64("layout zone capacity")?,
+        r.u32("layout metadata zones")?,
+    );
+    let next_file_id = r.u64("next file id")?;
+    let count = r.count("snapshot file count", MIN_SNAPSHOT_FILE)?;
+    let mut files = Vec::with_capacity(count);
+    for _ in 0..count {
+        files.push((FileId(r.u64("file id")?), get_file(r)?));
+    }
+    let count = r.count("snapshot zone count", MIN_ZONE_ENTRY)?;
+    let mut zones = Vec::with_capacity(count);
+    for _ in 0..count {
+        zones.push((r.u32("zone")?, get_placement(r)?));
+    }
+    Ok(Snapshot {
+        layout,
+        next_file_id,
+        files,
+        zones,
+    })
+}
+
+fn put_file(out: &mut Vec<u8>, m: &FileMeta) -> Result<(), EncodeError> {
+    put_bytes(out, m.name.as_bytes(), "file name")?;
+    put_u8(out, m.kind.code());
+    put_u64(out, m.size);
+    match m.level {
+        None => put_u8(out, 0),
+        Some(level) => {
+            put_u8(out, 1);
+            put_u8(out, level);
+        }
+    }
+    put_u8(out, m.lifetime);
+    put_len(out, m.extents.len(), "extent count")?;
+    for e in &m.extents {
+        put_u32(out, e.zone);
+        put_u64(out, e.offset);
+        put_u64(out, e.len);
+    }
+    Ok(())
+}
+
+fn get_file(r: &mut ByteReader<'_>) -> Result<FileMeta, DecodeError> {
+    let name = r.string("file name")?;
+    let code = r.u8("file kind")?;
+    let kind = FileKind::from_code(code).ok_or(DecodeError::UnknownCode {
+        what: "file kind",
+        code,
+    })?;
+    let size = r.u64("file size")?;
+    let level = match r.u8("level flag")? {
+        0 => None,
+        1 => Some(r.u8("level")?),
+        code => {
+            return Err(DecodeError::UnknownCode {
+                what: "level flag",
+                code,
+            })
+        }
+    };
+    let lifetime = r.u8("lifetime class")?;
+    let count = r.count("extent count", EXTENT_LEN)?;
+    let mut extents = Vec::with_capacity(count);
+    for _ in 0..count {
+        extents.push(Extent {
+            zone: r.u32("extent zone")?,
+            offset: r.u64("extent offset")?,
+            len: r.u64("extent length")?,
+        });
+    }
+    Ok(FileMeta {
+        name,
+        kind,
+        size,
+        extents,
+        level,
+        lifetime,
+    })
+}
+
+fn put_placement(out: &mut Vec<u8>, p: &ZonePlacement) -> Result<(), EncodeError> {
+    put_u8(out, p.class);
+    put_bytes(out, &p.policy, "zone policy metadata")
+}
+
+fn get_placement(r: &mut ByteReader<'_>) -> Result<ZonePlacement, DecodeError> {
+    Ok(ZonePlacement {
+        class: r.u8("zone class")?,
+        policy: r.bytes("zone policy metadata")?.to_vec(),
+    })
+}
