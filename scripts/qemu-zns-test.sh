@@ -83,7 +83,7 @@ if [ -z "$kver" ]; then
         mkdir -p "$work/debs"
         if ! ls "$work/debs/${kpkg}_"*.deb >/dev/null 2>&1; then
             log "apt-get download $kpkg"
-            (cd "$work/debs" && apt-get download -qq "$kpkg" >/dev/null)
+            (cd "$work/debs" && apt-get download -qq -o APT::Sandbox::User=root "$kpkg" >/dev/null)
         fi
         deb=$(ls "$work/debs/${kpkg}_"*.deb | head -n1)
         log "unpacking $(basename "$deb")"
@@ -97,13 +97,28 @@ if [ -z "$kver" ]; then
 fi
 log "kernel $kver ($kernel)"
 
-# Modules for NVMe in dependency order (hard and pre-soft dependencies, as modprobe would
-# load them); built-in ones are skipped.
-modprobe_args=(-S "$kver")
-[ "$modroot" = / ] || modprobe_args+=(-d "$modroot")
-mapfile -t modfiles < <(modprobe "${modprobe_args[@]}" --show-depends nvme |
-    awk '$1 == "insmod" { print $2 }')
-[ "${#modfiles[@]}" -gt 0 ] || die "modprobe found no module files for nvme in kernel $kver"
+# The nvme module and its dependencies (modinfo's `depends`, from modules.dep), dependencies
+# first; built-in modules are skipped.
+modinfo_args=(-k "$kver")
+[ "$modroot" = / ] || modinfo_args+=(-b "$modroot")
+declare -A seen=()
+modfiles=()
+resolve() {
+    local m=$1 deps f d
+    [ -z "${seen[$m]:-}" ] || return 0
+    seen[$m]=1
+    deps=$(modinfo "${modinfo_args[@]}" -F depends "$m") || die "modinfo $m failed"
+    for d in ${deps//,/ }; do
+        resolve "$d"
+    done
+    f=$(modinfo "${modinfo_args[@]}" -F filename "$m")
+    case "$f" in
+    "" | "(builtin)") ;;
+    *) modfiles+=("$f") ;;
+    esac
+}
+resolve nvme
+[ "${#modfiles[@]}" -gt 0 ] || die "found no module files for nvme in kernel $kver"
 
 # ---------------------------------------------------------------------------------------------
 # The runner, statically linked (explicit --target so that build scripts stay dynamic).

@@ -278,8 +278,8 @@ fn write_at_wp_and_a_refused_write_changes_nothing() {
     );
     let z = img.zone(0);
     assert_eq!(field(&z, "wp"), 16 * KIB);
-    // Reopening the image is a controller reset: the implicitly open zone is now closed.
-    assert_eq!(state(&z), "closed");
+    // The image keeps zone states between commands, as a powered drive does.
+    assert_eq!(state(&z), "implicit_open");
 
     let before_report = img.report();
     let before_bytes = img.bytes();
@@ -364,12 +364,15 @@ fn open_close_finish_reset_transitions() {
     let op = |cmd: &str, zone: &str| ok(&["zone", cmd, "--device", dev, "--zone", zone]);
 
     assert_eq!(op("open", "1").trim(), "zone 1: empty -> explicit_open");
-    // Nothing was written, so the reopened image has it empty again.
-    assert_eq!(state(&img.zone(1)), "empty");
+    // Zone states survive between commands, as they do on a powered drive.
+    assert_eq!(state(&img.zone(1)), "explicit_open");
+    assert_eq!(op("close", "1").trim(), "zone 1: explicit_open -> closed");
 
     ok(&img.args("write", &["--zone", "1", "--offset", "0", "--len", "4K"]));
-    assert_eq!(state(&img.zone(1)), "closed");
+    assert_eq!(state(&img.zone(1)), "implicit_open");
+    assert_eq!(op("close", "1").trim(), "zone 1: implicit_open -> closed");
     assert_eq!(op("open", "1").trim(), "zone 1: closed -> explicit_open");
+    assert_eq!(op("close", "1").trim(), "zone 1: explicit_open -> closed");
     assert_eq!(op("close", "1").trim(), "zone 1: closed, unchanged");
     let msg = fails(&img.args("close", &["--zone", "2"]));
     assert_eq!(msg, "zone 2: cannot close a zone in state empty");
@@ -398,16 +401,21 @@ fn open_close_finish_reset_transitions() {
     assert_eq!(op("finish", "2").trim(), "zone 2: empty -> full");
     ok(&img.args("write", &["--zone", "3", "--offset", "0", "--len", "4K"]));
     let out = ok(&img.args("reset", &["--all"]));
-    assert_eq!(out, "zone 2: full -> empty\nzone 3: closed -> empty\n");
+    assert_eq!(
+        out,
+        "zone 2: full -> empty\nzone 3: implicit_open -> empty\n"
+    );
     assert!(img.report().iter().all(|z| state(z) == "empty"));
     let out = ok(&img.args("reset", &["--all"]));
     assert!(out.starts_with("nothing to reset"), "{out}");
 
-    // finish --all takes closed zones only (nothing is open in a fresh process).
+    // finish --all takes open and closed zones.
     ok(&img.args("write", &["--zone", "0", "--offset", "0", "--len", "4K"]));
+    ok(&img.args("write", &["--zone", "2", "--offset", "0", "--len", "4K"]));
+    ok(&img.args("close", &["--zone", "2"]));
     assert_eq!(
         ok(&img.args("finish", &["--all"])),
-        "zone 0: closed -> full\n"
+        "zone 0: implicit_open -> full\nzone 2: closed -> full\n"
     );
 }
 

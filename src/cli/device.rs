@@ -12,11 +12,23 @@ pub fn parse_device(s: &str) -> Result<DeviceSpec, ZnsError> {
     s.parse()
 }
 
+/// Whether a command changes the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// report, read: an image is opened read-only, so nothing on disk changes and other
+    /// readers may share it.
+    ReadOnly,
+    ReadWrite,
+}
+
 /// Opens an existing persistent device: `file:PATH` (an image made by `zkv zone create`) or
 /// `zbd:/dev/DEV`. `mem` is refused: a fresh in-memory device would vanish with the command.
-pub fn open_persistent(spec: &DeviceSpec) -> CliResult<Arc<dyn ZonedDevice>> {
+pub fn open_persistent(spec: &DeviceSpec, access: Access) -> CliResult<Arc<dyn ZonedDevice>> {
     match spec {
         DeviceSpec::Mem => Err(refuse_mem()),
+        DeviceSpec::File(path) if access == Access::ReadOnly => {
+            Ok(Arc::new(FileDevice::open_read_only(path)?))
+        }
         DeviceSpec::File(path) => Ok(Arc::new(FileDevice::open(path)?)),
         DeviceSpec::Zbd(_) => {
             // The geometry argument only shapes `mem` devices; a zoned block device has its

@@ -19,7 +19,7 @@ use zns::{
     ZonedDevice,
 };
 
-use super::device::{open_persistent, parse_device, refuse_mem};
+use super::device::{open_persistent, parse_device, refuse_mem, Access};
 use super::error::{CliError, CliResult};
 use super::pattern;
 use super::size::{format_size, parse_positive_size, parse_size};
@@ -299,34 +299,10 @@ fn create(a: CreateArgs, out: &mut Out) -> CliResult {
             path.display()
         )));
     }
-    let dev = match FileDevice::create(path, geo) {
-        Ok(dev) => dev,
-        Err(e) => {
-            remove_partial_image(path, &e);
-            return Err(e.into());
-        }
-    };
+    // The device layer removes a half-made image itself when creating fails.
+    let dev = FileDevice::create(path, geo)?;
     dev.sync()?;
     out.line(format!("created {}", describe(&dev)))
-}
-
-/// A create that failed after making its file (e.g. the file system refused the size)
-/// leaves an unusable file behind; remove it so that a retry is not told it exists.
-/// Called only when the path did not exist before the create. Only an I/O error after the
-/// file was made counts: an existing path (another process won a race), a lock conflict or
-/// a failure to create the file at all never lead to a removal.
-fn remove_partial_image(path: &Path, e: &ZnsError) {
-    let after_creating = match e {
-        ZnsError::Io { context, source } => {
-            source.kind() != std::io::ErrorKind::AlreadyExists
-                && !context.ends_with("create image")
-        }
-        _ => false,
-    };
-    if after_creating && path.symlink_metadata().is_ok() {
-        // Best effort: the error being reported matters more than this one.
-        let _ = std::fs::remove_file(path);
-    }
 }
 
 /// The write pointer relative to the zone start.
@@ -335,7 +311,7 @@ fn wp_offset(z: &ZoneInfo) -> u64 {
 }
 
 fn report(a: ReportArgs, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device)?;
+    let dev = open_persistent(&a.dev.device, Access::ReadOnly)?;
     let geo = dev.geometry();
     let zones = match a.zone {
         None => dev.report_zones(0, geo.zones)?,
@@ -433,7 +409,7 @@ fn check_len_fits(geo: &Geometry, zone: &ZoneInfo, offset: u64, len: u64) -> Cli
 }
 
 fn write(a: WriteArgs, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device)?;
+    let dev = open_persistent(&a.dev.device, Access::ReadWrite)?;
     let geo = dev.geometry();
     let info = dev.zone_info(a.zone)?;
     if a.offset >= geo.zone_size {
@@ -469,7 +445,7 @@ fn write(a: WriteArgs, out: &mut Out) -> CliResult {
 }
 
 fn append(a: AppendArgs, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device)?;
+    let dev = open_persistent(&a.dev.device, Access::ReadWrite)?;
     let geo = dev.geometry();
     let info = dev.zone_info(a.zone)?;
     check_len_fits(&geo, &info, wp_offset(&info), a.len)?;
@@ -564,7 +540,7 @@ impl HexDump {
 }
 
 fn read(a: ReadArgs, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device)?;
+    let dev = open_persistent(&a.dev.device, Access::ReadOnly)?;
     let geo = dev.geometry();
     let info = dev.zone_info(a.zone)?;
     if a.offset > geo.zone_size {
@@ -693,7 +669,7 @@ fn selected_by_all(op: ZoneOp, state: ZoneState) -> bool {
 }
 
 fn manage(a: ManageArgs, op: ZoneOp, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device)?;
+    let dev = open_persistent(&a.dev.device, Access::ReadWrite)?;
     let geo = dev.geometry();
     let targets: Vec<ZoneInfo> = match a.zone {
         Some(first) => {

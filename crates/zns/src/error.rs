@@ -75,6 +75,9 @@ pub enum ZnsError {
     #[error("injected I/O error on {op}")]
     Injected { op: &'static str },
 
+    #[error("{device} is opened read-only")]
+    ReadOnlyDevice { device: String },
+
     #[error("device has lost power (restart it to continue)")]
     PowerLoss,
 
@@ -117,6 +120,7 @@ impl ZnsError {
             ZnsError::InUse { .. } => "in_use",
             ZnsError::BadSpec { .. } => "bad_spec",
             ZnsError::Injected { .. } => "injected",
+            ZnsError::ReadOnlyDevice { .. } => "read_only_device",
             ZnsError::PowerLoss => "power_loss",
             ZnsError::Io { .. } => "io",
             ZnsError::Unsupported(_) => "unsupported",

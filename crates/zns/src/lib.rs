@@ -22,4 +22,4 @@ pub use emu::{FileDevice, MemDevice};
 pub use error::{Result, ZnsError};
 pub use fault::{FaultControl, FaultOp, TearMode};
 pub use spec::{open_device, DeviceSpec};
-pub use types::{Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState};
+pub use types::{Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState, MAX_ZONES};

@@ -165,6 +165,9 @@ impl ZoneInfo {
     }
 }
 
+/// The most zones a device may have (real drives have tens of thousands at most).
+pub const MAX_ZONES: u32 = 1 << 20;
+
 /// The fixed shape of a zoned device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Geometry {
@@ -217,6 +220,12 @@ impl Geometry {
         if self.zones == 0 {
             return bad("the device must have at least one zone".into());
         }
+        if self.zones > MAX_ZONES {
+            return bad(format!(
+                "{} zones is more than the {MAX_ZONES} zones supported",
+                self.zones
+            ));
+        }
         if self.block_size < 512 || !self.block_size.is_power_of_two() {
             return bad(format!(
                 "block size {} is not a power of two of at least 512",
@@ -241,7 +250,10 @@ impl Geometry {
                 self.zone_capacity, self.zone_size
             ));
         }
-        if !self.zone_capacity.is_multiple_of(u64::from(self.block_size)) {
+        if !self
+            .zone_capacity
+            .is_multiple_of(u64::from(self.block_size))
+        {
             return bad(format!(
                 "zone capacity {} is not a multiple of the block size {}",
                 self.zone_capacity, self.block_size

@@ -635,6 +635,9 @@ pub struct ZbdDevice {
     /// Memory alignment of `O_DIRECT` buffers (at least the logical block size).
     align: usize,
     slots: Vec<Slot>,
+    /// Serializes the commands that turn an EMPTY zone active (first write, explicit open),
+    /// so that the active-resource check made before issuing them stays true.
+    activation: Mutex<()>,
     counters: Counters,
 }
 
@@ -767,6 +770,7 @@ impl ZbdDevice {
             zone_sectors,
             align: (block as usize).max(4096),
             slots: Vec::new(),
+            activation: Mutex::new(()),
             counters: Counters::new(nr_zones),
         };
 
@@ -942,6 +946,29 @@ impl ZbdDevice {
         Ok(())
     }
 
+    /// Before a command that makes an EMPTY zone active (a write or an explicit open), checks
+    /// the active limit against the device's own zone report, and returns the guard to hold
+    /// until the command completes. The device would check it too, but a controller may
+    /// first close an implicitly open zone to make room for the open resource and then
+    /// refuse for lack of an active one (QEMU does); checking here keeps the rule that a
+    /// refused command changes nothing.
+    fn check_activation(&self, zone: u32, state: ZoneState) -> Result<Option<MutexGuard<'_, ()>>> {
+        let limit = self.geo.max_active;
+        if state != ZoneState::Empty || limit == 0 {
+            return Ok(None);
+        }
+        let gate = self.activation.lock().unwrap_or_else(|e| e.into_inner());
+        let active = self
+            .report_raw(0, self.geo.zones)?
+            .iter()
+            .filter(|z| z.state.is_active())
+            .count();
+        if active >= limit as usize {
+            return Err(ZnsError::TooManyActive { zone, limit });
+        }
+        Ok(Some(gate))
+    }
+
     /// The typed error for a failed command's errno; `recheck` explains an `EIO`.
     fn map_errno(
         &self,
@@ -1006,6 +1033,7 @@ impl ZbdDevice {
                 capacity,
             });
         }
+        let _activation = self.check_activation(zone, cache.state)?;
         let buf = bounce.as_ref().map_or(data, |b| b.as_slice());
         if let Err(err) = pwrite_all(self.fd.as_fd(), buf, start + offset) {
             // Whatever happened, the zone may have changed: learn its real state.
@@ -1155,6 +1183,11 @@ impl ZonedDevice for ZbdDevice {
         if let Some(e) = zone_op_rule(zone, op, before.state) {
             return Err(e);
         }
+        let _activation = if op == ZoneOp::Open {
+            self.check_activation(zone, before.state)?
+        } else {
+            None
+        };
         let range = BlkZoneRange {
             sector: u64::from(zone) * self.zone_sectors,
             nr_sectors: self.zone_sectors,

@@ -43,10 +43,11 @@ fn state_and_data_survive_reopen() {
     assert_eq!(
         seen[..5],
         [
-            (ZoneState::Closed, 8192), // open zones come back closed
+            // A restart is not a power cut: every zone keeps its state.
+            (ZoneState::ImplicitOpen, 8192),
             (ZoneState::Closed, 4096),
             (ZoneState::Full, size),
-            (ZoneState::Empty, 0), // an open zone with nothing written comes back empty
+            (ZoneState::ExplicitOpen, 0),
             (ZoneState::Full, size),
         ]
     );
@@ -61,6 +62,43 @@ fn state_and_data_survive_reopen() {
     // Writing continues at the recovered write pointer.
     dev.append(0, &data[..4096], IoCategory::User).unwrap();
     assert_eq!(dev.zone_info(0).unwrap().wp, 12288);
+}
+
+#[test]
+fn opening_an_image_writes_nothing_and_read_only_opens_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("z.img");
+    {
+        let dev = FileDevice::create(&path, geo()).unwrap();
+        dev.append(0, &[3u8; 4096], IoCategory::User).unwrap();
+        dev.open_zone(1).unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+    let a = FileDevice::open_read_only(&path).unwrap();
+    let b = FileDevice::open_read_only(&path).unwrap();
+    assert_eq!(a.zone_info(1).unwrap().state, ZoneState::ExplicitOpen);
+    let mut buf = vec![0u8; 4096];
+    b.read(0, &mut buf, IoCategory::User).unwrap();
+    assert_eq!(buf, vec![3u8; 4096]);
+    assert_eq!(kind(a.reset_zone(0)), "read_only_device");
+    assert_eq!(
+        kind(a.append(0, &[1u8; 4096], IoCategory::User)),
+        "read_only_device"
+    );
+    assert_eq!(kind(FileDevice::open(&path)), "in_use"); // readers exclude a writer
+    drop((a, b));
+    drop(FileDevice::open(&path).unwrap());
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn failed_create_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.img");
+    // Larger than any file system allows: sizing the file fails after it was created.
+    let huge = Geometry::new(1 << 20, 1 << 40);
+    assert!(FileDevice::create(&path, huge).is_err());
+    assert!(!path.exists());
 }
 
 #[test]

@@ -234,19 +234,14 @@ impl Model {
         self.powered = false;
     }
 
-    /// A clean restart of a persistent device: everything written is kept, open zones come
-    /// back CLOSED (EMPTY when nothing was written).
+    /// A process restart on a persistent device (the drive stays powered): every zone keeps
+    /// its state and data. The order of implicit opens restarts at zone order.
     fn reopen(&mut self) {
-        for z in &mut self.zones {
+        for (i, z) in self.zones.iter_mut().enumerate() {
             z.durable = z.data.len();
-            if matches!(z.state, ZoneState::ImplicitOpen | ZoneState::ExplicitOpen) {
-                z.state = if z.data.is_empty() {
-                    ZoneState::Empty
-                } else {
-                    ZoneState::Closed
-                };
-            }
+            z.since = i as u64;
         }
+        self.tick = self.zones.len() as u64;
         self.powered = true;
         self.inject = None;
     }

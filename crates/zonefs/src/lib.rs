@@ -1,6 +1,8 @@
 //! zkv zoned file layer.
 //!
 //! [`meta`] holds the crash-safe metadata: the file table, its per-zone derived figures
-//! and the rolling metadata log in the reserved metadata zones.
+//! and the rolling metadata log in the reserved metadata zones. [`placement`] holds the
+//! placement decision (which zone a file goes to) and its policies, LIZA first.
 
 pub mod meta;
+pub mod placement;

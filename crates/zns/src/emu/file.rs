@@ -31,6 +31,7 @@ const HEADER_BODY: usize = 64;
 pub struct FileStorage {
     path: PathBuf,
     file: File,
+    writable: bool,
     geo: Geometry,
     data_offset: u64,
 }
@@ -42,8 +43,13 @@ fn bad(path: &Path, reason: impl Into<String>) -> ZnsError {
     }
 }
 
-fn lock(path: &Path, file: &File) -> Result<()> {
-    match file.try_lock() {
+fn lock(path: &Path, file: &File, exclusive: bool) -> Result<()> {
+    let locked = if exclusive {
+        file.try_lock()
+    } else {
+        file.try_lock_shared()
+    };
+    match locked {
         Ok(()) => Ok(()),
         Err(TryLockError::WouldBlock) => Err(ZnsError::InUse {
             path: path.to_path_buf(),
@@ -152,9 +158,21 @@ fn decode_entry(path: &Path, geo: &Geometry, zone: u32, e: &[u8]) -> Result<Zone
 }
 
 impl FileStorage {
-    /// Creates a new image. Refuses an existing path, so nothing is ever overwritten.
+    /// Creates a new image. Refuses an existing path, so nothing is ever overwritten; if
+    /// creating fails half-way the new file is removed again.
     pub fn create(path: &Path, geo: Geometry) -> Result<FileStorage> {
         geo.validate()?;
+        let created = Self::create_new(path, geo);
+        if let Err(e) = &created {
+            if !matches!(e, ZnsError::BadImage { .. }) {
+                // Only a file this call created can get here (an existing path is BadImage).
+                let _ = std::fs::remove_file(path);
+            }
+        }
+        created
+    }
+
+    fn create_new(path: &Path, geo: Geometry) -> Result<FileStorage> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -166,7 +184,7 @@ impl FileStorage {
                 }
                 _ => ZnsError::io(format!("{}: create image", path.display()), e),
             })?;
-        lock(path, &file)?;
+        lock(path, &file, true)?;
         let io = |what: &str, e| ZnsError::io(format!("{}: {what}", path.display()), e);
         let data_offset = data_offset(geo.zones);
         let mut table = Vec::with_capacity((u64::from(geo.zones) * ENTRY_LEN) as usize);
@@ -184,19 +202,21 @@ impl FileStorage {
         Ok(FileStorage {
             path: path.to_path_buf(),
             file,
+            writable: true,
             geo,
             data_offset,
         })
     }
 
-    /// Opens an image and recovers its geometry and zone conditions from the file.
-    pub fn open(path: &Path) -> Result<(FileStorage, Geometry, Vec<ZoneRec>)> {
+    /// Opens an image and recovers its geometry and zone conditions from the file. A
+    /// writable open takes an exclusive lock, a read-only one a shared lock.
+    pub fn open(path: &Path, writable: bool) -> Result<(FileStorage, Geometry, Vec<ZoneRec>)> {
         let file = OpenOptions::new()
             .read(true)
-            .write(true)
+            .write(writable)
             .open(path)
             .map_err(|e| ZnsError::io(format!("{}: open image", path.display()), e))?;
-        lock(path, &file)?;
+        lock(path, &file, writable)?;
         let io = |what: &str, e| ZnsError::io(format!("{}: {what}", path.display()), e);
         let len = file.metadata().map_err(|e| io("stat", e))?.len();
         if len < HEADER_LEN {
@@ -228,6 +248,7 @@ impl FileStorage {
         let storage = FileStorage {
             path: path.to_path_buf(),
             file,
+            writable,
             geo,
             data_offset,
         };
@@ -290,5 +311,9 @@ impl Storage for FileStorage {
 
     fn sync(&self) -> Result<()> {
         self.file.sync_data().map_err(|e| self.io_err("sync", e))
+    }
+
+    fn writable(&self) -> bool {
+        self.writable
     }
 }

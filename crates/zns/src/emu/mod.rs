@@ -44,6 +44,11 @@ pub trait Storage: Send + Sync {
     fn persist(&self, zone: u32, state: ZoneState, written: u64) -> Result<()>;
 
     fn sync(&self) -> Result<()>;
+
+    /// False for storage opened read-only: every mutating command is refused up front.
+    fn writable(&self) -> bool {
+        true
+    }
 }
 
 /// A zone's condition as the state machine keeps it.
@@ -108,8 +113,9 @@ impl<S: Storage> std::fmt::Debug for Emulated<S> {
 }
 
 impl<S: Storage> Emulated<S> {
-    /// Builds a device from storage and the zone conditions it recovered. Open zones come
-    /// back CLOSED (or EMPTY when nothing was written), as after a controller reset.
+    /// Builds a device from storage and the zone conditions it recovered. Zone states are
+    /// kept as they were (a process restart does not power the drive off); only a power cut
+    /// closes open zones. Nothing is written, so opening an image has no side effects.
     pub fn with_zones(geo: Geometry, storage: S, zones: Vec<ZoneRec>) -> Result<Self> {
         geo.validate()?;
         if zones.len() != geo.zones as usize {
@@ -128,18 +134,22 @@ impl<S: Storage> Emulated<S> {
             injection: None,
         };
         for (z, rec) in core.zones.iter_mut().enumerate() {
-            if rec.state.is_open() {
-                rec.state = if rec.written == 0 {
-                    ZoneState::Empty
-                } else {
-                    ZoneState::Closed
-                };
-                storage.persist(z as u32, rec.state, rec.written)?;
-            }
             rec.durable = rec.written;
-            if rec.state.is_active() {
-                core.active += 1;
-            }
+            // The order in which zones became implicitly open is not persisted: after a
+            // restart the lowest-numbered implicitly open zone counts as the oldest.
+            rec.implicit_since = z as u64;
+            core.open += u32::from(rec.state.is_open());
+            core.active += u32::from(rec.state.is_active());
+        }
+        core.clock = u64::from(geo.zones);
+        let over = |n: u32, limit: u32| limit > 0 && n > limit;
+        if over(core.open, geo.max_open) || over(core.active, geo.max_active) {
+            return Err(ZnsError::InvalidGeometry {
+                reason: format!(
+                    "{} open and {} active zones exceed the limits {}/{}",
+                    core.open, core.active, geo.max_open, geo.max_active
+                ),
+            });
         }
         Ok(Emulated {
             geo,
@@ -150,8 +160,14 @@ impl<S: Storage> Emulated<S> {
         })
     }
 
-    /// Attaches a NAND timing model.
-    pub fn with_timing(mut self, model: TimingModel) -> Self {
+    /// Attaches a NAND timing model. The model is told what each zone already holds, so that
+    /// data present when the device was opened costs page reads and erases.
+    pub fn with_timing(mut self, mut model: TimingModel) -> Self {
+        for (zone, rec) in self.lock().zones.iter().enumerate() {
+            if rec.written > 0 {
+                model.note_zone_written(zone as u32, rec.written);
+            }
+        }
         self.timing = Some(Mutex::new(model));
         self
     }
@@ -187,16 +203,25 @@ impl<S: Storage> Emulated<S> {
         Ok(())
     }
 
+    /// Feeds a completed command to the timing model, if one is attached. With a realtime
+    /// model, sleeps for the command's modeled latency once the model's lock is released.
     fn observe(&self, kind: IoKind, zone: u32, offset: u64, len: u64, cat: IoCategory) {
-        if let Some(t) = &self.timing {
+        let Some(t) = &self.timing else {
+            return;
+        };
+        let (latency, realtime) = {
             let mut t = t.lock().unwrap_or_else(|e| e.into_inner());
-            t.on_io(&IoEvent {
+            let latency = t.on_io(&IoEvent {
                 kind,
                 zone,
                 offset,
                 len,
                 cat,
             });
+            (latency, t.realtime())
+        };
+        if realtime && latency > 0 {
+            std::thread::sleep(std::time::Duration::from_nanos(latency));
         }
     }
 
@@ -263,59 +288,67 @@ impl<S: Storage> Emulated<S> {
         let mut core = self.lock();
         self.admit(&mut core, FaultOp::Zone(op), Some(zone))?;
         let rec = core.zones[zone as usize];
-        let invalid = || {
-            Err(ZnsError::InvalidTransition {
-                zone,
-                op,
-                state: rec.state,
-            })
-        };
-        match rec.state {
-            ZoneState::Offline => return Err(ZnsError::Offline { zone }),
-            ZoneState::ReadOnly => return Err(ZnsError::ReadOnly { zone }),
-            _ => {}
+        let (new, victim) = self.plan_zone_op(&core, zone, op, rec.state)?;
+        if new == rec.state {
+            return Ok(()); // a no-op: close of a closed zone, reset of an empty one, ...
         }
+        let written = if op == ZoneOp::Reset { 0 } else { rec.written };
+        // Persist first, then change the in-memory state: an I/O error leaves both as they were.
+        if let Some(v) = victim {
+            self.storage
+                .persist(v, ZoneState::Closed, core.zones[v as usize].written)?;
+        }
+        if op == ZoneOp::Reset {
+            self.storage.truncate(zone, 0)?;
+        }
+        self.storage.persist(zone, new, written)?;
+        if let Some(v) = victim {
+            core.auto_close(v);
+        }
+        core.set_state(zone, new);
+        let r = &mut core.zones[zone as usize];
+        r.written = written;
         match op {
-            ZoneOp::Open => match rec.state {
-                ZoneState::ExplicitOpen => {}
-                ZoneState::ImplicitOpen => core.set_state(zone, ZoneState::ExplicitOpen),
-                ZoneState::Empty | ZoneState::Closed => {
-                    let empty = rec.state == ZoneState::Empty;
-                    if let Some(v) = core.open_resources(&self.geo, zone, empty)? {
-                        core.auto_close(v);
-                        core.persist(&self.storage, v)?;
-                    }
-                    core.set_state(zone, ZoneState::ExplicitOpen);
-                }
-                _ => return invalid(),
-            },
-            ZoneOp::Close => match rec.state {
-                ZoneState::Closed => {}
-                ZoneState::ImplicitOpen | ZoneState::ExplicitOpen => {
-                    core.set_state(zone, ZoneState::Closed)
-                }
-                _ => return invalid(),
-            },
+            // A finished zone is sealed: its data is durable (see fault.rs).
             ZoneOp::Finish => {
-                if rec.state != ZoneState::Full {
-                    core.set_state(zone, ZoneState::Full);
-                    // A finished zone is sealed: its data is durable (see fault.rs).
-                    core.zones[zone as usize].durable = rec.written;
-                    self.counters.on_finish();
-                    self.observe(IoKind::Finish, zone, 0, 0, IoCategory::User);
-                }
+                r.durable = written;
+                self.counters.on_finish();
+                self.observe(IoKind::Finish, zone, 0, 0, IoCategory::User);
             }
             ZoneOp::Reset => {
-                self.storage.truncate(zone, 0)?;
-                core.set_state(zone, ZoneState::Empty);
-                let r = &mut core.zones[zone as usize];
-                r.written = 0;
                 r.durable = 0;
                 self.counters.on_reset(zone);
                 self.observe(IoKind::Reset, zone, 0, 0, IoCategory::User);
             }
+            _ => {}
         }
-        core.persist(&self.storage, zone)
+        Ok(())
+    }
+
+    /// The state a zone command leads to, and the implicitly open zone it must close to get an
+    /// open resource. Changes nothing.
+    fn plan_zone_op(
+        &self,
+        core: &Core,
+        zone: u32,
+        op: ZoneOp,
+        state: ZoneState,
+    ) -> Result<(ZoneState, Option<u32>)> {
+        use ZoneState::*;
+        let invalid = Err(ZnsError::InvalidTransition { zone, op, state });
+        Ok(match (op, state) {
+            (_, Offline) => return Err(ZnsError::Offline { zone }),
+            (_, ReadOnly) => return Err(ZnsError::ReadOnly { zone }),
+            (ZoneOp::Open, ExplicitOpen | ImplicitOpen) => (ExplicitOpen, None),
+            (ZoneOp::Open, Empty | Closed) => (
+                ExplicitOpen,
+                core.open_resources(&self.geo, zone, state == Empty)?,
+            ),
+            (ZoneOp::Close, Closed | ImplicitOpen | ExplicitOpen) => (Closed, None),
+            (ZoneOp::Finish, _) => (Full, None),
+            (ZoneOp::Reset, _) => (Empty, None),
+            _ => return invalid,
+        })
     }
 
     /// Admission of a mutating command: power, a scheduled power cut (which happens now,
@@ -323,6 +356,11 @@ impl<S: Storage> Emulated<S> {
     fn admit(&self, core: &mut Core, op: FaultOp, zone: Option<u32>) -> Result<()> {
         if !core.powered {
             return Err(ZnsError::PowerLoss);
+        }
+        if !self.storage.writable() {
+            return Err(ZnsError::ReadOnlyDevice {
+                device: self.storage.describe(),
+            });
         }
         if let Some((at, mode)) = core.power_cut_at {
             if core.mutating >= at {
@@ -625,7 +663,14 @@ impl FileDevice {
 
     /// Opens an existing image; zone conditions and write pointers come from the file.
     pub fn open(path: &std::path::Path) -> Result<FileDevice> {
-        let (storage, geo, zones) = FileStorage::open(path)?;
+        let (storage, geo, zones) = FileStorage::open(path, true)?;
+        Emulated::with_zones(geo, storage, zones)
+    }
+
+    /// Opens an existing image for reading only (report, read): nothing is ever written, and
+    /// several readers may share the image while no writer holds it.
+    pub fn open_read_only(path: &std::path::Path) -> Result<FileDevice> {
+        let (storage, geo, zones) = FileStorage::open(path, false)?;
         Emulated::with_zones(geo, storage, zones)
     }
 }

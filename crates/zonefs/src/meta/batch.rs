@@ -150,7 +150,8 @@ mod tests {
     #[test]
     fn unseal_restores_the_pending_records() {
         let mut b = Batch::new(4096);
-        b.push_record(&Record::FileDelete { id: FileId(3) }).unwrap();
+        b.push_record(&Record::FileDelete { id: FileId(3) })
+            .unwrap();
         let before = b.bytes().to_vec();
         let mark = b.seal(1).unwrap();
         assert_eq!(b.len(), 4096);

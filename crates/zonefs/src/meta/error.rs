@@ -42,7 +42,9 @@ pub enum MetaError {
         expected: u64,
     },
 
-    #[error("metadata zone {zone} has format version {found}; this build reads version {supported}")]
+    #[error(
+        "metadata zone {zone} has format version {found}; this build reads version {supported}"
+    )]
     UnsupportedVersion {
         zone: u32,
         found: u32,

@@ -30,7 +30,7 @@ pub use record::{
     FRAME_HEADER_LEN,
 };
 pub use state::{
-    Extent, FileId, FileKind, FileMeta, FsState, Snapshot, StateError, StateResult,
-    ZoneLayout, ZonePlacement, MAX_NAME_LEN, MAX_POLICY_LEN,
+    Extent, FileId, FileKind, FileMeta, FsState, Snapshot, StateError, StateResult, ZoneLayout,
+    ZonePlacement, MAX_NAME_LEN, MAX_POLICY_LEN,
 };
 pub use superblock::{Superblock, SuperblockError, FORMAT_VERSION, MAGIC, SUPERBLOCK_LEN};

@@ -31,7 +31,9 @@ impl ZoneHead {
     fn has_magic(&self) -> bool {
         !matches!(
             self.superblock,
-            None | Some(Err(SuperblockError::NoMagic | SuperblockError::Truncated { .. }))
+            None | Some(Err(
+                SuperblockError::NoMagic | SuperblockError::Truncated { .. }
+            ))
         )
     }
 }
@@ -179,7 +181,10 @@ struct Skip {
 
 impl Skip {
     fn describe(&self) -> (u32, String) {
-        (self.zone, format!("offset {}: {}", self.offset, self.reason))
+        (
+            self.zone,
+            format!("offset {}: {}", self.offset, self.reason),
+        )
     }
 }
 

@@ -79,7 +79,12 @@ impl<'a> Cursor<'a> {
                     return Item::Frame { at, frame };
                 }
                 Err(FrameError::Empty) if !in_batch => self.pos += left,
-                Err(error) => return Item::Bad { at: self.pos, error },
+                Err(error) => {
+                    return Item::Bad {
+                        at: self.pos,
+                        error,
+                    }
+                }
             }
         }
     }
@@ -152,7 +157,12 @@ fn read_base(cur: &mut Cursor<'_>, layout: ZoneLayout) -> Result<(FsState, u64),
             return Err(no_base(at, format!("first frame is {:?}", frame.kind())))
         }
         Item::Bad { at, error } => return Err(no_base(at, format!("snapshot: {error}"))),
-        Item::End => return Err(no_base(cur.pos(), "no snapshot after the superblock".into())),
+        Item::End => {
+            return Err(no_base(
+                cur.pos(),
+                "no snapshot after the superblock".into(),
+            ))
+        }
     };
     let state = FsState::from_snapshot(snapshot, layout)
         .map_err(|e| no_base(SUPERBLOCK_LEN, format!("snapshot rejected: {e}")))?;
@@ -217,7 +227,9 @@ fn check_nothing_follows(
         return Err(corrupt(error.to_string()));
     }
     match valid_frame_after(bytes, block, at) {
-        Some(next) => Err(corrupt(format!("{error}; a valid frame follows at offset {next}"))),
+        Some(next) => Err(corrupt(format!(
+            "{error}; a valid frame follows at offset {next}"
+        ))),
         None => Ok(()),
     }
 }

@@ -110,7 +110,9 @@ impl FileMeta {
 
     /// Σ extent lengths (saturating, so that it is safe on unvalidated input).
     pub fn extent_bytes(&self) -> u64 {
-        self.extents.iter().fold(0u64, |a, e| a.saturating_add(e.len))
+        self.extents
+            .iter()
+            .fold(0u64, |a, e| a.saturating_add(e.len))
     }
 }
 
@@ -540,4 +542,332 @@ fn check_self_overlap(id: FileId, extents: &[Extent]) -> StateResult<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 8 zones of 1 MiB, the first 2 for metadata.
+    fn state() -> FsState {
+        FsState::new(ZoneLayout::new(8, 1 << 20, 2))
+    }
+
+    fn ext(zone: u32, offset: u64, len: u64) -> Extent {
+        Extent { zone, offset, len }
+    }
+
+    fn file(name: &str, extents: &[Extent]) -> FileMeta {
+        let mut m = FileMeta::new(name, FileKind::Sst);
+        m.extents = extents.to_vec();
+        m.size = m.extent_bytes();
+        m.level = Some(1);
+        m.lifetime = 3;
+        m
+    }
+
+    fn put(s: &mut FsState, id: u64, meta: FileMeta) -> StateResult<()> {
+        s.apply(&Record::FileUpdate {
+            id: FileId(id),
+            meta,
+        })
+    }
+
+    /// Applies `rec`, expects `err`, and checks that nothing changed.
+    fn rejects(s: &mut FsState, rec: Record, err: StateError) {
+        let before = s.clone();
+        assert_eq!(s.apply(&rec), Err(err));
+        assert_eq!(*s, before);
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn files_live_and_die_with_their_bytes() {
+        let mut s = state();
+        put(&mut s, 1, file("a", &[ext(2, 0, 100), ext(3, 0, 50)])).unwrap();
+        put(&mut s, 2, file("b", &[ext(2, 100, 10)])).unwrap();
+        assert_eq!(s.next_file_id(), FileId(3));
+        assert_eq!((s.valid_bytes(2), s.valid_bytes(3)), (110, 50));
+        assert_eq!(s.file_id("b"), Some(FileId(2)));
+        // An update may keep its extents and add one.
+        put(
+            &mut s,
+            1,
+            file("a", &[ext(2, 0, 100), ext(3, 0, 50), ext(3, 50, 7)]),
+        )
+        .unwrap();
+        assert_eq!(s.valid_bytes(3), 57);
+        let owners: Vec<FileId> = s.zone_extents(2).map(|(_, id)| id).collect();
+        assert_eq!(owners, [FileId(1), FileId(2)]);
+        s.apply(&Record::FileDelete { id: FileId(1) }).unwrap();
+        assert_eq!((s.valid_bytes(2), s.valid_bytes(3)), (10, 0));
+        assert_eq!(s.file_id("a"), None);
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn rename_replaces_the_target_like_posix() {
+        let mut s = state();
+        put(&mut s, 1, file("CURRENT.tmp", &[ext(4, 0, 8)])).unwrap();
+        put(&mut s, 2, file("CURRENT", &[ext(4, 8, 8)])).unwrap();
+        let rename = Record::FileRename {
+            id: FileId(1),
+            name: "CURRENT".into(),
+        };
+        s.apply(&rename).unwrap();
+        assert_eq!(s.file_id("CURRENT"), Some(FileId(1)));
+        assert_eq!(s.file(FileId(2)), None);
+        assert_eq!(s.file_id("CURRENT.tmp"), None);
+        assert_eq!(s.valid_bytes(4), 8);
+        // Renaming a file to its own name changes nothing.
+        let before = s.clone();
+        s.apply(&rename).unwrap();
+        assert_eq!(s, before);
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn zone_placement_is_kept_and_cleared() {
+        let mut s = state();
+        let p = ZonePlacement {
+            class: 2,
+            policy: vec![1, 2, 3],
+        };
+        s.apply(&Record::ZoneMeta {
+            zone: 5,
+            placement: p.clone(),
+        })
+        .unwrap();
+        assert_eq!(s.placement(5), Some(&p));
+        s.apply(&Record::ZoneMeta {
+            zone: 5,
+            placement: ZonePlacement::default(),
+        })
+        .unwrap();
+        assert_eq!(s.placement(5), None);
+    }
+
+    #[test]
+    fn impossible_records_are_rejected_without_effect() {
+        let mut s = state();
+        put(&mut s, 1, file("a", &[ext(2, 0, 100)])).unwrap();
+        put(&mut s, 2, file("b", &[ext(2, 100, 100)])).unwrap();
+        let id = FileId(3);
+        let upd = |meta: FileMeta| Record::FileUpdate { id, meta };
+        rejects(
+            &mut s,
+            Record::FileDelete { id },
+            StateError::UnknownFile { id },
+        );
+        rejects(
+            &mut s,
+            Record::FileRename {
+                id,
+                name: "z".into(),
+            },
+            StateError::UnknownFile { id },
+        );
+        rejects(
+            &mut s,
+            upd(file("a", &[])),
+            StateError::DuplicateName {
+                name: "a".into(),
+                existing: FileId(1),
+            },
+        );
+        rejects(
+            &mut s,
+            Record::FileUpdate {
+                id: FileId(2),
+                meta: file("a", &[ext(2, 100, 100)]),
+            },
+            StateError::DuplicateName {
+                name: "a".into(),
+                existing: FileId(1),
+            },
+        );
+        s.apply(&Record::FileDelete { id: FileId(2) }).unwrap();
+        rejects(
+            &mut s,
+            Record::FileUpdate {
+                id: FileId(2),
+                meta: file("b", &[]),
+            },
+            StateError::StaleFileId {
+                id: FileId(2),
+                next: 3,
+            },
+        );
+        for zone in [0, 1, 8, u32::MAX] {
+            rejects(
+                &mut s,
+                upd(file("c", &[ext(zone, 0, 1)])),
+                StateError::NotDataZone {
+                    zone,
+                    first: 2,
+                    end: 8,
+                },
+            );
+        }
+        let bad = |offset, len, reason| StateError::BadExtent {
+            id,
+            zone: 3,
+            offset,
+            len,
+            reason,
+        };
+        rejects(
+            &mut s,
+            upd(file("c", &[ext(3, 0, 0)])),
+            bad(0, 0, "empty extent"),
+        );
+        let beyond = "extent ends beyond the zone capacity";
+        rejects(
+            &mut s,
+            upd(file("c", &[ext(3, 1 << 20, 1)])),
+            bad(1 << 20, 1, beyond),
+        );
+        rejects(
+            &mut s,
+            upd(file("c", &[ext(3, u64::MAX, 2)])),
+            bad(u64::MAX, 2, beyond),
+        );
+        rejects(
+            &mut s,
+            upd(file("c", &[ext(2, 99, 2)])),
+            StateError::Overlap {
+                id,
+                other: FileId(1),
+                zone: 2,
+                offset: 99,
+            },
+        );
+        rejects(
+            &mut s,
+            upd(file("c", &[ext(3, 0, 10), ext(3, 5, 10)])),
+            StateError::Overlap {
+                id,
+                other: id,
+                zone: 3,
+                offset: 5,
+            },
+        );
+        let mut big = file("c", &[ext(3, 0, 10)]);
+        big.size = 11;
+        rejects(
+            &mut s,
+            upd(big),
+            StateError::SizeBeyondExtents {
+                id,
+                size: 11,
+                extent_bytes: 10,
+            },
+        );
+        rejects(
+            &mut s,
+            upd(file("", &[])),
+            StateError::InvalidName {
+                reason: "the name is empty",
+            },
+        );
+        rejects(
+            &mut s,
+            upd(file(&"x".repeat(MAX_NAME_LEN + 1), &[])),
+            StateError::InvalidName {
+                reason: "the name is longer than 4096 bytes",
+            },
+        );
+        rejects(
+            &mut s,
+            Record::ZoneMeta {
+                zone: 1,
+                placement: ZonePlacement::default(),
+            },
+            StateError::NotDataZone {
+                zone: 1,
+                first: 2,
+                end: 8,
+            },
+        );
+        rejects(
+            &mut s,
+            Record::ZoneMeta {
+                zone: 3,
+                placement: ZonePlacement {
+                    class: 1,
+                    policy: vec![0; MAX_POLICY_LEN + 1],
+                },
+            },
+            StateError::PolicyTooLarge {
+                zone: 3,
+                len: MAX_POLICY_LEN + 1,
+                max: MAX_POLICY_LEN,
+            },
+        );
+    }
+
+    #[test]
+    fn snapshots_rebuild_the_same_state() {
+        let mut s = state();
+        put(&mut s, 1, file("a", &[ext(2, 0, 100)])).unwrap();
+        put(&mut s, 4, file("b", &[ext(6, 0, 1), ext(7, 9, 9)])).unwrap();
+        s.apply(&Record::ZoneMeta {
+            zone: 6,
+            placement: ZonePlacement {
+                class: 9,
+                policy: vec![7; 12],
+            },
+        })
+        .unwrap();
+        let snap = s.to_snapshot();
+        assert_eq!(
+            FsState::from_snapshot(snap.clone(), s.layout()),
+            Ok(s.clone())
+        );
+        let mut other = state();
+        other.apply(&Record::Snapshot(snap.clone())).unwrap();
+        assert_eq!(other, s);
+
+        let mut dup = snap.clone();
+        dup.files.push(dup.files[0].clone());
+        assert_eq!(
+            FsState::from_snapshot(dup, s.layout()),
+            Err(StateError::DuplicateFileId { id: FileId(1) })
+        );
+        let mut low = snap.clone();
+        low.next_file_id = 4;
+        assert!(matches!(
+            FsState::from_snapshot(low, s.layout()),
+            Err(StateError::StaleFileId { .. })
+        ));
+        let moved = ZoneLayout::new(9, 1 << 20, 2);
+        assert!(matches!(
+            FsState::from_snapshot(snap, moved),
+            Err(StateError::LayoutMismatch { .. })
+        ));
+    }
+
+    #[test]
+    fn invariant_check_catches_inconsistent_indexes() {
+        let mut s = state();
+        put(&mut s, 1, file("a", &[ext(2, 0, 100)])).unwrap();
+        s.check_invariants().unwrap();
+        let mut broken = s.clone();
+        broken.names.insert("ghost".into(), FileId(1));
+        assert!(matches!(
+            broken.check_invariants(),
+            Err(StateError::Invariant { .. })
+        ));
+        let mut broken = s.clone();
+        broken.extents = ExtentIndex::new(8);
+        assert!(matches!(
+            broken.check_invariants(),
+            Err(StateError::Invariant { .. })
+        ));
+        let mut broken = s;
+        if let Some(m) = broken.files.get_mut(&FileId(1)) {
+            m.extents.push(ext(0, 0, 1));
+        }
+        assert!(broken.check_invariants().is_err());
+    }
 }

@@ -127,7 +127,11 @@ impl Superblock {
             ("zone size", self.zone_size, geo.zone_size),
             ("zone capacity", self.zone_capacity, geo.zone_capacity),
             ("zone count", self.zones.into(), geo.zones.into()),
-            ("metadata zone count", self.meta_zones.into(), meta_zones.into()),
+            (
+                "metadata zone count",
+                self.meta_zones.into(),
+                meta_zones.into(),
+            ),
             ("zone number", self.zone.into(), zone.into()),
         ];
         fields

@@ -1,0 +1,138 @@
+//! Placement: which zone a new file (or an extent the cleaner migrates) goes to.
+//!
+//! A policy is a pure decision over a [`PlacementCtx`]: the hint the engine built for the
+//! file and a view of the data zones. It returns a [`Decision`] the allocator carries out
+//! (take resources, finish a zone, open an empty one and tag it). Keeping policies pure makes
+//! each one a single file that can be tested case by case on hand-built zone tables.
+
+mod liza;
+
+pub use liza::Liza;
+
+use crate::meta::FileKind;
+
+/// RocksDB's write-lifetime hints, with RocksDB's numbering (ZenFS compares the numbers).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub enum Lifetime {
+    #[default]
+    NotSet = 0,
+    None = 1,
+    Short = 2,
+    Medium = 3,
+    Long = 4,
+    Extreme = 5,
+}
+
+impl Lifetime {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_code(code: u8) -> Option<Lifetime> {
+        Some(match code {
+            0 => Lifetime::NotSet,
+            1 => Lifetime::None,
+            2 => Lifetime::Short,
+            3 => Lifetime::Medium,
+            4 => Lifetime::Long,
+            5 => Lifetime::Extreme,
+            _ => return None,
+        })
+    }
+
+    /// RocksDB's hint for a file: WAL and manifest SHORT; an SST by its output level relative
+    /// to the base level (L0 and base MEDIUM, base+1 LONG, deeper EXTREME).
+    pub fn for_file(kind: FileKind, level: Option<u8>, base_level: u8) -> Lifetime {
+        match (kind, level) {
+            (FileKind::Wal | FileKind::Manifest, _) => Lifetime::Short,
+            (FileKind::Sst | FileKind::Blob, Some(l)) if l == 0 || l <= base_level => {
+                Lifetime::Medium
+            }
+            (FileKind::Sst | FileKind::Blob, Some(l)) if l == base_level + 1 => Lifetime::Long,
+            (FileKind::Sst | FileKind::Blob, Some(_)) => Lifetime::Extreme,
+            _ => Lifetime::NotSet,
+        }
+    }
+}
+
+/// What the engine tells the file layer about a file before its first byte is written.
+/// Policies read what they need and ignore the rest.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlacementHint {
+    pub kind: Option<FileKind>,
+    pub level: Option<u8>,
+    pub lifetime: Lifetime,
+    /// Expected size in bytes (exact for SSTs built in memory).
+    pub size: u64,
+    pub smallest_key: Vec<u8>,
+    pub largest_key: Vec<u8>,
+}
+
+/// How a data zone is used right now, as the allocator sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneUse {
+    /// Nothing written: can be opened for a new class.
+    Empty,
+    /// Written, not full: holds an active resource.
+    Active,
+    /// Full or finished.
+    Full,
+}
+
+/// One data zone in the placement view.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZoneView {
+    pub zone: u32,
+    pub state: ZoneUse,
+    /// Bytes still writable.
+    pub remaining: u64,
+    /// Bytes of live file data.
+    pub valid: u64,
+    /// A writer holds the zone's write pointer: nobody else may append to it now.
+    pub busy: bool,
+    /// The class the zone was opened with (for LIZA, a [`Lifetime`] code).
+    pub class: u8,
+}
+
+/// Everything a policy may look at to decide.
+#[derive(Clone, Copy, Debug)]
+pub struct PlacementCtx<'a> {
+    pub hint: &'a PlacementHint,
+    /// The data zones, in zone order.
+    pub zones: &'a [ZoneView],
+    /// An active resource is free, so an empty zone can be opened without finishing one.
+    pub can_open: bool,
+    /// The zone must have room for at least this many bytes (the cleaner's extents).
+    pub min_capacity: u64,
+}
+
+/// What the allocator should do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Append to this (active, not busy) zone.
+    Use(u32),
+    /// Open an empty zone and tag it with `class`; first finish `finish` (if any) to free an
+    /// active resource.
+    OpenEmpty { class: u8, finish: Option<u32> },
+}
+
+/// The one decision of placement.
+pub trait PlacementPolicy: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    fn place(&self, ctx: &PlacementCtx<'_>) -> Decision;
+}
+
+/// The placement policies known by name.
+pub const POLICIES: &[&str] = &["liza"];
+
+/// Builds a policy by name; an unknown name is a clear error listing the known ones.
+pub fn policy_by_name(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
+    match name {
+        "liza" => Ok(Box::new(Liza)),
+        _ => Err(format!(
+            "unknown placement policy '{name}' (known: {})",
+            POLICIES.join(", ")
+        )),
+    }
+}
