@@ -28,7 +28,7 @@ fn devices(dir: &std::path::Path) -> Vec<(&'static str, Box<dyn ZonedDevice>)> {
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     for (name, dev) in devices(dir.path()) {
-        let mut g = c.benchmark_group(format!("{name}"));
+        let mut g = c.benchmark_group(name);
         g.throughput(Throughput::Bytes(ZONE));
         g.sample_size(10);
         for io_size in [4096usize, 1 << 20] {

@@ -18,7 +18,8 @@
 //!   write pointer under the zone's mutex.
 //! - Reads accept any byte range: aligned `O_DIRECT` reads go through a bounce buffer when
 //!   the caller's buffer or range is not aligned. Bytes at or beyond a zone's write pointer
-//!   (or beyond the capacity of a full zone) are not read from the device: they are zeros.
+//!   are not read from the device: they are zeros. (A zone that was already FULL when the
+//!   device was opened is read up to its capacity: Linux does not say how much it holds.)
 
 use std::fmt;
 use std::io;
@@ -39,7 +40,7 @@ use crate::types::{Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState};
 const SECTOR: u64 = 512;
 
 /// Zones asked for per `BLKREPORTZONE` call.
-const REPORT_BATCH: usize = 64;
+const REPORT_BATCH: usize = 256;
 
 /// Largest bounce buffer used for one unaligned read; larger reads go in pieces.
 const READ_BOUNCE_MAX: usize = 1 << 20;
@@ -203,7 +204,7 @@ fn ioctl_report_zones(
     let asked = max.min(REPORT_BATCH);
     buf.hdr = BlkZoneReport {
         sector,
-        // `asked` ≤ REPORT_BATCH = 64, so it fits in u32.
+        // `asked` ≤ REPORT_BATCH, a small constant, so it fits in u32.
         nr_zones: asked as u32,
         flags: 0,
     };
@@ -573,8 +574,9 @@ fn queue_info(path: &Path, major: u32, minor: u32) -> Result<QueueInfo> {
 // ---------------------------------------------------------------------------------------
 // The device.
 
-/// A zone's condition as we last knew it; `wp` is relative to the zone start (for a FULL
-/// zone it is the capacity).
+/// A zone's condition as we last knew it. `wp` is relative to the zone start; for a FULL
+/// zone it is how much was written when we know it (the zone was finished by us), else the
+/// capacity (Linux reports a FULL zone's write pointer at the zone end).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct ZoneCache {
     state: ZoneState,
@@ -1134,11 +1136,7 @@ impl ZonedDevice for ZbdDevice {
             if cache.state == ZoneState::Offline {
                 return Err(ZnsError::Offline { zone });
             }
-            let readable = if cache.state == ZoneState::Full {
-                self.geo.zone_capacity
-            } else {
-                cache.wp.min(self.geo.zone_capacity)
-            };
+            let readable = cache.wp.min(self.geo.zone_capacity);
             let valid = readable.saturating_sub(off).min(n as u64) as usize;
             if valid > 0 {
                 if let Err(err) = self.read_device(pos, &mut chunk[..valid]) {
@@ -1204,9 +1202,10 @@ impl ZonedDevice for ZbdDevice {
                 state: ZoneState::ExplicitOpen,
                 wp: before.wp,
             },
+            // What was written stays readable; the rest of a finished zone reads as zeros.
             ZoneOp::Finish => ZoneCache {
                 state: ZoneState::Full,
-                wp: self.geo.zone_capacity,
+                wp: before.wp,
             },
             ZoneOp::Reset => ZoneCache {
                 state: ZoneState::Empty,

@@ -7,11 +7,11 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{mem_device, small_geometry, tiny_block_geometry, Harness};
+use common::{mem_device, small_geometry, tiny_block_geometry, Harness, Model};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use zns::{FaultControl, FaultOp, Geometry, MemDevice, TearMode, ZoneOp, ZonedDevice};
-use zonefs::meta::{MetaError, MetaLog};
+use zonefs::meta::{MetaError, MetaLog, MountReport};
 
 const META_ZONES: u32 = 3;
 /// About ten rolls: every metadata zone is used three times.
@@ -23,9 +23,42 @@ fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed ^ 0x00c0_ffee)
 }
 
+/// Which recovery paths a series of crashes went through, to check that the tests reach
+/// them.
+#[derive(Debug, Default)]
+struct Coverage {
+    /// The in-flight sync survived / was lost.
+    landed: u32,
+    lost: u32,
+    torn_tails: u32,
+    /// A newer generation was passed over (a roll cut before its snapshot was durable).
+    fallbacks: u32,
+    mount_rolls: u32,
+}
+
+impl Coverage {
+    fn add(&mut self, h: &Harness, report: &MountReport) {
+        if report.commit > h.last_ok {
+            self.landed += 1;
+        } else if h.last_written() > h.last_ok {
+            self.lost += 1;
+        }
+        self.torn_tails += u32::from(report.torn_tail.is_some());
+        self.fallbacks += u32::from(!report.skipped.is_empty());
+        self.mount_rolls += u32::from(report.rolled);
+    }
+}
+
 /// After a recovery, the log must take more batches, roll twice more, and mount cleanly.
-fn keeps_working(mem: &MemDevice, dev: Arc<dyn ZonedDevice>, h: &Harness, seed: u64) {
+fn keeps_working(
+    mem: &MemDevice,
+    dev: Arc<dyn ZonedDevice>,
+    h: &Harness,
+    seed: u64,
+    cov: &mut Coverage,
+) {
     let (state, log, model) = h.recover_and_check();
+    cov.add(h, log.mount_report().unwrap());
     let mut h = Harness::resume(dev, log, state, model, seed);
     let seq = h.log.sequence();
     while h.log.sequence() < seq + 2 {
@@ -39,7 +72,7 @@ fn keeps_working(mem: &MemDevice, dev: Arc<dyn ZonedDevice>, h: &Harness, seed: 
 }
 
 /// Formats, runs the workload until the scheduled cut, powers on, checks the recovery.
-fn crash_once(seed: u64, geo: Geometry, mode: TearMode) {
+fn crash_once(seed: u64, geo: Geometry, mode: TearMode, cov: &mut Coverage) {
     let (mem, dev) = mem_device(geo);
     let mut h = Harness::format(dev.clone(), META_ZONES, seed);
     mem.schedule_power_cut(rng(seed).random_range(0..CUT_RANGE), mode);
@@ -48,28 +81,44 @@ fn crash_once(seed: u64, geo: Geometry, mode: TearMode) {
         Err(e) => assert!(e.is_power_loss(), "seed {seed}: {e}"),
     }
     mem.restart();
-    keeps_working(&mem, dev, &h, seed + 1);
+    keeps_working(&mem, dev, &h, seed + 1, cov);
 }
 
 #[test]
 fn power_cuts_dropping_unsynced_writes() {
+    let mut cov = Coverage::default();
     for seed in 0..120 {
-        crash_once(seed, small_geometry(), TearMode::Drop);
+        crash_once(seed, small_geometry(), TearMode::Drop, &mut cov);
     }
+    // Dropping keeps no unsynced write, so the in-flight sync only survives when the cut
+    // hit the reset that follows its device sync.
+    assert!(cov.lost > 0, "{cov:?}");
 }
 
 #[test]
 fn power_cuts_tearing_unsynced_writes() {
+    let mut cov = Coverage::default();
     for seed in 0..120 {
-        crash_once(seed, small_geometry(), TearMode::Tear { seed });
+        crash_once(seed, small_geometry(), TearMode::Tear { seed }, &mut cov);
     }
+    assert!(cov.lost > 0 && cov.landed > 0, "{cov:?}");
+    assert!(cov.torn_tails > 0 && cov.mount_rolls > 0, "{cov:?}");
 }
 
 #[test]
 fn power_cuts_tearing_multi_block_batches_and_snapshots() {
+    let mut cov = Coverage::default();
     for seed in 0..120 {
-        crash_once(seed, tiny_block_geometry(), TearMode::Tear { seed });
+        crash_once(
+            seed,
+            tiny_block_geometry(),
+            TearMode::Tear { seed },
+            &mut cov,
+        );
     }
+    assert!(cov.lost > 0 && cov.landed > 0, "{cov:?}");
+    assert!(cov.torn_tails > 0 && cov.mount_rolls > 0, "{cov:?}");
+    assert!(cov.fallbacks > 0, "{cov:?}");
 }
 
 /// A second cut while mount itself rolls and resets zones.
@@ -89,7 +138,7 @@ fn power_cuts_during_mount() {
             Err(e) => assert!(e.is_power_loss(), "seed {seed}: {e}"),
         }
         mem.restart();
-        keeps_working(&mem, dev, &h, seed + 1);
+        keeps_working(&mem, dev, &h, seed + 1, &mut Coverage::default());
     }
 }
 
@@ -160,5 +209,64 @@ fn injected_errors_are_retried_without_losing_acknowledged_state() {
         mem.restart();
         let (_, log, _) = h.recover_and_check();
         assert_eq!(log.mount_report().unwrap().commit, h.last_written());
+    }
+}
+
+/// With two metadata zones, a roll whose device sync failed leaves the new zone volatile
+/// and the old one waiting for its reset. A second roll before any successful sync goes
+/// back to the old zone: it must not erase it before the new zone is durable.
+#[test]
+fn a_second_roll_after_a_failed_sync_keeps_a_durable_generation() {
+    for cut in 0..7 {
+        let (mem, dev) = mem_device(small_geometry());
+        let mut h = Harness::format(dev.clone(), 2, cut);
+        h.run(3).unwrap();
+        let mut allowed = vec![h.work.model.clone()];
+        h.append_one();
+        allowed.push(h.work.model.clone());
+        mem.inject_error(FaultOp::Sync, None, 1);
+        assert!(h.log.roll_now(&h.state).is_err());
+        assert_eq!(h.log.active_zone(), 1);
+        h.append_one();
+        allowed.push(h.work.model.clone());
+        mem.schedule_power_cut(cut, TearMode::Drop);
+        let _ = h.log.roll_now(&h.state);
+        mem.power_cut(TearMode::Drop);
+        mem.restart();
+        let (state, _) = MetaLog::recover(dev.clone(), 2).unwrap();
+        let matches = |m: &Model| std::panic::catch_unwind(|| m.assert_matches(&state)).is_ok();
+        assert!(allowed.iter().any(matches), "cut {cut}");
+    }
+}
+
+/// Injected errors followed by a power cut, with two and three metadata zones.
+#[test]
+fn power_cuts_after_injected_errors() {
+    let ops = [FaultOp::Write, FaultOp::Sync, FaultOp::Zone(ZoneOp::Reset)];
+    for seed in 0..80 {
+        let meta_zones = 2 + (seed % 2) as u32;
+        let (mem, dev) = mem_device(tiny_block_geometry());
+        let mut h = Harness::format(dev.clone(), meta_zones, seed);
+        let mut r = rng(seed);
+        let mut cut_scheduled = false;
+        for round in 0..30 {
+            if round % 3 == 0 {
+                let op = ops[r.random_range(0..ops.len())];
+                mem.inject_error(op, None, r.random_range(1..4));
+            }
+            if !cut_scheduled && r.random_bool(0.1) {
+                mem.schedule_power_cut(r.random_range(0..8), TearMode::Tear { seed });
+                cut_scheduled = true;
+            }
+            match h.run(1) {
+                Err(e) if e.is_power_loss() => break,
+                _ => {}
+            }
+        }
+        mem.power_cut(TearMode::Tear { seed: !seed });
+        mem.restart();
+        // Disarm an injection that did not fire: replace it by one that cannot match.
+        mem.inject_error(FaultOp::Read, Some(u32::MAX), 1);
+        keeps_working(&mem, dev, &h, seed + 1, &mut Coverage::default());
     }
 }

@@ -2,15 +2,17 @@
 //! and prints one line per case, then `N passed, M failed[, K skipped]`.
 //!
 //! DEVICE_SPEC is `zbd:/dev/nvmeXnY` (a Linux zoned block device), `mem` (an in-memory
-//! emulator) or `file:PATH` (a file-backed emulator; created if missing). The emulators use
-//! a small default geometry. Exit status: 0 if no case failed, 1 if a case failed or the
-//! device could not be opened, 2 on bad arguments.
+//! emulator) or `file:PATH` (a file-backed emulator in a new image). The emulators use
+//! a small default geometry; `file:` creates a new image and refuses an existing path. Exit
+//! status: 0 if no case failed, 1 if a case failed or the device could not be opened, 2 on
+//! bad arguments.
 
 use std::process::ExitCode;
 
 use zns::{DeviceSpec, FileDevice, Geometry};
 
-const USAGE: &str = "usage: zns-conformance DEVICE_SPEC   (zbd:/dev/nvmeXnY | mem | file:PATH)";
+const USAGE: &str =
+    "usage: zns-conformance DEVICE_SPEC   (zbd:/dev/nvmeXnY | mem | file:NEW_IMAGE_PATH)";
 
 /// The geometry of `mem` and new `file:` devices: small and fast, with an active limit
 /// above the open limit so that the limit cases which need CLOSED zones can run.
@@ -49,11 +51,19 @@ fn main() -> ExitCode {
     };
     let geo = default_geometry();
     if let DeviceSpec::File(path) = &spec {
-        if !path.exists() {
-            if let Err(e) = FileDevice::create(path, geo) {
-                eprintln!("zns-conformance: cannot create {}: {e}", path.display());
-                return ExitCode::FAILURE;
-            }
+        // The suite wears zones out for good (read-only, offline) in a persistent image, so
+        // it always starts from a new one.
+        if path.exists() {
+            eprintln!(
+                "zns-conformance: {} exists; file: needs a path for a new image (the suite \
+                 leaves zones read-only or offline in it)",
+                path.display()
+            );
+            return ExitCode::from(2);
+        }
+        if let Err(e) = FileDevice::create(path, geo) {
+            eprintln!("zns-conformance: cannot create {}: {e}", path.display());
+            return ExitCode::FAILURE;
         }
     }
     let dev = match zns::open_device(&spec, geo) {

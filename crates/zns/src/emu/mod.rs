@@ -308,19 +308,24 @@ impl<S: Storage> Emulated<S> {
         core.set_state(zone, new);
         let r = &mut core.zones[zone as usize];
         r.written = written;
-        match op {
+        let timed = match op {
             // A finished zone is sealed: its data is durable (see fault.rs).
             ZoneOp::Finish => {
                 r.durable = written;
                 self.counters.on_finish();
-                self.observe(IoKind::Finish, zone, 0, 0, IoCategory::User);
+                Some(IoKind::Finish)
             }
             ZoneOp::Reset => {
                 r.durable = 0;
                 self.counters.on_reset(zone);
-                self.observe(IoKind::Reset, zone, 0, 0, IoCategory::User);
+                Some(IoKind::Reset)
             }
-            _ => {}
+            _ => None,
+        };
+        // The timing model may sleep (realtime mode): never with the state lock held.
+        drop(core);
+        if let Some(kind) = timed {
+            self.observe(kind, zone, 0, 0, IoCategory::User);
         }
         Ok(())
     }

@@ -133,7 +133,7 @@ impl MetaLog {
         for zone in 0..meta_zones {
             log.reset_if_used(zone)?;
         }
-        log.write_base(0, &FsState::new(layout))?;
+        log.write_base(0, &FsState::new(layout), 0)?;
         log.dev.sync()?;
         Ok(log)
     }
@@ -191,8 +191,8 @@ impl MetaLog {
         self.seq
     }
 
-    /// Number of the last batch written to the log (0 = the format). After a mount, the
-    /// last batch recovered.
+    /// Number of the last state written to the log: 0 is the format, each sync that
+    /// writes records adds one. After a mount, the number of the recovered state.
     pub fn last_commit(&self) -> u64 {
         self.next_commit.saturating_sub(1)
     }
@@ -233,6 +233,7 @@ impl MetaLog {
             return Err(e.into());
         }
         self.write_off += self.pending.len();
+        self.next_commit = self.next_commit.saturating_add(1);
         self.count_batch(u64::from(self.pending.records()), self.pending.len());
         self.pending.clear();
         Ok(())
@@ -240,10 +241,19 @@ impl MetaLog {
 
     /// Starts the next generation in the next metadata zone. The pending records are
     /// dropped: the snapshot of `state` already contains them.
+    ///
+    /// The base batch carries the number of the state it captures: a new number when
+    /// pending records are folded in (this is their sync point), otherwise the number of
+    /// the last batch, so that a number always names one state, even across a mount.
     pub(crate) fn roll(&mut self, state: &FsState) -> MetaResult<()> {
         let old = self.active;
         let target = (old + 1) % self.layout.meta_zones;
-        self.write_base(target, state)?;
+        let commit = if self.pending.is_empty() {
+            self.last_commit()
+        } else {
+            self.next_commit
+        };
+        self.write_base(target, state, commit)?;
         if !self.stale.contains(&old) {
             self.stale.push(old);
         }
@@ -252,10 +262,11 @@ impl MetaLog {
         Ok(())
     }
 
-    /// Writes superblock (next sequence) + snapshot + commit at the start of `target`
-    /// and makes it the active zone. Not durable until the next device sync.
-    fn write_base(&mut self, target: u32, state: &FsState) -> MetaResult<()> {
-        let seq = self.seq + 1;
+    /// Writes superblock (next sequence) + snapshot + commit number `commit` at the start
+    /// of `target` and makes it the active zone. Not durable until the next device sync.
+    fn write_base(&mut self, target: u32, state: &FsState, commit: u64) -> MetaResult<()> {
+        // Numbers read back from disk are not trusted not to be at the limit.
+        let seq = self.seq.saturating_add(1);
         let mut base = Batch::new(self.geo.block_size as usize);
         base.push_superblock(&Superblock::new(
             &self.geo,
@@ -264,26 +275,26 @@ impl MetaLog {
             seq,
         ));
         base.push_snapshot(state)?;
-        base.seal(self.next_commit)?;
+        base.seal(commit)?;
         if base.len() > self.geo.zone_capacity {
             return Err(MetaError::OutOfMetaSpace {
                 needed: base.len(),
                 capacity: self.geo.zone_capacity,
             });
         }
-        self.reset_if_used(target)?;
+        self.clear_roll_target(target)?;
         self.stale.retain(|z| *z != target);
         let addr = self.geo.zone_start(target);
         self.dev.write(addr, base.bytes(), IoCategory::Metadata)?;
         self.active = target;
         self.seq = seq;
         self.write_off = base.len();
+        self.next_commit = commit.saturating_add(1);
         self.count_batch(1, base.len());
         Ok(())
     }
 
     fn count_batch(&mut self, records: u64, bytes: u64) {
-        self.next_commit += 1;
         self.stats.records += records;
         self.stats.batches += 1;
         self.stats.bytes += bytes;
@@ -296,6 +307,19 @@ impl MetaLog {
             self.reset_if_used(zone)?;
             self.stale.remove(0);
         }
+        Ok(())
+    }
+
+    /// Empties the zone a roll writes into. It may hold the older generation, which is
+    /// the only complete one if the active zone's base is still volatile (its device sync
+    /// failed, or mount read it from a cache): make the active zone durable first.
+    fn clear_roll_target(&mut self, zone: u32) -> MetaResult<()> {
+        if self.dev.zone_info(zone)?.state == ZoneState::Empty {
+            return Ok(());
+        }
+        self.dev.sync()?;
+        self.dev.reset_zone(zone)?;
+        self.stats.resets += 1;
         Ok(())
     }
 

@@ -88,7 +88,7 @@ impl MetaLog {
         self.active = head.zone();
         self.seq = sb.seq;
         self.write_off = replay.end;
-        self.next_commit = replay.last_commit + 1;
+        self.next_commit = replay.last_commit.saturating_add(1);
         self.stale = heads
             .iter()
             .filter(|h| h.zone() != head.zone() && h.info.state != ZoneState::Empty)

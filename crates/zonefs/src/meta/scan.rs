@@ -2,7 +2,7 @@
 //! telling an interrupted last write (ignored) from damage (an error).
 
 use super::batch::LENGTH_WORD;
-use super::record::{check_frame, decode_frame, Commit, Frame, FrameError, Record};
+use super::record::{decode_frame, Commit, Frame, FrameError, Record};
 use super::state::{FsState, ZoneLayout};
 use super::superblock::SUPERBLOCK_LEN;
 
@@ -130,7 +130,7 @@ pub(crate) fn replay_zone(
                 zone.end = cur.pos as u64;
             }
             Item::Bad { at, error } => {
-                check_nothing_follows(bytes, block, at, &error)?;
+                check_nothing_follows(bytes, block, at, &error, zone.last_commit)?;
                 zone.torn_tail = Some(batch.first().map_or(at, |(start, _)| *start) as u64);
                 return Ok(zone);
             }
@@ -211,13 +211,17 @@ impl ZoneReplay {
     }
 }
 
-/// A bad frame at `at` ends the log only if it is an interrupted last write: the frame
-/// was written this way (checksum valid) or a valid frame follows means damage.
+/// A bad frame at `at` is an interrupted last write only if no later write follows it.
+/// A power cut may garble any part of the write it interrupts, so frames of that same
+/// batch do not count; what counts is a complete batch numbered after it. Batches start
+/// at block boundaries, so those are the only places to look. A frame whose checksum is
+/// valid but which this build cannot read was written that way: never a torn write.
 fn check_nothing_follows(
     bytes: &[u8],
     block: usize,
     at: usize,
     error: &FrameError,
+    last_commit: u64,
 ) -> Result<(), ScanError> {
     let corrupt = |reason: String| ScanError::Corrupt {
         offset: at as u64,
@@ -226,39 +230,31 @@ fn check_nothing_follows(
     if !error.is_damage() {
         return Err(corrupt(error.to_string()));
     }
-    match valid_frame_after(bytes, block, at) {
-        Some(next) => Err(corrupt(format!(
-            "{error}; a valid frame follows at offset {next}"
+    let first_boundary = (at / block + 1) * block;
+    let later = (first_boundary..bytes.len())
+        .step_by(block)
+        .find(|pos| batch_after(bytes, block, *pos, last_commit.saturating_add(1)));
+    match later {
+        Some(pos) => Err(corrupt(format!(
+            "{error}; a later batch follows at offset {pos}"
         ))),
         None => Ok(()),
     }
 }
 
-/// The first position after `at` where an intact frame starts: right after the bad
-/// frame (if its length word is believable), or at any later block boundary, which is
-/// where every batch starts.
-fn valid_frame_after(bytes: &[u8], block: usize, at: usize) -> Option<usize> {
-    let intact = |pos: usize| bytes.get(pos..).is_some_and(|b| check_frame(b).is_ok());
-    let declared = bytes
-        .get(at..at + LENGTH_WORD)
-        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]) as usize)
-        .filter(|len| *len > 0)
-        .and_then(|len| at.checked_add(super::record::FRAME_HEADER_LEN + len))
-        .map(|next| {
-            let left = block - next % block;
-            if left < LENGTH_WORD {
-                next + left
-            } else {
-                next
-            }
-        });
-    if let Some(next) = declared.filter(|n| *n < bytes.len() && intact(*n)) {
-        return Some(next);
+/// Whether a complete batch numbered above `seq` starts at `pos`.
+fn batch_after(bytes: &[u8], block: usize, pos: usize, seq: u64) -> bool {
+    let mut cur = Cursor { bytes, block, pos };
+    loop {
+        match cur.next(true) {
+            Item::Frame {
+                frame: Frame::Commit(c),
+                ..
+            } => return c.seq > seq,
+            Item::Frame { .. } => {}
+            Item::Bad { .. } | Item::End => return false,
+        }
     }
-    let first_boundary = (at / block + 1) * block;
-    (first_boundary..bytes.len())
-        .step_by(block)
-        .find(|pos| intact(*pos))
 }
 
 #[cfg(test)]
@@ -337,6 +333,17 @@ mod tests {
             Err(ScanError::Corrupt { offset, .. }) => assert_eq!(offset, starts[1] as u64),
             other => panic!("expected corruption, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn damage_inside_the_last_batch_is_a_torn_tail() {
+        let (bytes, starts) = image(&[1, 3]);
+        let mut flipped = bytes.clone();
+        // The first record of the last batch; its other records and commit stay intact.
+        flipped[starts[1] + 12] ^= 0x40;
+        let z = replay_zone(&flipped, BLOCK, layout()).unwrap();
+        assert_eq!((z.last_commit, z.records), (1, 1));
+        assert_eq!(z.torn_tail, Some(starts[1] as u64));
     }
 
     #[test]

@@ -248,25 +248,27 @@ impl Workload {
         Record::ZoneMeta { zone, placement }
     }
 
-    /// Up to `count` fresh extents that overlap no live extent.
+    /// Up to `count` fresh extents that overlap no live extent (nor each other).
     fn alloc_extents(&mut self, count: usize) -> Vec<Extent> {
-        let mut out = Vec::new();
+        let mut out: Vec<Extent> = Vec::new();
         for _ in 0..count {
             let len = self.rng.random_range(1..=8192);
-            if let Some(e) = self.alloc(len) {
+            if let Some(e) = self.alloc(len, &out) {
                 out.push(e);
             }
         }
         out
     }
 
-    fn alloc(&mut self, len: u64) -> Option<Extent> {
+    /// `taken` are extents handed out but not yet in the model.
+    fn alloc(&mut self, len: u64, taken: &[Extent]) -> Option<Extent> {
         let zones: Vec<u32> = self.layout.data_zones().collect();
         let start = self.rng.random_range(0..zones.len());
         for i in 0..zones.len() {
             let zone = zones[(start + i) % zones.len()];
             let z = zone as usize;
-            if self.bump[z] + len > self.layout.zone_capacity && self.model.valid_bytes(zone) == 0 {
+            let unused = self.model.valid_bytes(zone) == 0 && !taken.iter().any(|e| e.zone == zone);
+            if self.bump[z] + len > self.layout.zone_capacity && unused {
                 self.bump[z] = 0;
             }
             if self.bump[z] + len <= self.layout.zone_capacity {
@@ -349,7 +351,7 @@ impl Harness {
         for _ in 0..syncs {
             let rng = self.work.rng();
             let n = if rng.random_bool(0.25) {
-                rng.random_range(10..=80)
+                rng.random_range(40..=200)
             } else {
                 rng.random_range(1..=5)
             };
