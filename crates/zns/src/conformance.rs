@@ -933,7 +933,15 @@ fn injected_error_changes_nothing(dev: &dyn ZonedDevice) -> CaseResult {
     expect_err(dev.read(0, &mut buf, IoCategory::User), "injected", "read")?;
     f.inject_error(FaultOp::Sync, None, 1);
     expect_err(dev.sync(), "injected", "sync")?;
-    ok(dev.sync(), "sync after the injected error")
+    ok(dev.sync(), "sync after the injected error")?;
+    // An armed injection can be disarmed, and a power cycle disarms it too.
+    f.inject_error(FaultOp::Sync, None, 1);
+    f.clear_injection();
+    ok(dev.sync(), "sync after clearing the injection")?;
+    f.inject_error(FaultOp::Sync, None, 1);
+    f.power_cut(TearMode::Drop);
+    f.restart();
+    ok(dev.sync(), "sync after a power cycle")
 }
 
 fn read_only_and_offline_zones(dev: &dyn ZonedDevice) -> CaseResult {

@@ -52,7 +52,8 @@ pub trait FaultControl: Send + Sync {
     /// and nothing of it is applied. Replaces any earlier schedule.
     fn schedule_power_cut(&self, after: u64, mode: TearMode);
 
-    /// Powers the device on again after a power cut.
+    /// Powers the device on again after a power cut. Also disarms any injected error and
+    /// scheduled cut: a power cycle starts from a clean slate.
     fn restart(&self);
 
     fn is_powered(&self) -> bool;
@@ -60,6 +61,9 @@ pub trait FaultControl: Send + Sync {
     /// Makes the `nth` (1-based) next command of kind `op` (on `zone`, if given) fail with an
     /// `Injected` error that changes nothing. One shot: it disarms once it fires.
     fn inject_error(&self, op: FaultOp, zone: Option<u32>, nth: u64);
+
+    /// Disarms an injected error that has not fired yet.
+    fn clear_injection(&self);
 
     /// Marks a zone READ_ONLY or OFFLINE, as a device does when a zone wears out.
     fn set_zone_condition(&self, zone: u32, state: crate::ZoneState) -> crate::Result<()>;

@@ -356,6 +356,7 @@ fn run(max_open: u32, max_active: u32, cmds: Vec<Cmd>, file: bool) -> Result<(),
             }
             Cmd::Restart => {
                 m.powered = true;
+                m.inject = None;
                 faults.restart();
             }
             Cmd::InjectWrite { zone } => {

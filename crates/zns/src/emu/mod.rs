@@ -610,6 +610,7 @@ impl<S: Storage> FaultControl for Emulated<S> {
     fn restart(&self) {
         let mut core = self.lock();
         core.power_cut_at = None;
+        core.injection = None;
         core.powered = true;
     }
 
@@ -623,6 +624,10 @@ impl<S: Storage> FaultControl for Emulated<S> {
             zone,
             remaining: nth.max(1),
         });
+    }
+
+    fn clear_injection(&self) {
+        self.lock().injection = None;
     }
 
     fn set_zone_condition(&self, zone: u32, state: ZoneState) -> Result<()> {

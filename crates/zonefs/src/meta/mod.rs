@@ -33,4 +33,6 @@ pub use state::{
     Extent, FileId, FileKind, FileMeta, FsState, Snapshot, StateError, StateResult, ZoneLayout,
     ZonePlacement, MAX_NAME_LEN, MAX_POLICY_LEN,
 };
-pub use superblock::{Superblock, SuperblockError, FORMAT_VERSION, MAGIC, SUPERBLOCK_LEN};
+pub use superblock::{
+    Mismatch, Superblock, SuperblockError, FORMAT_VERSION, MAGIC, SUPERBLOCK_LEN,
+};

@@ -1,0 +1,158 @@
+//! The state every handle of one mounted file system shares, and the steps that need
+//! both the metadata and the zone table.
+//!
+//! Lock order: `meta` before `zones`, never the other way round. The zone table lock is
+//! held for short decisions and zone commands; the metadata lock also covers metadata
+//! syncs, so that records reach the log in the order they were applied.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
+
+use zns::{DeviceStats, Geometry, ZonedDevice};
+
+use crate::meta::{FileId, FsState, MetaLog, Record, ZoneLayout, ZonePlacement};
+use crate::placement::PlacementPolicy;
+
+use super::clean::SpaceReclaimer;
+use super::error::{FsError, FsResult};
+use super::options::FsOptions;
+use super::table::ZoneTable;
+
+/// The metadata state and its log, kept together so that they never disagree.
+pub(crate) struct MetaStore {
+    pub state: FsState,
+    pub log: MetaLog,
+    /// Files with an open writer: they cannot be deleted, renamed or replaced.
+    pub writing: BTreeSet<FileId>,
+}
+
+impl MetaStore {
+    /// Applies and queues records, stopping at the first the state refuses (the earlier
+    /// ones stay applied and queued, so state and log still agree).
+    pub fn stage(&mut self, recs: &[Record], context: &dyn Fn() -> String) -> FsResult<()> {
+        for rec in recs {
+            self.state
+                .apply(rec)
+                .map_err(|e| FsError::rejected(context(), e))?;
+            self.log
+                .append(rec)
+                .map_err(|e| FsError::meta(context(), e))?;
+        }
+        Ok(())
+    }
+
+    /// Makes everything staged durable.
+    pub fn sync(&mut self, context: &dyn Fn() -> String) -> FsResult<()> {
+        self.log
+            .sync(&self.state)
+            .map_err(|e| FsError::meta(context(), e))
+    }
+
+    /// Stages and syncs: after `Ok` the records survive any power cut.
+    pub fn commit(&mut self, recs: &[Record], context: &dyn Fn() -> String) -> FsResult<()> {
+        self.stage(recs, context)?;
+        self.sync(context)
+    }
+}
+
+/// Event counters of the file layer (device byte counts come from the device).
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub resets: AtomicU64,
+    pub zero_copy_resets: AtomicU64,
+    pub finishes: AtomicU64,
+    pub placement_decisions: AtomicU64,
+    pub placement_ns: AtomicU64,
+    pub lease_waits: AtomicU64,
+    pub lease_wait_ns: AtomicU64,
+    pub revocations: AtomicU64,
+}
+
+impl Counters {
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+pub(crate) struct Shared {
+    pub dev: Arc<dyn ZonedDevice>,
+    pub geo: Geometry,
+    pub layout: ZoneLayout,
+    pub opts: FsOptions,
+    pub policy: Box<dyn PlacementPolicy>,
+    pub meta: Mutex<MetaStore>,
+    pub zones: Mutex<ZoneTable>,
+    /// Signalled whenever a lease ends or a write finishes: waiting writers look again.
+    pub zone_freed: Condvar,
+    pub counters: Counters,
+    pub reclaimer: RwLock<Option<Arc<dyn SpaceReclaimer>>>,
+    /// Device counters when the file system was mounted; statistics are deltas from here.
+    pub baseline: DeviceStats,
+}
+
+impl Shared {
+    pub fn lock_meta(&self) -> MutexGuard<'_, MetaStore> {
+        // A panic elsewhere must not turn every later call into a panic too.
+        self.meta.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn lock_zones(&self) -> MutexGuard<'_, ZoneTable> {
+        self.zones.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn block_size(&self) -> u64 {
+        u64::from(self.geo.block_size)
+    }
+
+    /// Resets every zone no file needs any more and forgets its placement class.
+    ///
+    /// Called with the metadata lock held, after the change that killed the data is
+    /// durable: a zone is dead only when no state that a mount could recover references it
+    /// (see `table.rs`), so resetting it can never lose acknowledged data.
+    pub fn reclaim_dead(&self, meta: &mut MetaStore) -> FsResult<u32> {
+        let mut zones = self.lock_zones();
+        let mut reset = 0;
+        for zone in zones.dead_zones() {
+            self.dev
+                .reset_zone(zone)
+                .map_err(|e| FsError::device(format!("reset dead zone {zone}"), e))?;
+            zones.mark_reset(zone);
+            reset += 1;
+            Counters::add(&self.counters.resets, 1);
+            Counters::add(&self.counters.zero_copy_resets, 1);
+            if meta.state.placement(zone).is_some() {
+                // Durable with the next metadata sync; a mount clears it anyway.
+                let clear = Record::ZoneMeta {
+                    zone,
+                    placement: ZonePlacement::default(),
+                };
+                meta.stage(&[clear], &|| format!("clear the class of zone {zone}"))?;
+            }
+        }
+        if reset > 0 {
+            self.zone_freed.notify_all();
+        }
+        Ok(reset)
+    }
+
+    /// Lowers the live bytes of zones once the metadata that referenced them is durable.
+    pub fn release_live(&self, freed: impl IntoIterator<Item = (u32, u64)>) {
+        let mut zones = self.lock_zones();
+        for (zone, bytes) in freed {
+            if let Some(s) = zones.slot_mut(zone) {
+                s.live = s.live.saturating_sub(bytes);
+            }
+        }
+    }
+
+    /// Best effort for destructors: release what is dead now, or leave it to the next
+    /// reclaim (the allocator and mount reclaim too).
+    pub fn reclaim_quietly(&self, meta: &mut MetaStore) {
+        let _ = self.reclaim_dead(meta);
+    }
+}

@@ -1,0 +1,474 @@
+//! The runtime zone table: per data zone, what the allocator needs to know right now.
+//!
+//! It is rebuilt at mount from the device's zone report and the recovered metadata, and
+//! kept under one mutex. Besides the written bytes and the placement class it tracks:
+//! - `live`: bytes some file may still need: the extents of the metadata state, plus bytes
+//!   writers appended but have not recorded yet, plus bytes a newer in-memory state dropped
+//!   but a durable one may still reference. A zone is only reset when this is 0, which is
+//!   what makes eager resets crash safe;
+//! - `pins`: open readers whose snapshot of a file has extents in the zone;
+//! - `owner`: the lease of the writer that owns the zone's write pointer (the WP lock).
+
+use zns::{ZoneInfo, ZoneState};
+
+use crate::placement::{ZoneUse, ZoneView};
+
+use super::budget::Budget;
+
+/// A data zone's condition as the allocator sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cond {
+    /// Nothing written since the last reset.
+    Empty,
+    /// Written and not full: holds an active resource.
+    Active,
+    /// Full or finished: nothing more can be written.
+    Full,
+    /// Read-only or offline: never written again.
+    Unusable(ZoneState),
+}
+
+/// The writer that owns a zone's write pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Owner {
+    pub lease: u64,
+    pub wal: bool,
+    /// Inside a device write right now; a lease not in use may be revoked.
+    pub in_use: bool,
+    /// Allocator clock at the last use, to revoke the longest idle lease first.
+    pub last_use: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Slot {
+    pub cond: Cond,
+    /// Bytes written since the last reset; a finished zone counts its whole capacity.
+    pub written: u64,
+    pub live: u64,
+    pub pins: u32,
+    pub class: u8,
+    pub owner: Option<Owner>,
+}
+
+impl Slot {
+    fn new(cond: Cond, written: u64) -> Slot {
+        Slot {
+            cond,
+            written,
+            live: 0,
+            pins: 0,
+            class: 0,
+            owner: None,
+        }
+    }
+
+    /// Holds no data anybody needs: can be reset.
+    fn is_dead(&self) -> bool {
+        matches!(self.cond, Cond::Active | Cond::Full)
+            && self.written > 0
+            && self.live == 0
+            && self.pins == 0
+            && self.owner.is_none()
+    }
+
+    fn is_idle_active(&self) -> bool {
+        self.cond == Cond::Active && self.owner.is_none()
+    }
+}
+
+/// A writer's claim on a zone's write pointer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Lease {
+    pub zone: u32,
+    pub id: u64,
+}
+
+/// Where a writer may write now: its write pointer and the room left in the zone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WriteSlot {
+    pub lease: Lease,
+    pub wp: u64,
+    pub room: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct ZoneTable {
+    first: u32,
+    capacity: u64,
+    slots: Vec<Slot>,
+    pub budget: Budget,
+    next_lease: u64,
+    clock: u64,
+}
+
+impl ZoneTable {
+    /// A table from the device's report of the data zones (no live data yet).
+    pub fn from_report(report: &[ZoneInfo], first: u32, capacity: u64, budget: Budget) -> Self {
+        let slots = report
+            .iter()
+            .map(|info| match info.state {
+                ZoneState::Empty => Slot::new(Cond::Empty, 0),
+                // Linux reports a full zone's write pointer at the zone end: do not use it.
+                ZoneState::Full => Slot::new(Cond::Full, capacity),
+                s if s.is_active() => Slot::new(Cond::Active, info.written().min(capacity)),
+                s => Slot::new(Cond::Unusable(s), info.written().min(capacity)),
+            })
+            .collect();
+        ZoneTable {
+            first,
+            capacity,
+            slots,
+            budget,
+            next_lease: 1,
+            clock: 0,
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    pub fn slot(&self, zone: u32) -> Option<&Slot> {
+        zone.checked_sub(self.first)
+            .and_then(|i| self.slots.get(i as usize))
+    }
+
+    pub fn slot_mut(&mut self, zone: u32) -> Option<&mut Slot> {
+        zone.checked_sub(self.first)
+            .and_then(|i| self.slots.get_mut(i as usize))
+    }
+
+    /// Data zones with their slots, in zone order.
+    pub fn zones(&self) -> impl Iterator<Item = (u32, &Slot)> + '_ {
+        (self.first..).zip(self.slots.iter())
+    }
+
+    /// The placement view of every data zone.
+    pub fn views(&self) -> Vec<ZoneView> {
+        self.zones()
+            .map(|(zone, s)| ZoneView {
+                zone,
+                state: match s.cond {
+                    Cond::Empty => ZoneUse::Empty,
+                    Cond::Active => ZoneUse::Active,
+                    Cond::Full | Cond::Unusable(_) => ZoneUse::Full,
+                },
+                remaining: match s.cond {
+                    Cond::Empty | Cond::Active => self.capacity - s.written,
+                    _ => 0,
+                },
+                valid: s.live,
+                busy: s.owner.is_some(),
+                class: s.class,
+            })
+            .collect()
+    }
+
+    /// Zones holding an active resource: written and not full, or leased.
+    pub fn active_count(&self) -> u32 {
+        self.count(|s| s.cond == Cond::Active || (s.cond == Cond::Empty && s.owner.is_some()))
+    }
+
+    /// Empty zones nobody holds.
+    pub fn free_empty(&self) -> u32 {
+        self.count(|s| s.cond == Cond::Empty && s.owner.is_none())
+    }
+
+    /// An empty zone may be opened without eating into the reserve.
+    pub fn empty_available(&self) -> bool {
+        self.free_empty() > self.budget.reserved
+    }
+
+    pub fn can_open(&self) -> bool {
+        self.empty_available() && self.active_count() < self.budget.active
+    }
+
+    fn count(&self, f: impl Fn(&Slot) -> bool) -> u32 {
+        self.slots.iter().filter(|s| f(s)).count() as u32
+    }
+
+    /// Leases held: all, and those of non-WAL writers.
+    pub fn leases(&self) -> (u32, u32) {
+        let owners = self.slots.iter().filter_map(|s| s.owner);
+        owners.fold((0, 0), |(all, other), o| (all + 1, other + u32::from(!o.wal)))
+    }
+
+    pub fn may_lease(&self, wal: bool) -> bool {
+        let (all, other) = self.leases();
+        self.budget.may_lease(wal, all, other)
+    }
+
+    /// A lease not in use whose revocation lets a writer (`wal` or not) take one: the
+    /// longest idle, preferring non-WAL leases so that the WAL keeps its zone.
+    pub fn revocable_for(&self, wal: bool) -> Option<u32> {
+        let (all, other) = self.leases();
+        let helps = |o: &Owner| {
+            self.budget
+                .may_lease(wal, all - 1, other - u32::from(!o.wal))
+        };
+        self.zones()
+            .filter_map(|(z, s)| s.owner.map(|o| (z, o)))
+            .filter(|(_, o)| !o.in_use && helps(o))
+            .min_by_key(|(_, o)| (o.wal, o.last_use))
+            .map(|(z, _)| z)
+    }
+
+    /// Takes the lease away from an idle writer; it gets a new zone at its next write.
+    pub fn revoke(&mut self, zone: u32) {
+        if let Some(s) = self.slot_mut(zone) {
+            s.owner = None;
+        }
+    }
+
+    /// Hands the zone's write pointer to a writer, in use from now on.
+    pub fn lease(&mut self, zone: u32, wal: bool) -> Option<WriteSlot> {
+        let id = self.next_lease;
+        self.clock += 1;
+        let (clock, capacity) = (self.clock, self.capacity);
+        let s = self.slot_mut(zone)?;
+        if s.owner.is_some() || !matches!(s.cond, Cond::Empty | Cond::Active) {
+            return None;
+        }
+        s.owner = Some(Owner {
+            lease: id,
+            wal,
+            in_use: true,
+            last_use: clock,
+        });
+        let wp = s.written;
+        self.next_lease += 1;
+        let lease = Lease { zone, id };
+        Some(WriteSlot {
+            lease,
+            wp,
+            room: capacity - wp,
+        })
+    }
+
+    /// Marks a held lease in use again; `None` if it was revoked meanwhile.
+    pub fn begin_write(&mut self, lease: Lease) -> Option<WriteSlot> {
+        self.clock += 1;
+        let (clock, capacity) = (self.clock, self.capacity);
+        let s = self.slot_mut(lease.zone)?;
+        let o = s.owner.as_mut().filter(|o| o.lease == lease.id)?;
+        o.in_use = true;
+        o.last_use = clock;
+        Some(WriteSlot {
+            lease,
+            wp: s.written,
+            room: capacity - s.written,
+        })
+    }
+
+    /// Ends a write of `written` bytes (0 if it failed). Returns false when the lease
+    /// ended because the zone is now full.
+    pub fn end_write(&mut self, lease: Lease, written: u64) -> bool {
+        let capacity = self.capacity;
+        let Some(s) = self.slot_mut(lease.zone) else {
+            return false;
+        };
+        s.written += written;
+        s.live += written;
+        if s.written > 0 && s.cond == Cond::Empty {
+            s.cond = Cond::Active;
+        }
+        if s.written >= capacity {
+            s.cond = Cond::Full;
+            s.owner = None;
+            return false;
+        }
+        match s.owner.as_mut().filter(|o| o.lease == lease.id) {
+            Some(o) => {
+                o.in_use = false;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Gives a lease up (writer closed or dropped).
+    pub fn release(&mut self, lease: Lease) {
+        if let Some(s) = self.slot_mut(lease.zone) {
+            if s.owner.is_some_and(|o| o.lease == lease.id) {
+                s.owner = None;
+            }
+        }
+    }
+
+    /// Whether `Use(zone)` can be carried out for a write of at least `min` bytes.
+    pub fn usable(&self, zone: u32, min: u64) -> bool {
+        self.slot(zone).is_some_and(|s| {
+            s.cond == Cond::Active && s.owner.is_none() && self.capacity - s.written >= min
+        })
+    }
+
+    pub fn finishable(&self, zone: u32) -> bool {
+        self.slot(zone).is_some_and(Slot::is_idle_active)
+    }
+
+    /// The lowest-numbered empty zone nobody holds.
+    pub fn first_empty(&self) -> Option<u32> {
+        self.zones()
+            .find(|(_, s)| s.cond == Cond::Empty && s.owner.is_none())
+            .map(|(z, _)| z)
+    }
+
+    /// Any idle active zone with room, whatever its class (last resort before giving up).
+    pub fn any_with_room(&self, min: u64) -> Option<u32> {
+        self.zones()
+            .filter(|(z, _)| self.usable(*z, min))
+            .max_by_key(|(_, s)| self.capacity - s.written)
+            .map(|(z, _)| z)
+    }
+
+    /// Some writer is inside a write to a zone with room: waiting may yield a zone.
+    pub fn write_in_progress(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|s| s.owner.is_some_and(|o| o.in_use) && s.written < self.capacity)
+    }
+
+    /// Idle active zones with less than `percent`% of their capacity left.
+    pub fn below_threshold(&self, percent: u8) -> Vec<u32> {
+        let cap = u128::from(self.capacity);
+        self.zones()
+            .filter(|(_, s)| s.is_idle_active())
+            .filter(|(_, s)| u128::from(self.capacity - s.written) * 100 < cap * u128::from(percent))
+            .map(|(z, _)| z)
+            .collect()
+    }
+
+    /// The idle active zone with the least room (what LIZA finishes).
+    pub fn cheapest_to_finish(&self) -> Option<u32> {
+        self.zones()
+            .filter(|(_, s)| s.is_idle_active())
+            .min_by_key(|(_, s)| self.capacity - s.written)
+            .map(|(z, _)| z)
+    }
+
+    pub fn dead_zones(&self) -> Vec<u32> {
+        self.zones()
+            .filter(|(_, s)| s.is_dead())
+            .map(|(z, _)| z)
+            .collect()
+    }
+
+    pub fn has_dead(&self) -> bool {
+        self.slots.iter().any(Slot::is_dead)
+    }
+
+    pub fn mark_finished(&mut self, zone: u32) {
+        let capacity = self.capacity;
+        if let Some(s) = self.slot_mut(zone) {
+            s.cond = Cond::Full;
+            // The rest of a finished zone can never be written: it counts as used.
+            s.written = capacity;
+        }
+    }
+
+    pub fn mark_reset(&mut self, zone: u32) {
+        if let Some(s) = self.slot_mut(zone) {
+            s.cond = Cond::Empty;
+            s.written = 0;
+            s.class = 0;
+        }
+    }
+
+    /// Bytes files may still write: room in empty and active zones, minus the reserve.
+    pub fn free_bytes(&self) -> u64 {
+        let room: u64 = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s.cond, Cond::Empty | Cond::Active))
+            .map(|s| self.capacity - s.written)
+            .sum();
+        room.saturating_sub(u64::from(self.budget.reserved) * self.capacity)
+    }
+
+    /// Capacity of the writable data zones minus the reserve.
+    pub fn usable_bytes(&self) -> u64 {
+        let zones = self.count(|s| !matches!(s.cond, Cond::Unusable(_)));
+        u64::from(zones.saturating_sub(self.budget.reserved)) * self.capacity
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use zns::Geometry;
+
+    fn table(zones: u32, limits: (u32, u32)) -> ZoneTable {
+        let geo = Geometry::new(zones + 2, 1 << 16).with_limits(limits.0, limits.1);
+        let budget = Budget::new(&geo, 2, 0).unwrap();
+        let report: Vec<ZoneInfo> = (2..zones + 2)
+            .map(|z| ZoneInfo {
+                zone: z,
+                start: geo.zone_start(z),
+                size: geo.zone_size,
+                capacity: geo.zone_capacity,
+                wp: geo.zone_start(z),
+                state: ZoneState::Empty,
+            })
+            .collect();
+        ZoneTable::from_report(&report, 2, geo.zone_capacity, budget)
+    }
+
+    #[test]
+    fn a_lease_is_exclusive_until_released_or_revoked() {
+        let mut t = table(4, (4, 6));
+        let w = t.lease(2, false).unwrap();
+        assert!(t.lease(2, true).is_none());
+        assert!(t.end_write(w.lease, 4096));
+        assert_eq!(t.revocable_for(true), Some(2));
+        t.revoke(2);
+        assert!(t.begin_write(w.lease).is_none());
+        let again = t.lease(2, true).unwrap();
+        assert_eq!(again.wp, 4096);
+        assert_eq!(t.slot(2).map(|s| s.live), Some(4096));
+    }
+
+    #[test]
+    fn a_full_zone_ends_its_lease() {
+        let mut t = table(4, (4, 6));
+        let w = t.lease(3, false).unwrap();
+        assert!(!t.end_write(w.lease, 1 << 16));
+        assert_eq!(t.slot(3).map(|s| s.cond), Some(Cond::Full));
+        assert_eq!(t.leases(), (0, 0));
+    }
+
+    #[test]
+    fn the_wal_token_is_kept_and_wal_leases_are_revoked_last() {
+        // tokens = min(4 - 1, 6 - 2) = 3: two for others, one kept for the WAL.
+        let mut t = table(6, (4, 6));
+        let a = t.lease(2, false).unwrap();
+        t.end_write(a.lease, 4096);
+        let b = t.lease(3, false).unwrap();
+        t.end_write(b.lease, 4096);
+        assert!(!t.may_lease(false));
+        assert!(t.may_lease(true));
+        assert_eq!(t.revocable_for(false), Some(2));
+        let w = t.lease(4, true).unwrap();
+        t.end_write(w.lease, 4096);
+        assert_eq!(t.revocable_for(true), Some(2));
+    }
+
+    #[test]
+    fn dead_zones_are_unpinned_unowned_and_written() {
+        let mut t = table(4, (0, 0));
+        let w = t.lease(2, false).unwrap();
+        t.end_write(w.lease, 8192);
+        t.release(w.lease);
+        assert!(!t.has_dead());
+        if let Some(s) = t.slot_mut(2) {
+            s.live = 0;
+            s.pins = 1;
+        }
+        assert!(!t.has_dead());
+        if let Some(s) = t.slot_mut(2) {
+            s.pins = 0;
+        }
+        assert_eq!(t.dead_zones(), vec![2]);
+        t.mark_reset(2);
+        assert!(!t.has_dead());
+    }
+}
