@@ -265,7 +265,7 @@ qemu_rc=$?
 set -e
 t_end=$(date +%s.%N)
 # Plain text: no carriage returns, no terminal control sequences from the firmware/kernel.
-tr -d '\r' <"$console" | sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g' >"$console.txt"
+tr -d '\r' <"$console" | sed -e 's/\x1bc/\n/g' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' >"$console.txt"
 
 if [ "${ZNS_QEMU_VERBOSE:-0}" = 1 ]; then
     cat "$console.txt"

@@ -88,7 +88,10 @@ mod tests {
     fn limits_leave_room_for_the_metadata_log() {
         let geo = Geometry::new(32, 1 << 20).with_limits(14, 14);
         let b = Budget::new(&geo, 3, 2).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!((b.tokens, b.active, b.reserved, b.data_zones), (12, 12, 2, 29));
+        assert_eq!(
+            (b.tokens, b.active, b.reserved, b.data_zones),
+            (12, 12, 2, 29)
+        );
         let unlimited = Geometry::new(8, 1 << 20).with_limits(0, 0);
         let b = Budget::new(&unlimited, 2, 0).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((b.tokens, b.active), (6, 6));

@@ -64,7 +64,10 @@ pub enum FsError {
     Inconsistent { zone: u32, reason: String },
 
     #[error("placement policy '{policy}' made an impossible decision: {reason}")]
-    Placement { policy: &'static str, reason: String },
+    Placement {
+        policy: &'static str,
+        reason: String,
+    },
 }
 
 impl FsError {

@@ -124,10 +124,6 @@ impl ZoneTable {
         }
     }
 
-    pub fn capacity(&self) -> u64 {
-        self.capacity
-    }
-
     pub fn slot(&self, zone: u32) -> Option<&Slot> {
         zone.checked_sub(self.first)
             .and_then(|i| self.slots.get(i as usize))
@@ -190,7 +186,9 @@ impl ZoneTable {
     /// Leases held: all, and those of non-WAL writers.
     pub fn leases(&self) -> (u32, u32) {
         let owners = self.slots.iter().filter_map(|s| s.owner);
-        owners.fold((0, 0), |(all, other), o| (all + 1, other + u32::from(!o.wal)))
+        owners.fold((0, 0), |(all, other), o| {
+            (all + 1, other + u32::from(!o.wal))
+        })
     }
 
     pub fn may_lease(&self, wal: bool) -> bool {
@@ -321,6 +319,16 @@ impl ZoneTable {
             .map(|(z, _)| z)
     }
 
+    /// A zone with room whose lease is not in use: taking it back makes the zone usable.
+    pub fn idle_lease_with_room(&self, min: u64) -> Option<u32> {
+        self.zones()
+            .filter(|(_, s)| s.owner.is_some_and(|o| !o.in_use))
+            .find(|(_, s)| {
+                matches!(s.cond, Cond::Empty | Cond::Active) && self.capacity - s.written >= min
+            })
+            .map(|(z, _)| z)
+    }
+
     /// Some writer is inside a write to a zone with room: waiting may yield a zone.
     pub fn write_in_progress(&self) -> bool {
         self.slots
@@ -333,7 +341,9 @@ impl ZoneTable {
         let cap = u128::from(self.capacity);
         self.zones()
             .filter(|(_, s)| s.is_idle_active())
-            .filter(|(_, s)| u128::from(self.capacity - s.written) * 100 < cap * u128::from(percent))
+            .filter(|(_, s)| {
+                u128::from(self.capacity - s.written) * 100 < cap * u128::from(percent)
+            })
             .map(|(z, _)| z)
             .collect()
     }

@@ -1,0 +1,297 @@
+//! The allocator: finds the zone a writer appends to next, and carries out the placement
+//! policy's [`Decision`].
+//!
+//! A writer asks only when it holds no zone (its zone filled up, or its idle lease was
+//! taken back), so a writer never waits while holding a zone: waiting cannot deadlock.
+//! The order of attempts:
+//! 1. a lease token ([`Budget`](super::budget::Budget)): free, or taken back from an idle
+//!    writer, or wait until a write ends;
+//! 2. the policy's decision: `Use(zone)`, or `OpenEmpty` (finish the zone it names, apply
+//!    the finish threshold, take the lowest-numbered empty zone and tag it with the class);
+//! 3. when that cannot be done for lack of empty zones: any idle zone with room whatever
+//!    its class (space beats placement quality), resetting dead zones, taking back an idle
+//!    lease, waiting for a write in progress;
+//! 4. the space reclaimer (the zone cleaner's hook), then an out-of-space error.
+
+use std::sync::MutexGuard;
+use std::time::Instant;
+
+use crate::meta::FileKind;
+use crate::placement::{Decision, PlacementCtx, PlacementHint};
+
+use super::clean::SpaceRequest;
+use super::error::{FsError, FsResult};
+use super::shared::{Counters, Shared};
+use super::table::{WriteSlot, ZoneTable};
+
+/// How often the reclaimer is asked before a writer gets an out-of-space error.
+const MAX_RECLAIM_ROUNDS: u32 = 8;
+
+/// Who needs a zone.
+pub(crate) struct Request<'a> {
+    pub name: &'a str,
+    pub kind: FileKind,
+    pub hint: &'a PlacementHint,
+}
+
+impl Request<'_> {
+    fn wal(&self) -> bool {
+        self.kind == FileKind::Wal
+    }
+
+    /// The class a zone opened for this file gets when the policy did not name one.
+    fn class(&self) -> u8 {
+        self.hint.lifetime.code()
+    }
+}
+
+/// A zone handed to a writer, in use from now on.
+pub(crate) struct Grant {
+    pub slot: WriteSlot,
+    /// The class of a zone opened empty for this writer: it must be logged before any
+    /// file references the zone.
+    pub opened: Option<u8>,
+}
+
+enum Step {
+    Granted(Grant),
+    Retry,
+    Wait,
+    Reclaim,
+    OutOfSpace,
+}
+
+type Zones<'a> = MutexGuard<'a, ZoneTable>;
+
+impl Shared {
+    pub fn acquire(&self, req: &Request<'_>) -> FsResult<Grant> {
+        let mut rounds = 0;
+        loop {
+            let zones = self.wait_for_token(self.lock_zones(), req.wal());
+            let (zones, step) = self.step(zones, req)?;
+            match step {
+                Step::Granted(grant) => return Ok(grant),
+                Step::Retry => drop(zones),
+                Step::Wait => drop(self.wait(zones)),
+                Step::Reclaim => {
+                    drop(zones);
+                    let mut meta = self.lock_meta();
+                    self.reclaim_dead(&mut meta)?;
+                }
+                Step::OutOfSpace => {
+                    drop(zones);
+                    if rounds >= MAX_RECLAIM_ROUNDS || !self.ask_reclaimer(req) {
+                        return Err(self.out_of_space(req.name));
+                    }
+                    rounds += 1;
+                }
+            }
+        }
+    }
+
+    /// Returns once the writer may take a lease, taking one back from an idle writer if
+    /// that is what it takes, else waiting for a write to end.
+    fn wait_for_token<'a>(&self, mut zones: Zones<'a>, wal: bool) -> Zones<'a> {
+        loop {
+            if zones.may_lease(wal) {
+                return zones;
+            }
+            if let Some(zone) = zones.revocable_for(wal) {
+                zones.revoke(zone);
+                Counters::add(&self.counters.revocations, 1);
+                return zones;
+            }
+            zones = self.wait(zones);
+        }
+    }
+
+    fn wait<'a>(&self, zones: Zones<'a>) -> Zones<'a> {
+        let start = Instant::now();
+        Counters::add(&self.counters.lease_waits, 1);
+        let zones = self
+            .zone_freed
+            .wait(zones)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Counters::add(&self.counters.lease_wait_ns, elapsed_ns(start));
+        zones
+    }
+
+    fn step<'a>(&self, mut zones: Zones<'a>, req: &Request<'_>) -> FsResult<(Zones<'a>, Step)> {
+        if !zones.empty_available() && zones.has_dead() {
+            return Ok((zones, Step::Reclaim));
+        }
+        let step = match self.decide(&zones, req.hint) {
+            Decision::Use(zone) => self.carry_out_use(&mut zones, zone, req)?,
+            Decision::OpenEmpty { class, finish } => {
+                self.carry_out_open(&mut zones, class, finish, req)?
+            }
+        };
+        let step = match step {
+            Some(step) => step,
+            None => self.fallback(&mut zones, req)?,
+        };
+        Ok((zones, step))
+    }
+
+    /// Asks the policy, and times it.
+    fn decide(&self, zones: &ZoneTable, hint: &PlacementHint) -> Decision {
+        let views = zones.views();
+        let ctx = PlacementCtx {
+            hint,
+            zones: &views,
+            can_open: zones.can_open(),
+            min_capacity: self.block_size(),
+        };
+        let start = Instant::now();
+        let decision = self.policy.place(&ctx);
+        Counters::add(&self.counters.placement_ns, elapsed_ns(start));
+        Counters::add(&self.counters.placement_decisions, 1);
+        decision
+    }
+
+    fn carry_out_use(
+        &self,
+        zones: &mut ZoneTable,
+        zone: u32,
+        req: &Request<'_>,
+    ) -> FsResult<Option<Step>> {
+        if !zones.usable(zone, self.block_size()) {
+            return Err(self.bad_decision(format!(
+                "zone {zone} is not an idle active zone with room (for '{}')",
+                req.name
+            )));
+        }
+        Ok(grant(zones, zone, req, None))
+    }
+
+    /// `OpenEmpty`: nothing is finished unless an empty zone can really be taken after.
+    fn carry_out_open(
+        &self,
+        zones: &mut ZoneTable,
+        class: u8,
+        finish: Option<u32>,
+        req: &Request<'_>,
+    ) -> FsResult<Option<Step>> {
+        if !zones.empty_available() {
+            return Ok(None);
+        }
+        if let Some(zone) = finish {
+            if !zones.finishable(zone) {
+                return Err(self.bad_decision(format!(
+                    "zone {zone} cannot be finished: it is not an idle active zone"
+                )));
+            }
+            self.finish(zones, zone)?;
+        }
+        self.open_empty(zones, class, req)
+    }
+
+    /// Applies the finish threshold, then takes the lowest-numbered empty zone if an
+    /// active resource is free.
+    fn open_empty(
+        &self,
+        zones: &mut ZoneTable,
+        class: u8,
+        req: &Request<'_>,
+    ) -> FsResult<Option<Step>> {
+        if let Some(percent) = self.opts.finish_threshold {
+            for zone in zones.below_threshold(percent) {
+                self.finish(zones, zone)?;
+            }
+        }
+        if zones.active_count() >= zones.budget.active {
+            return Ok(None);
+        }
+        Ok(zones
+            .first_empty()
+            .and_then(|zone| grant(zones, zone, req, Some(class))))
+    }
+
+    /// When the decision could not be carried out: see the module comment, step 3.
+    fn fallback(&self, zones: &mut ZoneTable, req: &Request<'_>) -> FsResult<Step> {
+        let min = self.block_size();
+        if let Some(zone) = zones.any_with_room(min) {
+            if let Some(step) = grant(zones, zone, req, None) {
+                return Ok(step);
+            }
+        }
+        if zones.empty_available() {
+            if zones.active_count() >= zones.budget.active {
+                if let Some(zone) = zones.cheapest_to_finish() {
+                    self.finish(zones, zone)?;
+                }
+            }
+            if let Some(step) = self.open_empty(zones, req.class(), req)? {
+                return Ok(step);
+            }
+        }
+        if zones.has_dead() {
+            return Ok(Step::Reclaim);
+        }
+        if let Some(zone) = zones.idle_lease_with_room(min) {
+            zones.revoke(zone);
+            Counters::add(&self.counters.revocations, 1);
+            return Ok(Step::Retry);
+        }
+        if zones.write_in_progress() {
+            return Ok(Step::Wait);
+        }
+        Ok(Step::OutOfSpace)
+    }
+
+    pub fn finish(&self, zones: &mut ZoneTable, zone: u32) -> FsResult<()> {
+        self.dev
+            .finish_zone(zone)
+            .map_err(|e| FsError::device(format!("finish zone {zone}"), e))?;
+        zones.mark_finished(zone);
+        Counters::add(&self.counters.finishes, 1);
+        Ok(())
+    }
+
+    fn ask_reclaimer(&self, req: &Request<'_>) -> bool {
+        let reclaimer = self
+            .reclaimer
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        reclaimer.is_some_and(|r| {
+            r.reclaim(&SpaceRequest {
+                file: req.name.to_string(),
+                kind: req.kind,
+                bytes: self.block_size(),
+            })
+        })
+    }
+
+    pub fn out_of_space(&self, name: &str) -> FsError {
+        let zones = self.lock_zones();
+        FsError::OutOfSpace {
+            name: name.to_string(),
+            free: zones.free_bytes(),
+            usable: zones.usable_bytes(),
+            reserved_zones: zones.budget.reserved,
+        }
+    }
+
+    fn bad_decision(&self, reason: String) -> FsError {
+        FsError::Placement {
+            policy: self.policy.name(),
+            reason,
+        }
+    }
+}
+
+fn grant(zones: &mut ZoneTable, zone: u32, req: &Request<'_>, class: Option<u8>) -> Option<Step> {
+    let slot = zones.lease(zone, req.wal())?;
+    if let (Some(class), Some(s)) = (class, zones.slot_mut(zone)) {
+        s.class = class;
+    }
+    Some(Step::Granted(Grant {
+        slot,
+        opened: class,
+    }))
+}
+
+fn elapsed_ns(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}

@@ -1,0 +1,213 @@
+//! The file layer's basic contract: files as extents, padding, names, options, remount.
+
+mod fs_support;
+
+use std::collections::BTreeMap;
+
+use fs_support::*;
+use zns::ZoneState;
+use zonefs::fs::{FsError, FsOptions, ZoneFs};
+use zonefs::meta::FileKind;
+
+#[test]
+fn written_files_read_back_after_remount() {
+    let (_, dev) = mem_device(geometry(16, 256, 14, 14));
+    let fs = format(&dev, opts());
+    let mut files = BTreeMap::new();
+    for (i, len) in [0usize, 1, 4095, 4096, 4097, 300_000, 700_000]
+        .into_iter()
+        .enumerate()
+    {
+        let name = format!("{i:06}.sst");
+        let mut w = fs
+            .create(&name, FileKind::Sst, hint(FileKind::Sst, Some(1)))
+            .unwrap();
+        let content = data(i as u64, 0, len);
+        // Uneven pieces cross block and zone boundaries in every way.
+        for piece in content.chunks(7919) {
+            w.append(piece).unwrap();
+        }
+        w.close().unwrap();
+        files.insert(name, content);
+    }
+    assert_files(&fs, &files, "before remount");
+    drop(fs);
+    let fs = mount(&dev, opts());
+    assert_files(&fs, &files, "after remount");
+    // An extent never spans zones, and a big file spans several.
+    let big = fs.zones_of("000006.sst").unwrap();
+    assert!(big.len() >= 3, "{big:?}");
+    let cap = dev.geometry().zone_capacity;
+    for (_, m) in fs.metadata().files() {
+        for e in &m.extents {
+            assert!(e.offset + e.len <= cap);
+        }
+    }
+}
+
+#[test]
+fn a_sync_pads_the_last_block_and_the_next_append_starts_a_fresh_block() {
+    let (_, dev) = mem_device(geometry(16, 256, 14, 14));
+    let fs = format(&dev, opts());
+    let mut w = fs
+        .create("wal", FileKind::Wal, hint(FileKind::Wal, None))
+        .unwrap();
+    w.append(&data(1, 0, 100)).unwrap();
+    w.sync().unwrap();
+    let m = fs.metadata();
+    let f = m.file(m.file_id("wal").unwrap()).unwrap().clone();
+    assert_eq!(f.size, 100);
+    assert_eq!(f.extent_bytes(), 4096, "the padding stays in the extent");
+    // A second sync with nothing new writes nothing.
+    let before = dev.stats().total_written();
+    w.sync().unwrap();
+    assert_eq!(dev.stats().total_written(), before);
+    w.append(&data(1, 100, 50)).unwrap();
+    w.sync().unwrap();
+    let m = fs.metadata();
+    let f = m.file(m.file_id("wal").unwrap()).unwrap().clone();
+    assert_eq!(f.size, 150);
+    assert_eq!(f.extents.len(), 2);
+    assert_eq!(f.extents[0].len, 100, "the padding left the first extent");
+    assert_eq!(
+        f.extents[1].offset, 4096,
+        "the next data starts at a fresh block"
+    );
+    assert_eq!(read_file(&fs, "wal"), data(1, 0, 150));
+    w.close().unwrap();
+    assert_consistent(&fs, "after close");
+    drop(fs);
+    let fs = mount(&dev, opts());
+    assert_eq!(read_file(&fs, "wal"), data(1, 0, 150));
+    let zone = fs.zones_of("wal").unwrap()[0].0;
+    let z = fs
+        .zone_stats()
+        .unwrap()
+        .into_iter()
+        .find(|z| z.zone == zone)
+        .unwrap();
+    assert_eq!(
+        (z.written, z.valid, z.invalid),
+        (8192, 4096 + 100, 4096 - 100)
+    );
+}
+
+#[test]
+fn names_are_refused_replaced_and_renamed_like_posix() {
+    let (_, dev) = mem_device(geometry(16, 256, 14, 14));
+    let fs = format(&dev, opts());
+    let write = |name: &str, seed: u64| {
+        let mut w = fs
+            .create_or_replace(name, FileKind::Other, Default::default())
+            .unwrap();
+        w.append(&data(seed, 0, 5000)).unwrap();
+        w.close().unwrap();
+    };
+    write("CURRENT", 1);
+    assert!(matches!(
+        fs.create("CURRENT", FileKind::Other, Default::default()),
+        Err(FsError::AlreadyExists { .. })
+    ));
+    write("CURRENT", 2);
+    assert_eq!(read_file(&fs, "CURRENT"), data(2, 0, 5000));
+    write("CURRENT.tmp", 3);
+    fs.rename("CURRENT.tmp", "CURRENT").unwrap();
+    assert_eq!(read_file(&fs, "CURRENT"), data(3, 0, 5000));
+    assert!(!fs.exists("CURRENT.tmp"));
+    fs.rename("CURRENT", "CURRENT").unwrap();
+    assert!(matches!(fs.open("nope"), Err(FsError::NotFound { .. })));
+    assert!(matches!(fs.delete("nope"), Err(FsError::NotFound { .. })));
+    assert!(matches!(
+        fs.rename("nope", "x"),
+        Err(FsError::NotFound { .. })
+    ));
+    assert!(matches!(
+        fs.create("", FileKind::Other, Default::default()),
+        Err(FsError::Rejected { .. })
+    ));
+    // A file being written can be read (as of its last sync) but not removed.
+    let mut w = fs
+        .create("open", FileKind::Sst, Default::default())
+        .unwrap();
+    w.append(&data(4, 0, 9000)).unwrap();
+    assert_eq!(fs.open("open").unwrap().size(), 0);
+    w.sync().unwrap();
+    assert_eq!(read_file(&fs, "open"), data(4, 0, 9000));
+    assert!(matches!(fs.delete("open"), Err(FsError::Busy { .. })));
+    assert!(matches!(fs.rename("open", "x"), Err(FsError::Busy { .. })));
+    assert!(matches!(
+        fs.rename("CURRENT", "open"),
+        Err(FsError::Busy { .. })
+    ));
+    assert!(matches!(
+        fs.create_or_replace("open", FileKind::Sst, Default::default()),
+        Err(FsError::Busy { .. })
+    ));
+    w.close().unwrap();
+    fs.delete("open").unwrap();
+    assert_consistent(&fs, "end");
+}
+
+#[test]
+fn dropping_a_writer_discards_what_it_did_not_sync() {
+    let (_, dev) = mem_device(geometry(16, 256, 14, 14));
+    let fs = format(&dev, opts());
+    let mut w = fs.create("a", FileKind::Sst, Default::default()).unwrap();
+    w.append(&data(1, 0, 10_000)).unwrap();
+    w.sync().unwrap();
+    w.append(&data(1, 10_000, 50_000)).unwrap();
+    drop(w);
+    assert_eq!(read_file(&fs, "a"), data(1, 0, 10_000));
+    assert_consistent(&fs, "after drop");
+    // A writer never synced leaves an empty file; its zone is reset at once.
+    let resets = fs.stats().zone_resets;
+    let mut w = fs.create("b", FileKind::Wal, Default::default()).unwrap();
+    w.append(&data(2, 0, 100_000)).unwrap();
+    drop(w);
+    assert_eq!(read_file(&fs, "b"), Vec::<u8>::new());
+    assert!(fs.stats().zone_resets > resets);
+    assert_consistent(&fs, "after second drop");
+}
+
+#[test]
+fn bad_options_and_unformatted_devices_are_clear_errors() {
+    let (_, dev) = mem_device(geometry(16, 256, 14, 14));
+    let err = |o: FsOptions| ZoneFs::format(dev.clone(), o).err().map(|e| e.to_string());
+    let msg = err(opts().with_placement("nope")).unwrap();
+    assert!(msg.contains("unknown placement policy 'nope'"), "{msg}");
+    assert!(err(opts().with_meta_zones(1)).is_some());
+    assert!(err(opts().with_meta_zones(16)).is_some());
+    assert!(err(opts().with_reserved_zones(14)).is_some());
+    assert!(err(opts().with_finish_threshold(Some(101))).is_some());
+    let (_, tight) = mem_device(geometry(16, 256, 2, 2));
+    assert!(ZoneFs::format(tight, opts()).is_err());
+    let msg = ZoneFs::mount(dev.clone(), opts())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap();
+    assert!(msg.contains("not formatted"), "{msg}");
+    let fs = format(&dev, opts());
+    drop(fs);
+    let msg = ZoneFs::mount(dev.clone(), opts().with_meta_zones(3))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap();
+    assert!(msg.contains("metadata"), "{msg}");
+}
+
+#[test]
+fn format_erases_everything() {
+    let (_, dev) = mem_device(geometry(16, 256, 14, 14));
+    let fs = format(&dev, opts());
+    let mut w = fs.create("a", FileKind::Sst, Default::default()).unwrap();
+    w.append(&data(1, 0, 600_000)).unwrap();
+    w.close().unwrap();
+    drop(fs);
+    let fs = format(&dev, opts());
+    assert!(fs.list().is_empty());
+    let zones = fs.zone_stats().unwrap();
+    assert!(zones
+        .iter()
+        .all(|z| z.state == ZoneState::Empty && z.written == 0));
+    assert_eq!(fs.stats().free_ratio, 1.0);
+}
