@@ -73,15 +73,10 @@ struct World {
     synced: BTreeMap<String, Vec<u8>>,
     open: BTreeMap<String, Open>,
     seeds: u64,
-    /// Bytes written, resets, revocations and waits over all mounts.
-    totals: [u64; 4],
 }
 
 /// Out of space is allowed (the device is small); any other error is a failure.
 fn oos_or_panic(e: FsError, what: &str) {
-    if std::env::var("FS_MODEL_DEBUG").is_ok() {
-        eprintln!("{what}: {e}");
-    }
     assert!(e.is_out_of_space(), "{what}: {e}");
 }
 
@@ -239,11 +234,6 @@ impl World {
 
     fn remount(&mut self) {
         self.open.clear();
-        let s = self.fs.stats();
-        self.totals[0] += s.device_written_total();
-        self.totals[1] += s.zone_resets;
-        self.totals[2] += s.lease_revocations;
-        self.totals[3] += s.lease_waits;
         let fs = ZoneFs::mount(self.dev.clone(), self.opts.clone()).expect("mount");
         self.fs = fs;
         assert_files(&self.fs, &self.synced, "after remount");
@@ -267,25 +257,16 @@ fn run(ops: &[Op], geo: zns::Geometry) {
         synced: BTreeMap::new(),
         open: BTreeMap::new(),
         seeds: 0,
-        totals: [0; 4],
     };
     for op in ops {
         w.apply(op);
         w.check();
     }
     w.remount();
-    if std::env::var("FS_MODEL_DEBUG").is_ok() {
-        eprintln!(
-            "ops {} files {} totals {:?}",
-            ops.len(),
-            w.synced.len(),
-            w.totals
-        );
-    }
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn the_file_system_behaves_like_a_map_of_synced_bytes(

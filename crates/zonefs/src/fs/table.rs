@@ -62,10 +62,10 @@ impl Slot {
         }
     }
 
-    /// Holds no data anybody needs: can be reset.
+    /// Holds no data anybody needs: can be reset. An active zone with nothing written
+    /// (opened explicitly by someone else before mount) holds a resource for nothing.
     fn is_dead(&self) -> bool {
         matches!(self.cond, Cond::Active | Cond::Full)
-            && self.written > 0
             && self.live == 0
             && self.pins == 0
             && self.owner.is_none()

@@ -103,3 +103,137 @@ pub fn assert_consistent(fs: &ZoneFs, context: &str) {
         );
     }
 }
+
+/// A device wrapper that watches writes: it counts writes that overlap in time on the same
+/// zone (a broken write-pointer lock would show up here) and can hold writes of chosen
+/// categories at a gate, to keep a writer inside a write as long as a test needs.
+pub struct Probe {
+    inner: Arc<dyn ZonedDevice>,
+    zone_size: u64,
+    inflight: std::sync::Mutex<BTreeMap<u32, u32>>,
+    pub overlaps: std::sync::atomic::AtomicU64,
+    gate: std::sync::Mutex<Gate>,
+    gate_cv: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct Gate {
+    held: Vec<zns::IoCategory>,
+    waiting: usize,
+}
+
+impl Probe {
+    pub fn new(inner: Arc<dyn ZonedDevice>) -> Arc<Probe> {
+        Arc::new(Probe {
+            zone_size: inner.geometry().zone_size,
+            inner,
+            inflight: Default::default(),
+            overlaps: Default::default(),
+            gate: Default::default(),
+            gate_cv: Default::default(),
+        })
+    }
+
+    pub fn overlaps(&self) -> u64 {
+        self.overlaps.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Writes of these categories wait until [`Probe::open_gate`].
+    pub fn hold(&self, cats: &[zns::IoCategory]) {
+        self.gate.lock().unwrap().held = cats.to_vec();
+    }
+
+    pub fn open_gate(&self) {
+        self.gate.lock().unwrap().held.clear();
+        self.gate_cv.notify_all();
+    }
+
+    /// Writes waiting at the gate now.
+    pub fn held_writes(&self) -> usize {
+        self.gate.lock().unwrap().waiting
+    }
+
+    /// Waits until `n` writes wait at the gate.
+    pub fn wait_held(&self, n: usize) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while self.held_writes() < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "writes never reached the gate"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    fn track<T>(&self, zone: u32, cat: zns::IoCategory, f: impl FnOnce() -> T) -> T {
+        {
+            let mut g = self.gate.lock().unwrap();
+            if g.held.contains(&cat) {
+                g.waiting += 1;
+                while g.held.contains(&cat) {
+                    g = self.gate_cv.wait(g).unwrap();
+                }
+                g.waiting -= 1;
+            }
+        }
+        {
+            let mut m = self.inflight.lock().unwrap();
+            let n = m.entry(zone).or_default();
+            *n += 1;
+            if *n > 1 {
+                self.overlaps
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        // Widen the window in which a second writer of the same zone would be caught.
+        std::thread::yield_now();
+        let result = f();
+        if let Some(n) = self.inflight.lock().unwrap().get_mut(&zone) {
+            *n -= 1;
+        }
+        result
+    }
+}
+
+impl ZonedDevice for Probe {
+    fn geometry(&self) -> zns::Geometry {
+        self.inner.geometry()
+    }
+
+    fn describe(&self) -> String {
+        format!("probe({})", self.inner.describe())
+    }
+
+    fn report_zones(&self, first: u32, count: u32) -> zns::Result<Vec<zns::ZoneInfo>> {
+        self.inner.report_zones(first, count)
+    }
+
+    fn read(&self, addr: u64, buf: &mut [u8], cat: zns::IoCategory) -> zns::Result<()> {
+        self.inner.read(addr, buf, cat)
+    }
+
+    fn write(&self, addr: u64, data: &[u8], cat: zns::IoCategory) -> zns::Result<()> {
+        let zone = (addr / self.zone_size) as u32;
+        self.track(zone, cat, || self.inner.write(addr, data, cat))
+    }
+
+    fn append(&self, zone: u32, data: &[u8], cat: zns::IoCategory) -> zns::Result<u64> {
+        self.track(zone, cat, || self.inner.append(zone, data, cat))
+    }
+
+    fn zone_op(&self, zone: u32, op: zns::ZoneOp) -> zns::Result<()> {
+        self.inner.zone_op(zone, op)
+    }
+
+    fn sync(&self) -> zns::Result<()> {
+        self.inner.sync()
+    }
+
+    fn stats(&self) -> zns::DeviceStats {
+        self.inner.stats()
+    }
+
+    fn faults(&self) -> Option<&dyn zns::FaultControl> {
+        self.inner.faults()
+    }
+}

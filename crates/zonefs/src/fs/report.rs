@@ -1,0 +1,104 @@
+//! Figures and checks: per-zone statistics, the metrics snapshot, consistency.
+
+use super::shared::Counters;
+use super::table::Cond;
+use super::{FsError, FsResult, FsStats, ZoneFs, ZoneStat};
+
+impl ZoneFs {
+    /// Per data zone: state, written, valid, invalid bytes and placement class.
+    pub fn zone_stats(&self) -> FsResult<Vec<ZoneStat>> {
+        let sh = &self.shared;
+        let report = sh
+            .dev
+            .report_zones(sh.layout.meta_zones, sh.geo.zones - sh.layout.meta_zones)
+            .map_err(|e| FsError::device("report the data zones", e))?;
+        let meta = sh.lock_meta();
+        let zones = sh.lock_zones();
+        Ok(report
+            .iter()
+            .filter_map(|info| {
+                let s = zones.slot(info.zone)?;
+                let valid = meta.state.valid_bytes(info.zone);
+                let unsynced = s.live.saturating_sub(valid);
+                Some(ZoneStat {
+                    zone: info.zone,
+                    state: info.state,
+                    written: s.written,
+                    valid,
+                    invalid: s.written.saturating_sub(valid + unsynced),
+                    unsynced,
+                    class: s.class,
+                    busy: s.owner.is_some(),
+                })
+            })
+            .collect())
+    }
+
+    pub fn stats(&self) -> FsStats {
+        let sh = &self.shared;
+        let dev = sh.dev.stats();
+        let since = |now: &[u64; 7], then: &[u64; 7]| {
+            std::array::from_fn(|i| now[i].saturating_sub(then[i]))
+        };
+        let meta = sh.lock_meta();
+        let zones = sh.lock_zones();
+        let c = &sh.counters;
+        let count =
+            |f: &dyn Fn(Cond) -> bool| zones.zones().filter(|(_, s)| f(s.cond)).count() as u32;
+        let (free, usable) = (zones.free_bytes(), zones.usable_bytes());
+        FsStats {
+            device_write_bytes: since(&dev.write_bytes, &sh.baseline.write_bytes),
+            device_read_bytes: since(&dev.read_bytes, &sh.baseline.read_bytes),
+            zone_resets: Counters::get(&c.resets),
+            zero_copy_resets: Counters::get(&c.zero_copy_resets),
+            finishes: Counters::get(&c.finishes),
+            placement_decisions: Counters::get(&c.placement_decisions),
+            placement_ns: Counters::get(&c.placement_ns),
+            free_bytes: free,
+            usable_bytes: usable,
+            free_ratio: if usable == 0 {
+                0.0
+            } else {
+                free as f64 / usable as f64
+            },
+            files: meta.state.file_count(),
+            open_writers: meta.writing.len(),
+            data_zones: zones.budget.data_zones,
+            reserved_zones: zones.budget.reserved,
+            empty_zones: count(&|c| c == Cond::Empty),
+            active_zones: zones.active_count(),
+            full_zones: count(&|c| c == Cond::Full),
+            lease_waits: Counters::get(&c.lease_waits),
+            lease_wait_ns: Counters::get(&c.lease_wait_ns),
+            lease_revocations: Counters::get(&c.revocations),
+            meta: meta.log.stats(),
+        }
+    }
+
+    /// Checks the metadata invariants and that the zone table agrees with them: every
+    /// extent lies in written bytes of its zone, and each zone's live bytes cover its valid
+    /// bytes (exactly, when no writer is open).
+    pub fn check_consistency(&self) -> FsResult<()> {
+        let meta = self.shared.lock_meta();
+        meta.state
+            .check_invariants()
+            .map_err(|e| FsError::rejected("metadata invariants", e))?;
+        let zones = self.shared.lock_zones();
+        let idle = meta.writing.is_empty();
+        for (zone, s) in zones.zones() {
+            let valid = meta.state.valid_bytes(zone);
+            let end = meta.state.zone_extents(zone).map(|(e, _)| e.end()).max();
+            let bad = |reason: String| Err(FsError::Inconsistent { zone, reason });
+            if end.is_some_and(|end| end > s.written) {
+                return bad(format!(
+                    "extents reach {end:?} beyond {} written",
+                    s.written
+                ));
+            }
+            if s.live < valid || (idle && s.live != valid) {
+                return bad(format!("live bytes {} but valid bytes {valid}", s.live));
+            }
+        }
+        Ok(())
+    }
+}
