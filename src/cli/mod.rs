@@ -1,14 +1,22 @@
 //! The `zkv` command line. Each subcommand lives in its own module and exposes a clap `Args`
 //! type and a `run` function; `Command` below lists them. Shared pieces: [`size`] (byte sizes
-//! with units), [`device`] (`--device` specs), [`error`] (the one error type) and [`Out`].
+//! with units), [`device`] (`--device` specs), [`geometry`] (the geometry flags of a new
+//! image), [`fsview`] and [`shadow`] (reading a file system without writing the device),
+//! [`table`] (aligned tables), [`error`] (the one error type) and [`Out`].
 //!
 //! Contract (docs/CLI.md): success exits 0; a failure prints exactly one `error: <message>`
 //! line on stderr and exits 1, or 2 for a usage error (bad flag or value).
 
 pub mod device;
 pub mod error;
+pub mod fsview;
+pub mod geometry;
+pub mod inspect;
+pub mod mkfs;
 pub mod pattern;
+pub mod shadow;
 pub mod size;
+pub mod table;
 pub mod zone;
 
 use std::fmt::Display;
@@ -44,11 +52,18 @@ enum Command {
     /// Create, inspect and drive the zones of a device (like blkzone)
     #[command(arg_required_else_help = true)]
     Zone(zone::ZoneArgs),
+    /// Format a device with an empty zkv file system (creates a file: image if needed)
+    Mkfs(mkfs::MkfsArgs),
+    /// Show a zkv file system's zones, files and space without changing the device
+    #[command(arg_required_else_help = true)]
+    Inspect(inspect::InspectArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
     match cli.command {
         Command::Zone(args) => zone::run(args),
+        Command::Mkfs(args) => mkfs::run(args),
+        Command::Inspect(args) => inspect::run(args),
     }
 }
 

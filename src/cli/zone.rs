@@ -14,22 +14,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{ArgGroup, Args, Subcommand};
-use zns::{
-    DeviceSpec, FileDevice, Geometry, IoCategory, ZnsError, ZoneInfo, ZoneOp, ZoneState,
-    ZonedDevice,
-};
+use zns::{DeviceSpec, Geometry, IoCategory, ZnsError, ZoneInfo, ZoneOp, ZoneState};
 
 use super::device::{open_persistent, parse_device, refuse_mem, Access};
 use super::error::{CliError, CliResult};
+use super::geometry::{create_image, describe, GeometryArgs};
 use super::pattern;
 use super::size::{format_size, parse_positive_size, parse_size};
 use super::Out;
-
-/// More zones than this would make the in-memory zone table of an image unreasonably large.
-const MAX_ZONES: u32 = 1 << 20;
-
-/// Default open and active zone limits (ZN540-like, as `Geometry::new`).
-const DEFAULT_LIMIT: u32 = 14;
 
 /// Reads are streamed in pieces of this size.
 const READ_CHUNK: u64 = 1 << 20;
@@ -84,37 +76,17 @@ struct DeviceArg {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("zones", |a| a.required(true)),
+    mut_arg("zone_size", |a| a.required(true))
+)]
 struct CreateArgs {
     /// The image to create, as file:PATH; an existing file is never overwritten
     #[arg(long, value_name = "DEVICE", value_parser = parse_device)]
     device: DeviceSpec,
 
-    /// Number of zones
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    zones: u32,
-
-    /// Zone size, a power of two (e.g. 1MiB, 64MiB)
-    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size, allow_hyphen_values = true)]
-    zone_size: u64,
-
-    /// Writable bytes per zone, a multiple of the block size, at most the zone size
-    /// [default: the zone size]
-    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size, allow_hyphen_values = true)]
-    zone_capacity: Option<u64>,
-
-    /// Maximum open zones, 0 = unlimited [default: 14, or --max-active if that is lower]
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    max_open: Option<u32>,
-
-    /// Maximum active (open or closed) zones, 0 = unlimited [default: 14, or --max-open if
-    /// that is higher]
-    #[arg(long, value_name = "N", allow_negative_numbers = true)]
-    max_active: Option<u32>,
-
-    /// Logical block size, a power of two of at least 512: writes are aligned to it
-    #[arg(long, value_name = "SIZE", default_value = "4096",
-          value_parser = parse_positive_size, allow_hyphen_values = true)]
-    block_size: u64,
+    #[command(flatten)]
+    geometry: GeometryArgs,
 }
 
 #[derive(Debug, Args)]
@@ -234,29 +206,6 @@ pub fn run(args: ZoneArgs) -> CliResult {
     out.flush()
 }
 
-fn limit(n: u32) -> String {
-    if n == 0 {
-        "unlimited".into()
-    } else {
-        n.to_string()
-    }
-}
-
-/// One line describing a device's shape.
-fn describe(dev: &dyn ZonedDevice) -> String {
-    let g = dev.geometry();
-    format!(
-        "{}: {} zones of {} (capacity {}), {} blocks, max open {}, max active {}",
-        dev.describe(),
-        g.zones,
-        format_size(g.zone_size),
-        format_size(g.zone_capacity),
-        format_size(u64::from(g.block_size)),
-        limit(g.max_open),
-        limit(g.max_active),
-    )
-}
-
 fn create(a: CreateArgs, out: &mut Out) -> CliResult {
     let path = match &a.device {
         DeviceSpec::File(path) => path,
@@ -269,39 +218,9 @@ fn create(a: CreateArgs, out: &mut Out) -> CliResult {
             )))
         }
     };
-    if a.zones > MAX_ZONES {
-        return Err(CliError::invalid(format!(
-            "--zones {}: at most {MAX_ZONES} zones are supported",
-            a.zones
-        )));
-    }
-    let block_size = u32::try_from(a.block_size).map_err(|_| {
-        CliError::invalid(format!(
-            "--block-size {}: too large for a block size",
-            format_size(a.block_size)
-        ))
-    })?;
-    let (max_open, max_active) = match (a.max_open, a.max_active) {
-        (Some(open), Some(active)) => (open, active),
-        (Some(open), None) => (open, open.max(DEFAULT_LIMIT)),
-        (None, Some(active)) if active != 0 => (active.min(DEFAULT_LIMIT), active),
-        (None, _) => (DEFAULT_LIMIT, a.max_active.unwrap_or(DEFAULT_LIMIT)),
-    };
-    let geo = Geometry::new(a.zones, a.zone_size)
-        .with_capacity(a.zone_capacity.unwrap_or(a.zone_size))
-        .with_block_size(block_size)
-        .with_limits(max_open, max_active);
     // Refuse bad geometry and existing paths before anything touches the file system.
-    geo.validate()?;
-    if path.symlink_metadata().is_ok() {
-        return Err(CliError::invalid(format!(
-            "{}: already exists; zone create never overwrites a file",
-            path.display()
-        )));
-    }
-    // The device layer removes a half-made image itself when creating fails.
-    let dev = FileDevice::create(path, geo)?;
-    dev.sync()?;
+    let geo = a.geometry.geometry(" (see 'zkv zone create --help')")?;
+    let dev = create_image(path, geo, "zone create")?;
     out.line(format!("created {}", describe(&dev)))
 }
 

@@ -11,7 +11,13 @@
 //! 3. when that cannot be done for lack of empty zones: any idle zone with room whatever
 //!    its class (space beats placement quality), resetting dead zones, taking back an idle
 //!    lease, waiting for a write in progress;
-//! 4. the space reclaimer (the zone cleaner's hook), then an out-of-space error.
+//! 4. the zone cleaner (when inline or background cleaning is on) and the installed space
+//!    reclaimer, then an out-of-space error.
+//!
+//! Before any of this, a writer's request notes the free space: below `gc_start` it runs
+//! the cleaner inline or wakes the background cleaner. The cleaner's own requests (`gc`)
+//! skip that, may use the reserved zones, never use the WAL's token, and fail at once
+//! with out-of-space instead of asking for reclaiming (they come from the cleaner).
 
 use std::sync::MutexGuard;
 use std::time::Instant;
@@ -19,7 +25,6 @@ use std::time::Instant;
 use crate::meta::FileKind;
 use crate::placement::{Decision, PlacementCtx, PlacementHint};
 
-use super::clean::SpaceRequest;
 use super::error::{FsError, FsResult};
 use super::shared::{Counters, Shared};
 use super::table::{WriteSlot, ZoneTable};
@@ -32,11 +37,16 @@ pub(crate) struct Request<'a> {
     pub name: &'a str,
     pub kind: FileKind,
     pub hint: &'a PlacementHint,
+    /// The room the policy should look for (a block for writers, the extent for the
+    /// cleaner's copies).
+    pub min_capacity: u64,
+    /// The zone cleaner writes copies.
+    pub gc: bool,
 }
 
 impl Request<'_> {
     fn wal(&self) -> bool {
-        self.kind == FileKind::Wal
+        self.kind == FileKind::Wal && !self.gc
     }
 
     /// The class a zone opened for this file gets when the policy did not name one.
@@ -65,6 +75,9 @@ type Zones<'a> = MutexGuard<'a, ZoneTable>;
 
 impl Shared {
     pub fn acquire(&self, req: &Request<'_>) -> FsResult<Grant> {
+        if !req.gc {
+            self.before_allocation()?;
+        }
         let mut rounds = 0;
         loop {
             let zones = self.wait_for_token(self.lock_zones(), req.wal());
@@ -80,7 +93,10 @@ impl Shared {
                 }
                 Step::OutOfSpace => {
                     drop(zones);
-                    if rounds >= MAX_RECLAIM_ROUNDS || !self.ask_reclaimer(req) {
+                    if req.gc
+                        || rounds >= MAX_RECLAIM_ROUNDS
+                        || !self.reclaim_space(req.name, req.kind)?
+                    {
                         return Err(self.out_of_space(req.name));
                     }
                     rounds += 1;
@@ -117,10 +133,10 @@ impl Shared {
     }
 
     fn step<'a>(&self, mut zones: Zones<'a>, req: &Request<'_>) -> FsResult<(Zones<'a>, Step)> {
-        if !zones.empty_available() && zones.has_dead() {
+        if !zones.empty_available(req.gc) && zones.has_dead() {
             return Ok((zones, Step::Reclaim));
         }
-        let step = match self.decide(&zones, req.hint) {
+        let step = match self.decide(&zones, req) {
             Decision::Use(zone) => self.carry_out_use(&mut zones, zone, req)?,
             Decision::OpenEmpty { class, finish } => {
                 self.carry_out_open(&mut zones, class, finish, req)?
@@ -134,13 +150,13 @@ impl Shared {
     }
 
     /// Asks the policy, and times it.
-    fn decide(&self, zones: &ZoneTable, hint: &PlacementHint) -> Decision {
+    fn decide(&self, zones: &ZoneTable, req: &Request<'_>) -> Decision {
         let views = zones.views();
         let ctx = PlacementCtx {
-            hint,
+            hint: req.hint,
             zones: &views,
-            can_open: zones.can_open(),
-            min_capacity: self.block_size(),
+            can_open: zones.can_open(req.gc),
+            min_capacity: req.min_capacity.max(self.block_size()),
         };
         let start = Instant::now();
         let decision = self.policy.place(&ctx);
@@ -172,7 +188,7 @@ impl Shared {
         finish: Option<u32>,
         req: &Request<'_>,
     ) -> FsResult<Option<Step>> {
-        if !zones.empty_available() {
+        if !zones.empty_available(req.gc) {
             return Ok(None);
         }
         if let Some(zone) = finish {
@@ -215,7 +231,7 @@ impl Shared {
                 return Ok(step);
             }
         }
-        if zones.empty_available() {
+        if zones.empty_available(req.gc) {
             if zones.active_count() >= zones.budget.active {
                 if let Some(zone) = zones.cheapest_to_finish() {
                     self.finish(zones, zone)?;
@@ -248,21 +264,6 @@ impl Shared {
         Ok(())
     }
 
-    fn ask_reclaimer(&self, req: &Request<'_>) -> bool {
-        let reclaimer = self
-            .reclaimer
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
-        reclaimer.is_some_and(|r| {
-            r.reclaim(&SpaceRequest {
-                file: req.name.to_string(),
-                kind: req.kind,
-                bytes: self.block_size(),
-            })
-        })
-    }
-
     pub fn out_of_space(&self, name: &str) -> FsError {
         let zones = self.lock_zones();
         FsError::OutOfSpace {
@@ -292,6 +293,6 @@ fn grant(zones: &mut ZoneTable, zone: u32, req: &Request<'_>, class: Option<u8>)
     }))
 }
 
-fn elapsed_ns(start: Instant) -> u64 {
+pub(crate) fn elapsed_ns(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }

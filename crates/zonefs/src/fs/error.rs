@@ -55,6 +55,21 @@ pub enum FsError {
     InvalidOptions { reason: String },
 
     #[error(
+        "invalid zone cleaning thresholds: gc_start {start}% and gc_stop {stop}% must \
+         satisfy 0 < gc_start <= gc_stop < 100"
+    )]
+    GcThresholds { start: u8, stop: u8 },
+
+    #[error("a background zone cleaner is already running on this file system")]
+    CleanerRunning,
+
+    #[error("start the background zone cleaner: {source}")]
+    CleanerThread {
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error(
         "the writer of '{name}' failed earlier ({reason}); \
          the file keeps the content of its last successful sync"
     )]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::meta::{FileId, FileKind, FileMeta, FsState, Record};
 use crate::placement::{Lifetime, PlacementHint};
 
-use super::{FileInfo, FileReader, FileWriter, FsError, FsResult, SpaceRequest, ZoneFs};
+use super::{FileInfo, FileReader, FileWriter, FsError, FsResult, ZoneFs};
 
 impl ZoneFs {
     /// Creates an empty file for writing; an existing name is refused
@@ -83,17 +83,7 @@ impl ZoneFs {
                     continue;
                 }
             }
-            let req = SpaceRequest {
-                file: name.into(),
-                kind,
-                bytes: sh.block_size(),
-            };
-            let reclaimer = sh
-                .reclaimer
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .clone();
-            if !reclaimer.is_some_and(|r| r.reclaim(&req)) {
+            if !sh.reclaim_space(name, kind)? {
                 break;
             }
         }

@@ -9,12 +9,16 @@
 //! - The allocator carries out the placement policy's decisions within the zone budget
 //!   (lease tokens derived from the device's open and active limits, one kept for WAL
 //!   files); zones whose data is all dead are reset at once.
+//! - The zone cleaner frees zones whose data is partly dead: it picks the full zone with
+//!   the fewest valid bytes and moves its valid data away (copies, or asks the engine to
+//!   compact), inline or in a background thread.
 //!
 //! The model and its guarantees are written down in `docs/FILE-LAYER.md`.
 
 mod alloc;
 mod budget;
 mod clean;
+mod cleaner;
 mod error;
 mod files;
 mod mount;
@@ -33,10 +37,14 @@ use zns::ZonedDevice;
 use crate::meta::{FileKind, FileMeta, FsState};
 
 pub use clean::{SpaceReclaimer, SpaceRequest};
+pub use cleaner::{
+    CleanReport, CleanStop, CleanerThread, CleaningMode, CompactionCandidate, CompactionRequester,
+    VictimReport,
+};
 pub use error::{FsError, FsResult};
-pub use options::FsOptions;
+pub use options::{FsOptions, DEFAULT_GC_START, DEFAULT_GC_STOP};
 pub use reader::FileReader;
-pub use stats::{FsStats, ZoneStat};
+pub use stats::{FreeSpaceSample, FsStats, GcStats, InvalidRatios, ZoneStat};
 pub use writer::FileWriter;
 
 use shared::Shared;

@@ -15,6 +15,7 @@ use crate::meta::{FsState, MetaLog, Record, ZonePlacement, MIN_META_ZONES};
 use crate::placement::PlacementPolicy;
 
 use super::budget::Budget;
+use super::cleaner::CleanerCore;
 use super::error::{FsError, FsResult};
 use super::options::FsOptions;
 use super::shared::{Counters, MetaStore, Shared};
@@ -74,6 +75,7 @@ fn prepare(
         });
     }
     opts.check_threshold()?;
+    opts.check_gc()?;
     let policy = opts.policy()?;
     let budget = Budget::new(&geo, opts.meta_zones, opts.reserved_zones)?;
     Ok((budget, policy))
@@ -153,6 +155,7 @@ fn assemble(
         counters: Counters::default(),
         reclaimer: RwLock::new(None),
         baseline,
+        cleaner: CleanerCore::default(),
     };
     ZoneFs {
         shared: Arc::new(shared),

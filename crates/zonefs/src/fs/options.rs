@@ -3,7 +3,13 @@
 use crate::meta::DEFAULT_META_ZONES;
 use crate::placement::{self, PlacementPolicy};
 
+use super::cleaner::CleaningMode;
 use super::error::{FsError, FsResult};
+
+/// Default `gc_start`: cleaning starts when less than 20% of the usable capacity is free.
+pub const DEFAULT_GC_START: u8 = 20;
+/// Default `gc_stop`: a cleaning run stops once 25% of the usable capacity is free.
+pub const DEFAULT_GC_STOP: u8 = 25;
 
 /// Options of [`ZoneFs::format`](super::ZoneFs::format) and
 /// [`ZoneFs::mount`](super::ZoneFs::mount).
@@ -14,14 +20,21 @@ pub struct FsOptions {
     pub meta_zones: u32,
     /// Over-provisioning: this many data zones' worth of capacity is never given to files.
     /// It is a count, not a set of zone numbers: the allocator never takes an empty zone
-    /// when that would leave fewer than `reserved_zones` empty zones (the zone cleaner may
-    /// use them later). Usable capacity excludes them.
+    /// when that would leave fewer than `reserved_zones` empty zones; the zone cleaner may
+    /// use them for its copies. Usable capacity excludes them.
     pub reserved_zones: u32,
     /// Placement policy name, see [`placement::POLICIES`].
     pub placement: String,
     /// When set to x, before a new zone is opened every idle active zone with less than x%
     /// of its capacity left is finished (its rest is given up to save an active resource).
     pub finish_threshold: Option<u8>,
+    /// Zone cleaning starts when the free-space ratio (free / usable capacity) drops below
+    /// this percentage. `0 < gc_start <= gc_stop < 100`.
+    pub gc_start: u8,
+    /// A cleaning run stops once the free-space ratio is at or above this percentage.
+    pub gc_stop: u8,
+    /// What the cleaner does with a victim zone's valid data.
+    pub gc_mode: CleaningMode,
 }
 
 impl Default for FsOptions {
@@ -31,6 +44,9 @@ impl Default for FsOptions {
             reserved_zones: 0,
             placement: "liza".into(),
             finish_threshold: None,
+            gc_start: DEFAULT_GC_START,
+            gc_stop: DEFAULT_GC_STOP,
+            gc_mode: CleaningMode::Copy,
         }
     }
 }
@@ -54,6 +70,27 @@ impl FsOptions {
     pub fn with_finish_threshold(mut self, percent: Option<u8>) -> Self {
         self.finish_threshold = percent;
         self
+    }
+
+    /// Cleaning thresholds, in percent of the usable capacity (see [`FsOptions::gc_start`]).
+    pub fn with_gc(mut self, start: u8, stop: u8) -> Self {
+        self.gc_start = start;
+        self.gc_stop = stop;
+        self
+    }
+
+    pub fn with_gc_mode(mut self, mode: CleaningMode) -> Self {
+        self.gc_mode = mode;
+        self
+    }
+
+    /// Checks `0 < gc_start <= gc_stop < 100`.
+    pub fn check_gc(&self) -> FsResult<()> {
+        let (start, stop) = (self.gc_start, self.gc_stop);
+        if start == 0 || start > stop || stop >= 100 {
+            return Err(FsError::GcThresholds { start, stop });
+        }
+        Ok(())
     }
 
     /// The placement policy named by the options, or a clear error.

@@ -1,8 +1,8 @@
 //! Figures and checks: per-zone statistics, the metrics snapshot, consistency.
 
 use super::shared::Counters;
-use super::table::Cond;
-use super::{FsError, FsResult, FsStats, ZoneFs, ZoneStat};
+use super::table::{ratio, Cond};
+use super::{FsError, FsResult, FsStats, GcStats, ZoneFs, ZoneStat};
 
 impl ZoneFs {
     /// Per data zone: state, written, valid, invalid bytes and placement class.
@@ -56,11 +56,7 @@ impl ZoneFs {
             placement_ns: Counters::get(&c.placement_ns),
             free_bytes: free,
             usable_bytes: usable,
-            free_ratio: if usable == 0 {
-                0.0
-            } else {
-                free as f64 / usable as f64
-            },
+            free_ratio: ratio(free, usable),
             files: meta.state.file_count(),
             open_writers: meta.writing.len(),
             data_zones: zones.budget.data_zones,
@@ -71,6 +67,16 @@ impl ZoneFs {
             lease_waits: Counters::get(&c.lease_waits),
             lease_wait_ns: Counters::get(&c.lease_wait_ns),
             lease_revocations: Counters::get(&c.revocations),
+            gc: GcStats {
+                runs: Counters::get(&c.gc_runs),
+                victims: Counters::get(&c.gc_victims),
+                copy_bytes: Counters::get(&c.gc_copy_bytes),
+                compacted_bytes: Counters::get(&c.gc_compacted_bytes),
+                resets: Counters::get(&c.gc_resets),
+                blocking_ns: Counters::get(&c.gc_blocking_ns),
+                blocking_events: Counters::get(&c.gc_blocking_events),
+                compaction_requests: Counters::get(&c.gc_compaction_requests),
+            },
             meta: meta.log.stats(),
         }
     }

@@ -11,10 +11,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 
 use zns::{DeviceStats, Geometry, ZonedDevice};
 
-use crate::meta::{FileId, FsState, MetaLog, Record, ZoneLayout, ZonePlacement};
+use crate::meta::{FileId, FileKind, FsState, MetaLog, Record, ZoneLayout, ZonePlacement};
 use crate::placement::PlacementPolicy;
 
-use super::clean::SpaceReclaimer;
+use super::clean::{SpaceReclaimer, SpaceRequest};
+use super::cleaner::CleanerCore;
 use super::error::{FsError, FsResult};
 use super::options::FsOptions;
 use super::table::ZoneTable;
@@ -67,6 +68,14 @@ pub(crate) struct Counters {
     pub lease_waits: AtomicU64,
     pub lease_wait_ns: AtomicU64,
     pub revocations: AtomicU64,
+    pub gc_runs: AtomicU64,
+    pub gc_victims: AtomicU64,
+    pub gc_copy_bytes: AtomicU64,
+    pub gc_compacted_bytes: AtomicU64,
+    pub gc_resets: AtomicU64,
+    pub gc_blocking_ns: AtomicU64,
+    pub gc_blocking_events: AtomicU64,
+    pub gc_compaction_requests: AtomicU64,
 }
 
 impl Counters {
@@ -93,6 +102,15 @@ pub(crate) struct Shared {
     pub reclaimer: RwLock<Option<Arc<dyn SpaceReclaimer>>>,
     /// Device counters when the file system was mounted; statistics are deltas from here.
     pub baseline: DeviceStats,
+    /// The zone cleaner: run coordination, the engine's callback, samples.
+    pub cleaner: CleanerCore,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // A background cleaner only holds a weak handle: tell it to go.
+        self.cleaner.shutdown();
+    }
 }
 
 impl Shared {
@@ -121,10 +139,18 @@ impl Shared {
             self.dev
                 .reset_zone(zone)
                 .map_err(|e| FsError::device(format!("reset dead zone {zone}"), e))?;
+            let (victim, copied) = zones
+                .slot(zone)
+                .map_or((false, false), |s| (s.victim, s.copied));
             zones.mark_reset(zone);
             reset += 1;
             Counters::add(&self.counters.resets, 1);
-            Counters::add(&self.counters.zero_copy_resets, 1);
+            if !copied {
+                Counters::add(&self.counters.zero_copy_resets, 1);
+            }
+            if victim {
+                Counters::add(&self.counters.gc_resets, 1);
+            }
             if meta.state.placement(zone).is_some() {
                 // Durable with the next metadata sync; a mount clears it anyway.
                 let clear = Record::ZoneMeta {
@@ -154,5 +180,38 @@ impl Shared {
     /// reclaim (the allocator and mount reclaim too).
     pub fn reclaim_quietly(&self, meta: &mut MetaStore) {
         let _ = self.reclaim_dead(meta);
+    }
+
+    /// Stages the class of a zone just opened for a writer (or the cleaner). It is logged
+    /// before any record can reference the zone (nobody else can write to the zone before
+    /// the first write ends), so whenever a file in it is durable, so is its class.
+    pub fn stage_zone_class(&self, zone: u32, class: u8) -> FsResult<()> {
+        let placement = ZonePlacement {
+            class,
+            policy: Vec::new(),
+        };
+        let rec = Record::ZoneMeta { zone, placement };
+        let mut meta = self.lock_meta();
+        meta.stage(&[rec], &|| format!("record the class of zone {zone}"))
+    }
+
+    /// When no zone can be found: the built-in zone cleaner (if inline or background
+    /// cleaning is on), then the installed [`SpaceReclaimer`]. True means "look again".
+    pub fn reclaim_space(&self, name: &str, kind: FileKind) -> FsResult<bool> {
+        if self.cleaner_reclaim()? {
+            return Ok(true);
+        }
+        let reclaimer = self
+            .reclaimer
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        Ok(reclaimer.is_some_and(|r| {
+            r.reclaim(&SpaceRequest {
+                file: name.to_string(),
+                kind,
+                bytes: self.block_size(),
+            })
+        }))
     }
 }

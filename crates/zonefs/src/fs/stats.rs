@@ -3,9 +3,10 @@
 //! Definitions:
 //! - device bytes per category: bytes the device wrote (read) since this mount, from the
 //!   device's own counters, indexed by [`IoCategory::index`]; metadata included;
-//! - zone resets: data zones reset by this mount; zero-copy resets: those reset while
-//!   holding no valid data (every reset so far: there is no cleaner yet); finishes: data
-//!   zones finished by the allocator (policy, finish threshold, mount);
+//! - zone resets: data zones reset by this mount; zero-copy resets: those reset without
+//!   the zone cleaner having copied valid data out of them; finishes: data zones finished
+//!   by the allocator (policy, finish threshold, mount);
+//! - zone cleaning: see [`GcStats`];
 //! - placement: decisions taken and the time spent in the policy;
 //! - usable bytes = (data zones that are not read-only or offline − reserved zones) ×
 //!   zone capacity; free bytes = room left in empty and active data zones − reserved
@@ -40,7 +41,88 @@ pub struct FsStats {
     pub lease_wait_ns: u64,
     /// Idle writers whose zone was taken back for another writer.
     pub lease_revocations: u64,
+    /// The zone cleaner's counters.
+    pub gc: GcStats,
     pub meta: MetaLogStats,
+}
+
+/// The zone cleaner's counters since this mount.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcStats {
+    /// Cleaning runs (a run cleans victims until the free-space ratio reaches `gc_stop`,
+    /// or nothing more can be cleaned; `clean_one` counts as a run).
+    pub runs: u64,
+    /// Zones picked as victims.
+    pub victims: u64,
+    /// Valid bytes moved out of victims into other zones and recorded (Σ extent lengths
+    /// of committed migrations; the device bytes, block rounding and abandoned copies
+    /// included, are `device_write_bytes[gc_copy]`).
+    pub copy_bytes: u64,
+    /// Bytes of victims freed by the engine compacting (and deleting) the files the
+    /// cleaner asked it to compact: Σ victim bytes of the files it reported compacted
+    /// that are gone after the call.
+    pub compacted_bytes: u64,
+    /// Victims reset (by the eager reset, once no valid data and no reader is left).
+    /// Those whose data did not have to be copied also count as zero-copy resets.
+    pub resets: u64,
+    /// Time writers spent blocked on the cleaner: waiting for a run of another thread
+    /// (background or inline) when they found no zone, or running one themselves in
+    /// inline mode, in nanoseconds; and how many times that happened.
+    pub blocking_ns: u64,
+    pub blocking_events: u64,
+    /// Calls of the engine's compaction callback.
+    pub compaction_requests: u64,
+}
+
+/// One point of the free-space time series.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FreeSpaceSample {
+    /// Logical clock: bytes the device wrote since this mount, every category (user data,
+    /// cleaning copies and metadata) included. Deterministic for a deterministic workload,
+    /// and the natural x axis of "free space over data written".
+    pub t: u64,
+    /// free / usable bytes (see [`FsStats::free_ratio`]).
+    pub free_ratio: f64,
+    /// [`GcStats::copy_bytes`] so far.
+    pub gc_copy_bytes: u64,
+}
+
+/// Invalid ratios of the full (or finished) data zones: (written − valid − unsynced) /
+/// zone capacity, sorted ascending. A finished zone's unwritten rest counts as invalid.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InvalidRatios {
+    pub ratios: Vec<f64>,
+}
+
+impl InvalidRatios {
+    pub fn len(&self) -> usize {
+        self.ratios.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ratios.is_empty()
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.ratios.is_empty() {
+            return 0.0;
+        }
+        self.ratios.iter().sum::<f64>() / self.ratios.len() as f64
+    }
+
+    /// Counts per bucket of width 1 / `buckets` over [0, 1]; a ratio of exactly 1 goes to
+    /// the last bucket.
+    pub fn histogram(&self, buckets: usize) -> Vec<u64> {
+        let mut counts = vec![0u64; buckets];
+        if buckets == 0 {
+            return counts;
+        }
+        for r in &self.ratios {
+            let i = ((r.clamp(0.0, 1.0) * buckets as f64) as usize).min(buckets - 1);
+            counts[i] += 1;
+        }
+        counts
+    }
 }
 
 impl FsStats {

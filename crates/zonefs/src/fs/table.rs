@@ -48,6 +48,12 @@ pub(crate) struct Slot {
     pub pins: u32,
     pub class: u8,
     pub owner: Option<Owner>,
+    /// The zone cleaner picked the zone as a victim (cleared by the reset).
+    pub victim: bool,
+    /// The cleaner copied valid data out of the zone: its reset is not a zero-copy one.
+    pub copied: bool,
+    /// Resets of the zone by this mount: tells a victim from the same zone reused since.
+    pub epoch: u64,
 }
 
 impl Slot {
@@ -59,6 +65,9 @@ impl Slot {
             pins: 0,
             class: 0,
             owner: None,
+            victim: false,
+            copied: false,
+            epoch: 0,
         }
     }
 
@@ -170,13 +179,15 @@ impl ZoneTable {
         self.count(|s| s.cond == Cond::Empty && s.owner.is_none())
     }
 
-    /// An empty zone may be opened without eating into the reserve.
-    pub fn empty_available(&self) -> bool {
-        self.free_empty() > self.budget.reserved
+    /// An empty zone may be opened without eating into the reserve. The zone cleaner
+    /// (`gc`) may use the reserved zones too.
+    pub fn empty_available(&self, gc: bool) -> bool {
+        let reserve = if gc { 0 } else { self.budget.reserved };
+        self.free_empty() > reserve
     }
 
-    pub fn can_open(&self) -> bool {
-        self.empty_available() && self.active_count() < self.budget.active
+    pub fn can_open(&self, gc: bool) -> bool {
+        self.empty_available(gc) && self.active_count() < self.budget.active
     }
 
     fn count(&self, f: impl Fn(&Slot) -> bool) -> u32 {
@@ -381,24 +392,54 @@ impl ZoneTable {
             s.cond = Cond::Empty;
             s.written = 0;
             s.class = 0;
+            s.victim = false;
+            s.copied = false;
+            s.epoch += 1;
         }
+    }
+
+    /// Room left in empty and active zones, the reserve included (what the cleaner may
+    /// write its copies to).
+    pub fn room_with_reserve(&self) -> u64 {
+        self.slots
+            .iter()
+            .filter(|s| matches!(s.cond, Cond::Empty | Cond::Active))
+            .map(|s| self.capacity - s.written)
+            .sum()
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
     }
 
     /// Bytes files may still write: room in empty and active zones, minus the reserve.
     pub fn free_bytes(&self) -> u64 {
-        let room: u64 = self
-            .slots
-            .iter()
-            .filter(|s| matches!(s.cond, Cond::Empty | Cond::Active))
-            .map(|s| self.capacity - s.written)
-            .sum();
-        room.saturating_sub(u64::from(self.budget.reserved) * self.capacity)
+        self.room_with_reserve()
+            .saturating_sub(u64::from(self.budget.reserved) * self.capacity)
+    }
+
+    /// free / usable, 0 when nothing is usable.
+    pub fn free_ratio(&self) -> f64 {
+        ratio(self.free_bytes(), self.usable_bytes())
+    }
+
+    /// Whether free bytes are below `percent`% of the usable bytes (exact integer test).
+    pub fn free_below(&self, percent: u8) -> bool {
+        u128::from(self.free_bytes()) * 100 < u128::from(self.usable_bytes()) * u128::from(percent)
     }
 
     /// Capacity of the writable data zones minus the reserve.
     pub fn usable_bytes(&self) -> u64 {
         let zones = self.count(|s| !matches!(s.cond, Cond::Unusable(_)));
         u64::from(zones.saturating_sub(self.budget.reserved)) * self.capacity
+    }
+}
+
+pub(crate) fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
     }
 }
 

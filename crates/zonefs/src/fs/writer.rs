@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use zns::IoCategory;
 
-use crate::meta::{Extent, FileId, FileKind, FileMeta, Record, ZonePlacement};
+use crate::meta::{Extent, FileId, FileKind, FileMeta, Record};
 use crate::placement::PlacementHint;
 
 use super::alloc::Request;
@@ -271,29 +271,18 @@ impl FileWriter {
             name: &self.meta.name,
             kind: self.meta.kind,
             hint: &self.hint,
+            min_capacity: self.shared.block_size(),
+            gc: false,
         };
         let grant = self.shared.acquire(&req)?;
         self.lease = Some(grant.slot.lease);
         if let Some(class) = grant.opened {
-            if let Err(e) = self.log_zone_class(grant.slot.lease.zone, class) {
+            if let Err(e) = self.shared.stage_zone_class(grant.slot.lease.zone, class) {
                 self.end_write(grant.slot.lease, 0);
                 return Err(e);
             }
         }
         Ok(grant.slot)
-    }
-
-    /// Stages the class of a zone just opened for this file. It is logged before any
-    /// record can reference the zone (nobody else can write to the zone before this
-    /// writer's first write ends), so whenever a file in it is durable, so is its class.
-    fn log_zone_class(&self, zone: u32, class: u8) -> FsResult<()> {
-        let placement = ZonePlacement {
-            class,
-            policy: Vec::new(),
-        };
-        let rec = Record::ZoneMeta { zone, placement };
-        let mut meta = self.shared.lock_meta();
-        meta.stage(&[rec], &|| format!("record the class of zone {zone}"))
     }
 
     fn end_write(&self, lease: Lease, written: u64) -> bool {
