@@ -143,7 +143,6 @@ impl FsView {
         };
         let geo = base.geometry();
         let (shadow, report) = Shadow::over(Arc::clone(&base))?;
-        let base_dev = base;
         let shadow: Arc<ShadowDevice> = Arc::new(shadow);
         let dev: Arc<dyn ZonedDevice> = shadow.clone();
         let (state, log) =
@@ -172,7 +171,7 @@ impl FsView {
             .collect();
         Ok(FsView {
             device: device.to_string(),
-            base: base_dev,
+            base,
             geo,
             report,
             meta_zones,

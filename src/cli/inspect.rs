@@ -341,7 +341,7 @@ fn df_of(view: &FsView, rows: &[ZoneRow]) -> Df {
         .filter(|r| r.raw_state == ZoneState::Empty || r.raw_state.is_active())
         .map(|r| cap.saturating_sub(r.written))
         .sum();
-    let reserve = u64::from(view.reserved_zones) * cap;
+    let reserve = u64::from(view.reserved_zones).saturating_mul(cap);
     let usable = u64::from(
         data_zones
             .saturating_sub(unavailable)
