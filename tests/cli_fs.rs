@@ -1,8 +1,10 @@
 //! End-to-end tests of `zkv mkfs` and `zkv inspect`: the real binary on image files, with
 //! files written through the library (`zonefs::fs::ZoneFs`) in between.
 
+mod common;
+use common::*;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -12,70 +14,9 @@ use zonefs::fs::{FsOptions, ZoneFs};
 use zonefs::meta::{dump_zone, FileKind, FrameKind};
 use zonefs::placement::{Lifetime, PlacementHint};
 
-const ZKV: &str = env!("CARGO_BIN_EXE_zkv");
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
 /// The test geometry: 16 zones of 1 MiB with 768 KiB capacity.
 const ZONES: u32 = 16;
 const CAP: u64 = 768 * KIB;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn zkv(args: &[&str]) -> Run {
-    let out = Command::new(ZKV)
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("run the zkv binary");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn ok(args: &[&str]) -> String {
-    let r = zkv(args);
-    assert_eq!(r.code, 0, "zkv {args:?} failed: {}", r.stderr);
-    assert!(
-        r.stderr.is_empty(),
-        "zkv {args:?} wrote to stderr: {}",
-        r.stderr
-    );
-    r.stdout
-}
-
-/// Runs a command that must fail with `code` and exactly one `error: ` line; returns the
-/// run and the message.
-fn fails_run(args: &[&str], code: i32) -> (Run, String) {
-    let r = zkv(args);
-    assert_eq!(
-        r.code, code,
-        "zkv {args:?}: exit code {} (stdout {:?}, stderr {:?})",
-        r.code, r.stdout, r.stderr
-    );
-    assert!(
-        !r.stderr.contains("panicked") && !r.stderr.contains("backtrace"),
-        "zkv {args:?} panicked: {}",
-        r.stderr
-    );
-    let lines: Vec<&str> = r.stderr.lines().collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "zkv {args:?}: want one error line: {:?}",
-        r.stderr
-    );
-    let msg = lines[0]
-        .strip_prefix("error: ")
-        .unwrap_or_else(|| panic!("no 'error: ' prefix in {:?}", lines[0]))
-        .to_string();
-    (r, msg)
-}
 
 fn fails(args: &[&str]) -> String {
     fails_run(args, 1).1
@@ -225,6 +166,7 @@ fn formatted_with_files() -> Img {
 
 #[test]
 fn mkfs_creates_and_formats_a_new_image() {
+    let _serial = serial();
     let img = Img::none();
     let out = ok(&img.mkfs(&[
         "--zones",
@@ -278,6 +220,7 @@ fn mkfs_creates_and_formats_a_new_image() {
 
 #[test]
 fn mkfs_refuses_a_file_system_without_force() {
+    let _serial = serial();
     let img = formatted_with_files();
     let before = img.bytes();
     let msg = fails(&img.mkfs(&[]));
@@ -309,6 +252,7 @@ fn mkfs_refuses_a_file_system_without_force() {
 
 #[test]
 fn mkfs_formats_a_zone_image_and_refuses_bad_options() {
+    let _serial = serial();
     let img = Img::none();
     ok(&[
         "zone",
@@ -360,6 +304,7 @@ fn mkfs_formats_a_zone_image_and_refuses_bad_options() {
 
 #[test]
 fn mkfs_needs_a_geometry_for_a_new_image_and_leaves_nothing_when_refused() {
+    let _serial = serial();
     let img = Img::none();
     let msg = fails(&img.mkfs(&[]));
     assert!(
@@ -396,6 +341,7 @@ fn mkfs_needs_a_geometry_for_a_new_image_and_leaves_nothing_when_refused() {
 
 #[test]
 fn mem_and_zbd_are_handled() {
+    let _serial = serial();
     let msg = fails(&[
         "mkfs",
         "--device",
@@ -430,6 +376,7 @@ fn mem_and_zbd_are_handled() {
 
 #[test]
 fn inspect_zones_matches_the_library_and_changes_nothing() {
+    let _serial = serial();
     let img = formatted_with_files();
     let before = img.bytes();
     let v = img.inspect_json("zones");
@@ -505,6 +452,7 @@ fn inspect_zones_matches_the_library_and_changes_nothing() {
 
 #[test]
 fn inspect_files_lists_every_file() {
+    let _serial = serial();
     let img = formatted_with_files();
     let before = img.bytes();
     let v = img.inspect_json("files");
@@ -573,6 +521,7 @@ fn inspect_files_lists_every_file() {
 
 #[test]
 fn inspect_df_matches_the_library() {
+    let _serial = serial();
     let img = formatted_with_files();
     let v = img.inspect_json("df");
     let zones = img.inspect_json("zones");
@@ -639,6 +588,7 @@ fn inspect_df_matches_the_library() {
 
 #[test]
 fn inspect_dump_has_zones_files_extents_and_frames() {
+    let _serial = serial();
     let img = formatted_with_files();
     let before = img.bytes();
     let v = json(&ok(&img.inspect("dump", &[])));
@@ -719,6 +669,7 @@ fn inspect_dump_has_zones_files_extents_and_frames() {
 
 #[test]
 fn inspect_reports_what_a_mount_would_write_and_writes_nothing() {
+    let _serial = serial();
     let img = formatted_with_files();
     // An interrupted metadata write (garbage after the last batch) and a data zone written
     // by something else, without live data.
@@ -794,6 +745,7 @@ fn inspect_reports_what_a_mount_would_write_and_writes_nothing() {
 
 #[test]
 fn corrupt_metadata_is_a_clear_error() {
+    let _serial = serial();
     let img = formatted_with_files();
     // Damage a record in the middle of the log: later batches follow it, so this is
     // corruption, not an interrupted write.
@@ -852,6 +804,7 @@ fn corrupt_metadata_is_a_clear_error() {
 
 #[test]
 fn a_device_without_a_file_system_is_a_clear_error() {
+    let _serial = serial();
     let img = Img::none();
     ok(&[
         "zone",
@@ -883,6 +836,7 @@ fn a_device_without_a_file_system_is_a_clear_error() {
 
 #[test]
 fn inspect_shares_the_image_with_readers_and_not_with_a_writer() {
+    let _serial = serial();
     let img = formatted_with_files();
     let reader = FileDevice::open_read_only(&img.path).unwrap();
     ok(&img.inspect("df", &[]));
@@ -903,6 +857,7 @@ fn inspect_shares_the_image_with_readers_and_not_with_a_writer() {
 
 #[test]
 fn help_lists_the_commands_and_flags() {
+    let _serial = serial();
     let top = ok(&["--help"]);
     assert!(top.contains("mkfs") && top.contains("inspect"), "{top}");
     let mkfs = ok(&["mkfs", "--help"]);

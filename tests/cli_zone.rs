@@ -1,77 +1,17 @@
 //! End-to-end tests of `zkv zone`: the real binary on image files in a temporary directory.
 
+mod common;
+use common::*;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 use tempfile::TempDir;
-
-const ZKV: &str = env!("CARGO_BIN_EXE_zkv");
-const KIB: u64 = 1 << 10;
-const MIB: u64 = 1 << 20;
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn zkv(args: &[&str]) -> Run {
-    let out = Command::new(ZKV)
-        .args(args)
-        // Even with backtraces requested, a failure must stay one line.
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("run the zkv binary");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// Runs a command that must succeed silently on stderr; returns stdout.
-fn ok(args: &[&str]) -> String {
-    let r = zkv(args);
-    assert_eq!(r.code, 0, "zkv {args:?} failed: {}", r.stderr);
-    assert!(
-        r.stderr.is_empty(),
-        "zkv {args:?} wrote to stderr: {}",
-        r.stderr
-    );
-    r.stdout
-}
 
 /// Runs a command that must fail with `code` and exactly one `error: ` line; returns the
 /// message after `error: `.
 fn fails_with(args: &[&str], code: i32) -> String {
     fails_run(args, code).1
-}
-
-fn fails_run(args: &[&str], code: i32) -> (Run, String) {
-    let r = zkv(args);
-    assert_eq!(
-        r.code, code,
-        "zkv {args:?}: exit code {} (stdout {:?}, stderr {:?})",
-        r.code, r.stdout, r.stderr
-    );
-    assert!(
-        !r.stderr.contains("panicked") && !r.stderr.contains("backtrace"),
-        "zkv {args:?} panicked: {}",
-        r.stderr
-    );
-    let lines: Vec<&str> = r.stderr.lines().collect();
-    assert_eq!(
-        lines.len(),
-        1,
-        "zkv {args:?}: want one error line, got {:?}",
-        r.stderr
-    );
-    let msg = lines[0]
-        .strip_prefix("error: ")
-        .unwrap_or_else(|| panic!("zkv {args:?}: no 'error: ' prefix in {:?}", lines[0]))
-        .to_string();
-    (r, msg)
 }
 
 fn fails(args: &[&str]) -> String {
@@ -195,6 +135,7 @@ fn pattern(addr: u64, len: usize) -> Vec<u8> {
 
 #[test]
 fn help_is_useful() {
+    let _serial = serial();
     let top = ok(&["--help"]);
     assert!(top.contains("zone"), "{top}");
     assert!(top.contains("file:PATH"), "{top}");
@@ -223,6 +164,7 @@ fn help_is_useful() {
 
 #[test]
 fn create_and_report_every_field() {
+    let _serial = serial();
     let img = Image::new(&[]);
     let zones = img.report();
     assert_eq!(zones.len(), 4);
@@ -270,6 +212,7 @@ fn create_and_report_every_field() {
 
 #[test]
 fn write_at_wp_and_a_refused_write_changes_nothing() {
+    let _serial = serial();
     let img = Image::new(&[]);
     let out = ok(&img.args("write", &["--zone", "0", "--offset", "0", "--len", "16KiB"]));
     assert_eq!(
@@ -310,6 +253,7 @@ fn write_at_wp_and_a_refused_write_changes_nothing() {
 
 #[test]
 fn append_prints_the_offset_and_data_reads_back() {
+    let _serial = serial();
     let img = Image::new(&[]);
     assert_eq!(
         ok(&img.args("append", &["--zone", "1", "--len", "4K"])).trim(),
@@ -359,6 +303,7 @@ fn append_prints_the_offset_and_data_reads_back() {
 
 #[test]
 fn open_close_finish_reset_transitions() {
+    let _serial = serial();
     let img = Image::new(&[]);
     let dev = img.dev();
     let op = |cmd: &str, zone: &str| ok(&["zone", cmd, "--device", dev, "--zone", zone]);
@@ -421,6 +366,7 @@ fn open_close_finish_reset_transitions() {
 
 #[test]
 fn open_and_active_limits() {
+    let _serial = serial();
     let img = Image::new(&["--max-open", "2"]);
     let (run, msg) = fails_run(&img.args("open", &["--zone", "0", "--count", "3"]), 1);
     assert_eq!(msg, "zone 2: too many open zones (limit 2)");
@@ -449,6 +395,7 @@ fn open_and_active_limits() {
 
 #[test]
 fn out_of_range_zones() {
+    let _serial = serial();
     let img = Image::new(&[]);
     let before = img.bytes();
     let want = "zone 4 does not exist (the device has 4 zones)";
@@ -480,6 +427,7 @@ fn out_of_range_zones() {
 
 #[test]
 fn unaligned_and_oversized_writes() {
+    let _serial = serial();
     let img = Image::new(&["--zone-capacity", "512K"]);
     let before = img.bytes();
     let w = |offset: &str, len: &str| {
@@ -523,6 +471,7 @@ fn unaligned_and_oversized_writes() {
 
 #[test]
 fn bad_sizes_and_geometry_create_nothing() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.img");
     let spec = format!("file:{}", path.display());
@@ -637,6 +586,7 @@ fn bad_sizes_and_geometry_create_nothing() {
 
 #[test]
 fn create_refuses_an_existing_file() {
+    let _serial = serial();
     let img = Image::new(&[]);
     ok(&img.args("write", &["--zone", "0", "--offset", "0", "--len", "4K"]));
     let before = img.bytes();
@@ -675,6 +625,7 @@ fn copy_truncated(img: &Image, name: &str, len: u64) -> (PathBuf, String) {
 
 #[test]
 fn truncated_and_foreign_images() {
+    let _serial = serial();
     let img = Image::new(&[]);
     let (p, spec) = copy_truncated(&img, "short.img", 100);
     let msg = fails(&["zone", "report", "--device", &spec]);
@@ -718,6 +669,7 @@ fn truncated_and_foreign_images() {
 
 #[test]
 fn an_image_in_use_is_refused() {
+    let _serial = serial();
     let img = Image::new(&[]);
     let held = zns::FileDevice::open(Path::new(&img.path)).expect("open the image in the test");
     let want = format!(
@@ -736,6 +688,7 @@ fn an_image_in_use_is_refused() {
 
 #[test]
 fn mem_and_unusable_devices() {
+    let _serial = serial();
     for args in [
         &["zone", "report", "--device", "mem"][..],
         &[
@@ -790,6 +743,7 @@ fn mem_and_unusable_devices() {
 
 #[test]
 fn usage_errors_are_one_line() {
+    let _serial = serial();
     for args in [
         &["zone", "frobnicate"][..],
         &["zone", "report"],
