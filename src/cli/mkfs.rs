@@ -7,12 +7,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use clap::builder::PossibleValuesParser;
 use clap::Args;
 use zns::{DeviceSpec, FileDevice, ZoneState, ZonedDevice};
 use zonefs::fs::{FsOptions, ZoneFs};
 use zonefs::meta::DEFAULT_META_ZONES;
-use zonefs::placement::POLICIES;
 
 use super::device::{open_persistent, parse_device, refuse_mem, Access};
 use super::error::{CliError, CliResult};
@@ -27,9 +25,8 @@ Examples:
   zkv mkfs --device file:/tmp/zns.img --force          # reformat an existing image
   zkv mkfs --device zbd:/dev/nvme0n2 --meta-zones 3
 
-Geometry flags apply only when the image does not exist yet. --reserved-zones and
---placement are checked against the device here, but they are mount options: they are not
-recorded on the device.";
+Geometry flags apply only when the image does not exist yet. Reserved zones and the
+placement policy are chosen when the file system is mounted, not here.";
 
 #[derive(Debug, Args)]
 #[command(after_help = MKFS_EXAMPLES)]
@@ -45,20 +42,6 @@ pub struct MkfsArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_META_ZONES, allow_negative_numbers = true)]
     meta_zones: u32,
 
-    /// Data zones kept as over-provisioning (never given to files)
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 0,
-        allow_negative_numbers = true
-    )]
-    reserved_zones: u32,
-
-    /// Placement policy
-    #[arg(long, value_name = "POLICY", default_value = "liza",
-          value_parser = PossibleValuesParser::new(POLICIES))]
-    placement: String,
-
     /// Format even if the device already holds a zkv file system (its files are lost)
     #[arg(long)]
     force: bool,
@@ -66,10 +49,7 @@ pub struct MkfsArgs {
 
 pub fn run(a: MkfsArgs) -> CliResult {
     let mut out = Out::new();
-    let opts = FsOptions::default()
-        .with_meta_zones(a.meta_zones)
-        .with_reserved_zones(a.reserved_zones)
-        .with_placement(a.placement.clone());
+    let opts = FsOptions::default().with_meta_zones(a.meta_zones);
     let device = a.device.to_string();
     match &a.device {
         DeviceSpec::Mem => return Err(refuse_mem()),
@@ -173,14 +153,11 @@ fn what_is_there(dev: &Arc<dyn ZonedDevice>, device: &str, found: &super::fsview
 /// `formatted DEVICE: ...` once the file system is written.
 fn summary(fs: &ZoneFs) -> String {
     let s = fs.stats();
-    let o = fs.options();
     format!(
-        "formatted {}: {} metadata zones, {} data zones ({} reserved), {} usable, placement {}",
+        "formatted {}: {} metadata zones, {} data zones, {} usable",
         fs.device().describe(),
-        o.meta_zones,
+        fs.options().meta_zones,
         s.data_zones,
-        s.reserved_zones,
         format_size(s.usable_bytes),
-        o.placement
     )
 }
