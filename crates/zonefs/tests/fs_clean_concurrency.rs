@@ -19,11 +19,6 @@ use zonefs::fs::{FsOptions, ZoneFs};
 use zonefs::meta::FileKind;
 use zonefs::placement::{Lifetime, PlacementHint};
 
-fn seed_of(name: &str) -> u64 {
-    name.bytes()
-        .fold(7u64, |h, b| h.wrapping_mul(131).wrapping_add(u64::from(b)))
-}
-
 type Sizes = Arc<Mutex<BTreeMap<String, u64>>>;
 
 fn hint_for(thread: usize, rng: &mut ChaCha8Rng) -> (FileKind, PlacementHint) {
@@ -102,14 +97,7 @@ fn wal(fs: ZoneFs, sizes: Sizes, seed: u64, logs: usize) {
 fn reader(fs: ZoneFs, done: Arc<AtomicBool>) -> usize {
     let mut checked = 0;
     while !done.load(Ordering::Relaxed) {
-        for f in fs.list() {
-            let Ok(r) = fs.open(&f.name) else {
-                continue; // deleted meanwhile
-            };
-            let got = r.read_all().unwrap();
-            assert!(got == data(seed_of(&f.name), 0, got.len()), "{}", f.name);
-            checked += 1;
-        }
+        checked += check_synced_prefixes(&fs);
         thread::sleep(std::time::Duration::from_millis(1));
     }
     checked

@@ -15,12 +15,6 @@ use zns::ZonedDevice;
 use zonefs::fs::{FsOptions, ZoneFs};
 use zonefs::meta::FileKind;
 
-/// Content of a file is `data(seed_of(name), 0, size)`: any synced prefix is checkable.
-fn seed_of(name: &str) -> u64 {
-    name.bytes()
-        .fold(7u64, |h, b| h.wrapping_mul(131).wrapping_add(u64::from(b)))
-}
-
 type Sizes = Arc<Mutex<BTreeMap<String, u64>>>;
 
 /// Writes `files` files one after the other, syncing now and then, keeping the last two.
@@ -57,14 +51,7 @@ fn writer(fs: ZoneFs, sizes: Sizes, thread: usize, kind: FileKind, seed: u64) {
 fn reader(fs: ZoneFs, rounds: usize) -> usize {
     let mut checked = 0;
     for _ in 0..rounds {
-        for f in fs.list() {
-            let Ok(r) = fs.open(&f.name) else {
-                continue; // deleted meanwhile
-            };
-            let got = r.read_all().unwrap();
-            assert!(got == data(seed_of(&f.name), 0, got.len()), "{}", f.name);
-            checked += 1;
-        }
+        checked += check_synced_prefixes(&fs);
         thread::yield_now();
     }
     checked
