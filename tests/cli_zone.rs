@@ -443,7 +443,7 @@ fn unaligned_and_oversized_writes() {
     );
     assert_eq!(
         w("100", "4K"),
-        "write offset 100 is not a multiple of the block size 4096"
+        "zone 0: write offset 100 is not a multiple of the block size 4096"
     );
     assert_eq!(
         w("0", "768K"),

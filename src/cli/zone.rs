@@ -339,14 +339,6 @@ fn write(a: WriteArgs, out: &mut Out) -> CliResult {
             format_size(geo.zone_size)
         )));
     }
-    if !a.offset.is_multiple_of(u64::from(geo.block_size)) {
-        return Err(ZnsError::Unaligned {
-            what: "write offset",
-            value: a.offset,
-            block: geo.block_size,
-        }
-        .into());
-    }
     check_len_fits(&geo, &info, a.offset, a.len)?;
     let addr = info.start + a.offset;
     let data = pattern_buffer(addr, a.len)?;

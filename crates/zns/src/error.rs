@@ -60,6 +60,9 @@ pub enum ZnsError {
         block: u32,
     },
 
+    #[error("zone {zone}: write offset {offset} is not a multiple of the block size {block}")]
+    UnalignedOffset { zone: u32, offset: u64, block: u32 },
+
     #[error("invalid geometry: {reason}")]
     InvalidGeometry { reason: String },
 
@@ -114,7 +117,7 @@ impl ZnsError {
             ZnsError::ReadOnly { .. } => "read_only",
             ZnsError::NoSuchZone { .. } => "no_such_zone",
             ZnsError::OutOfRange { .. } => "out_of_range",
-            ZnsError::Unaligned { .. } => "unaligned",
+            ZnsError::Unaligned { .. } | ZnsError::UnalignedOffset { .. } => "unaligned",
             ZnsError::InvalidGeometry { .. } => "invalid_geometry",
             ZnsError::BadImage { .. } => "bad_image",
             ZnsError::InUse { .. } => "in_use",

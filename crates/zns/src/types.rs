@@ -285,6 +285,28 @@ impl Geometry {
         u64::from(zone) * self.zone_size
     }
 
+    /// The zone and in-zone offset a write to `addr` targets: the zone must exist and the
+    /// offset be block aligned. Every backend checks a write address this way.
+    pub fn locate_write(&self, addr: u64) -> Result<(u32, u64)> {
+        let zone = self.zone_of(addr);
+        if zone >= u64::from(self.zones) {
+            return Err(ZnsError::NoSuchZone {
+                zone,
+                zones: self.zones,
+            });
+        }
+        let zone = zone as u32;
+        let offset = addr - self.zone_start(zone);
+        if !offset.is_multiple_of(u64::from(self.block_size)) {
+            return Err(ZnsError::UnalignedOffset {
+                zone,
+                offset,
+                block: self.block_size,
+            });
+        }
+        Ok((zone, offset))
+    }
+
     /// Zone holding an absolute byte address (not checked against the zone count).
     pub fn zone_of(&self, addr: u64) -> u64 {
         addr / self.zone_size

@@ -1162,9 +1162,7 @@ impl ZonedDevice for ZbdDevice {
     }
 
     fn write(&self, addr: u64, data: &[u8], cat: IoCategory) -> Result<()> {
-        self.check_block("write address", addr)?;
-        let zone = self.check_zone(self.geo.zone_of(addr))?;
-        let off = addr - self.geo.zone_start(zone);
+        let (zone, off) = self.geo.locate_write(addr)?;
         self.do_write(zone, Some(off), data, cat).map(|_| ())
     }
 

@@ -551,9 +551,7 @@ impl<S: Storage> ZonedDevice for Emulated<S> {
     }
 
     fn write(&self, addr: u64, data: &[u8], cat: IoCategory) -> Result<()> {
-        self.check_block("write address", addr)?;
-        let zone = self.check_zone(self.geo.zone_of(addr))?;
-        let off = addr - self.geo.zone_start(zone);
+        let (zone, off) = self.geo.locate_write(addr)?;
         self.do_write(zone, Some(off), data, cat).map(|_| ())
     }
 
