@@ -1,0 +1,58 @@
+//! Typed errors of the engine. Every error names what was being done, so one line tells the
+//! user what failed and why.
+
+use zonefs::fs::FsError;
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file layer failed (device error, out of space, missing file, ...).
+    #[error("{context}: {source}")]
+    Fs {
+        context: String,
+        #[source]
+        source: FsError,
+    },
+
+    /// Stored data failed a check: a checksum, a length, a magic number, an impossible
+    /// value. `what` names the file (and block or record) that is bad.
+    #[error("corruption in {what}: {detail}")]
+    Corruption { what: String, detail: String },
+
+    #[error("invalid options: {0}")]
+    InvalidOptions(String),
+
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The database was closed, or a background job failed earlier and the database
+    /// refuses writes to protect the data (the first error is kept in the message).
+    #[error("database is not writable: {0}")]
+    NotWritable(String),
+}
+
+impl Error {
+    pub fn fs(context: impl Into<String>, source: FsError) -> Error {
+        Error::Fs {
+            context: context.into(),
+            source,
+        }
+    }
+
+    pub fn corruption(what: impl Into<String>, detail: impl Into<String>) -> Error {
+        Error::Corruption {
+            what: what.into(),
+            detail: detail.into(),
+        }
+    }
+
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+
+    /// The device lost power (fault injection): the caller should stop and reopen.
+    pub fn is_power_loss(&self) -> bool {
+        matches!(self, Error::Fs { source, .. } if source.is_power_loss())
+    }
+}

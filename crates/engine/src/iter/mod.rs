@@ -1,0 +1,48 @@
+//! Iterators over internal entries (internal key + value), as RocksDB's internal iterators.
+//!
+//! Every source (memtable, SST, merged levels) implements [`InternalIterator`]; positioning
+//! calls return a `Result` because reading an SST block can fail its checksum.
+
+use crate::Result;
+
+/// A cursor over internal entries in [`crate::key::compare`] order.
+pub trait InternalIterator: Send {
+    /// Whether the cursor is on an entry. `key` and `value` may only be called when it is.
+    fn valid(&self) -> bool;
+
+    /// Moves to the first entry.
+    fn seek_to_first(&mut self) -> Result<()>;
+
+    /// Moves to the first entry whose internal key is `>= target` (an internal key).
+    fn seek(&mut self, target: &[u8]) -> Result<()>;
+
+    /// Moves to the next entry (the cursor must be valid).
+    fn next(&mut self) -> Result<()>;
+
+    /// The internal key of the current entry.
+    fn key(&self) -> &[u8];
+
+    /// The value of the current entry (empty for a deletion).
+    fn value(&self) -> &[u8];
+}
+
+impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
+    fn valid(&self) -> bool {
+        (**self).valid()
+    }
+    fn seek_to_first(&mut self) -> Result<()> {
+        (**self).seek_to_first()
+    }
+    fn seek(&mut self, target: &[u8]) -> Result<()> {
+        (**self).seek(target)
+    }
+    fn next(&mut self) -> Result<()> {
+        (**self).next()
+    }
+    fn key(&self) -> &[u8] {
+        (**self).key()
+    }
+    fn value(&self) -> &[u8] {
+        (**self).value()
+    }
+}

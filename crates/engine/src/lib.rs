@@ -1,0 +1,29 @@
+//! zkv LSM engine on the zoned file layer.
+//!
+//! The layout follows RocksDB's, because the papers' effects come from how RocksDB creates
+//! and deletes SSTs:
+//! - [`key`]: internal keys (user key + sequence number + kind) and their order;
+//! - [`batch`], [`log`], [`memtable`]: the write path (atomic batches, the WAL and manifest
+//!   record log, the skiplist memtable);
+//! - [`sst`]: the table format (blocks, index, bloom filter, properties, footer);
+//! - [`version`]: files per level, version edits, the manifest and CURRENT;
+//! - [`compaction`]: level scores, the pickers (`compaction_pri`), the choice of inputs and
+//!   the compaction job;
+//! - [`iter`]: the iterator trait, the merging iterator and the user-facing iterator;
+//! - [`db`]: the database: open and recovery, writes, reads, flush, compaction scheduling,
+//!   stalls, placement hints and statistics.
+
+pub mod batch;
+pub mod compaction;
+pub mod db;
+pub mod error;
+pub mod iter;
+pub mod key;
+pub mod log;
+pub mod memtable;
+pub mod options;
+pub mod source;
+pub mod sst;
+pub mod version;
+
+pub use error::{Error, Result};

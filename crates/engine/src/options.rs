@@ -1,0 +1,216 @@
+//! Options of the engine, with RocksDB's names and (RocksDB 7.8) defaults where RocksDB has
+//! them. `Options::check` rejects impossible combinations with a clear message.
+
+use crate::{Error, Result};
+
+const MIB: u64 = 1 << 20;
+
+/// How background work (flush, compaction, zone cleaning) runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ExecMode {
+    /// Background threads for flushes and compactions.
+    #[default]
+    Threaded,
+    /// One thread: flushes and compactions run inline at fixed points of the write path, so
+    /// the same operations give byte-identical files and metrics.
+    Deterministic,
+}
+
+impl ExecMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            ExecMode::Threaded => "threaded",
+            ExecMode::Deterministic => "deterministic",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<ExecMode> {
+        [ExecMode::Threaded, ExecMode::Deterministic]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Create the database if the file system holds none.
+    pub create_if_missing: bool,
+    /// Fail if the file system already holds a database.
+    pub error_if_exists: bool,
+    /// Bytes of a memtable before it becomes immutable and is flushed (64 MiB).
+    pub write_buffer_size: u64,
+    /// Memtables (mutable + immutable) before writes stop waiting for a flush (2).
+    pub max_write_buffer_number: u32,
+    /// Number of levels (7).
+    pub num_levels: u32,
+    /// Target size of an SST of L1 (64 MiB); compaction outputs are cut at the target.
+    pub target_file_size_base: u64,
+    /// Target size of Ln+1 files = target of Ln × this (1).
+    pub target_file_size_multiplier: u64,
+    /// Target bytes of L1 (256 MiB).
+    pub max_bytes_for_level_base: u64,
+    /// Target of Ln+1 = target of Ln × this (10).
+    pub max_bytes_for_level_multiplier: f64,
+    /// L0 files that make L0's score 1 (4).
+    pub level0_file_num_compaction_trigger: u32,
+    /// L0 files at which writes are slowed down (20).
+    pub level0_slowdown_writes_trigger: u32,
+    /// L0 files at which writes stop until a compaction finishes (36).
+    pub level0_stop_writes_trigger: u32,
+    /// Estimated pending compaction bytes at which writes slow down (64 GiB).
+    pub soft_pending_compaction_bytes_limit: u64,
+    /// Estimated pending compaction bytes at which writes stop (256 GiB).
+    pub hard_pending_compaction_bytes_limit: u64,
+    /// Upper bound of a compaction's input bytes when it is expanded; 0 = 25 ×
+    /// `target_file_size_base` (RocksDB's rule).
+    pub max_compaction_bytes: u64,
+    /// Concurrent compactions in threaded mode (RocksDB derives 1 from max_background_jobs 2).
+    pub max_background_compactions: u32,
+    /// Concurrent flushes in threaded mode (1).
+    pub max_background_flushes: u32,
+    /// The compaction picker by name (see `compaction::PICKERS`); RocksDB's default
+    /// kMinOverlappingRatio is `min-overlap`, kByCompensatedSize is `sica`.
+    pub compaction_pri: String,
+    /// Bits per key of the SST bloom filter; 0 = no filter.
+    pub bloom_bits_per_key: u32,
+    /// Uncompressed size of an SST data block (4 KiB).
+    pub block_size: u32,
+    /// Keys between restart points of a data block (16).
+    pub block_restart_interval: u32,
+    /// Background work mode.
+    pub mode: ExecMode,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            create_if_missing: true,
+            error_if_exists: false,
+            write_buffer_size: 64 * MIB,
+            max_write_buffer_number: 2,
+            num_levels: 7,
+            target_file_size_base: 64 * MIB,
+            target_file_size_multiplier: 1,
+            max_bytes_for_level_base: 256 * MIB,
+            max_bytes_for_level_multiplier: 10.0,
+            level0_file_num_compaction_trigger: 4,
+            level0_slowdown_writes_trigger: 20,
+            level0_stop_writes_trigger: 36,
+            soft_pending_compaction_bytes_limit: 64 * 1024 * MIB,
+            hard_pending_compaction_bytes_limit: 256 * 1024 * MIB,
+            max_compaction_bytes: 0,
+            max_background_compactions: 1,
+            max_background_flushes: 1,
+            compaction_pri: "min-overlap".into(),
+            bloom_bits_per_key: 10,
+            block_size: 4096,
+            block_restart_interval: 16,
+            mode: ExecMode::Threaded,
+        }
+    }
+}
+
+impl Options {
+    /// The effective `max_compaction_bytes`.
+    pub fn max_compaction_bytes(&self) -> u64 {
+        match self.max_compaction_bytes {
+            0 => self.target_file_size_base.saturating_mul(25),
+            n => n,
+        }
+    }
+
+    /// Target size of an output file of `level` (L0 and L1 use the base).
+    pub fn target_file_size(&self, level: usize) -> u64 {
+        let mut size = self.target_file_size_base;
+        for _ in 1..level {
+            size = size.saturating_mul(self.target_file_size_multiplier);
+        }
+        size
+    }
+
+    /// Target bytes of `level` (≥ 1) with static level sizes.
+    pub fn max_bytes_for_level(&self, level: usize) -> u64 {
+        let mut bytes = self.max_bytes_for_level_base as f64;
+        for _ in 1..level {
+            bytes *= self.max_bytes_for_level_multiplier;
+        }
+        bytes.min(u64::MAX as f64) as u64
+    }
+
+    /// Rejects impossible option combinations.
+    pub fn check(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::InvalidOptions(msg));
+        if self.write_buffer_size < 4096 {
+            return bad(format!(
+                "write_buffer_size {} is below 4096 bytes",
+                self.write_buffer_size
+            ));
+        }
+        if self.max_write_buffer_number < 2 {
+            return bad("max_write_buffer_number must be at least 2".into());
+        }
+        if !(2..=64).contains(&self.num_levels) {
+            return bad(format!("num_levels {} is not in 2..=64", self.num_levels));
+        }
+        if self.target_file_size_base == 0 || self.target_file_size_multiplier == 0 {
+            return bad("target_file_size_base and its multiplier must be positive".into());
+        }
+        if self.max_bytes_for_level_base == 0 {
+            return bad("max_bytes_for_level_base must be positive".into());
+        }
+        if self.max_bytes_for_level_multiplier.is_nan() || self.max_bytes_for_level_multiplier < 1.0
+        {
+            return bad(format!(
+                "max_bytes_for_level_multiplier {} must be at least 1",
+                self.max_bytes_for_level_multiplier
+            ));
+        }
+        if self.level0_file_num_compaction_trigger == 0
+            || self.level0_slowdown_writes_trigger < self.level0_file_num_compaction_trigger
+            || self.level0_stop_writes_trigger < self.level0_slowdown_writes_trigger
+        {
+            return bad(format!(
+                "L0 triggers must satisfy 0 < compaction ({}) <= slowdown ({}) <= stop ({})",
+                self.level0_file_num_compaction_trigger,
+                self.level0_slowdown_writes_trigger,
+                self.level0_stop_writes_trigger
+            ));
+        }
+        if self.max_background_compactions == 0 || self.max_background_flushes == 0 {
+            return bad(
+                "max_background_compactions and max_background_flushes must be at least 1".into(),
+            );
+        }
+        if self.block_size < 64 || self.block_restart_interval == 0 {
+            return bad(
+                "block_size must be at least 64 and block_restart_interval positive".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_rocksdb_defaults_and_valid() {
+        let o = Options::default();
+        o.check().unwrap();
+        assert_eq!(o.max_compaction_bytes(), 25 * 64 * MIB);
+        assert_eq!(o.max_bytes_for_level(1), 256 * MIB);
+        assert_eq!(o.max_bytes_for_level(3), 25600 * MIB);
+        assert_eq!(o.target_file_size(4), 64 * MIB);
+    }
+
+    #[test]
+    fn bad_triggers_are_refused() {
+        let o = Options {
+            level0_slowdown_writes_trigger: 2,
+            ..Options::default()
+        };
+        let err = o.check().unwrap_err().to_string();
+        assert!(err.contains("L0 triggers"), "{err}");
+    }
+}
