@@ -10,13 +10,21 @@ use std::sync::Arc;
 use serde_json::Value;
 use tempfile::TempDir;
 use zns::{FileDevice, Geometry, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
-use zonefs::meta::{dump_zone, FileKind, FrameKind};
+use zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
+use zonefs::meta::{dump_zone, FileKind, FrameKind, Superblock, SUPERBLOCK_LEN};
 use zonefs::placement::{Lifetime, PlacementHint};
 
 /// The test geometry: 16 zones of 1 MiB with 768 KiB capacity.
 const ZONES: u32 = 16;
 const CAP: u64 = 768 * KIB;
+const GEOMETRY: [&str; 6] = [
+    "--zones",
+    "16",
+    "--zone-size",
+    "1MiB",
+    "--zone-capacity",
+    "768KiB",
+];
 
 fn fails(args: &[&str]) -> String {
     fails_run(args, 1).1
@@ -67,14 +75,7 @@ impl Img {
     /// A new image formatted by `zkv mkfs` with the test geometry.
     fn formatted() -> Img {
         let img = Img::none();
-        let out = ok(&img.mkfs(&[
-            "--zones",
-            "16",
-            "--zone-size",
-            "1MiB",
-            "--zone-capacity",
-            "768KiB",
-        ]));
+        let out = ok(&img.mkfs_new(&[]));
         assert!(out.contains("formatted"), "{out}");
         img
     }
@@ -83,6 +84,13 @@ impl Img {
         let mut v = vec!["mkfs", "--device", &self.spec];
         v.extend_from_slice(extra);
         v
+    }
+
+    /// `zkv mkfs` that creates the image with the test geometry, and `extra` flags.
+    fn mkfs_new<'a>(&'a self, extra: &[&'a str]) -> Vec<&'a str> {
+        let mut flags = GEOMETRY.to_vec();
+        flags.extend_from_slice(extra);
+        self.mkfs(&flags)
     }
 
     fn inspect<'a>(&'a self, what: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
@@ -99,10 +107,11 @@ impl Img {
         std::fs::read(&self.path).expect("read image")
     }
 
-    /// Mounts the image with the library, runs `f`, and releases the image.
+    /// Mounts the image with the library (with the recorded options), runs `f`, and
+    /// releases the image.
     fn with_fs<T>(&self, f: impl FnOnce(&ZoneFs) -> T) -> T {
         let dev: Arc<dyn ZonedDevice> = Arc::new(FileDevice::open(&self.path).expect("open"));
-        let fs = ZoneFs::mount(dev, FsOptions::default()).expect("mount");
+        let fs = ZoneFs::mount_stored(dev).expect("mount");
         f(&fs)
     }
 
@@ -168,20 +177,7 @@ fn formatted_with_files() -> Img {
 fn mkfs_creates_and_formats_a_new_image() {
     let _serial = serial();
     let img = Img::none();
-    let out = ok(&img.mkfs(&[
-        "--zones",
-        "16",
-        "--zone-size",
-        "1MiB",
-        "--zone-capacity",
-        "768KiB",
-        "--max-open",
-        "6",
-        "--max-active",
-        "8",
-        "--meta-zones",
-        "2",
-    ]));
+    let out = ok(&img.mkfs_new(&["--max-open", "6", "--max-active", "8", "--meta-zones", "2"]));
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(
         lines[0],
@@ -213,6 +209,118 @@ fn mkfs_creates_and_formats_a_new_image() {
     assert_eq!(u(&df, "data_zones"), 14);
     assert_eq!(u(&df, "usable_bytes"), 13 * CAP);
     assert_eq!(u(&df, "free_bytes"), 13 * CAP);
+}
+
+#[test]
+fn mkfs_records_the_options_and_inspect_shows_them() {
+    let _serial = serial();
+    let img = Img::none();
+    let out = ok(&img.mkfs_new(&[
+        "--reserved-zones",
+        "2",
+        "--placement",
+        "liza",
+        "--finish-threshold",
+        "15",
+        "--gc-start",
+        "10",
+        "--gc-stop",
+        "30",
+        "--gc-mode",
+        "compensate",
+    ]));
+    assert!(
+        out.ends_with(
+            "\noptions: reserved zones 2, placement liza, finish threshold 15%, gc start 10%, \
+             gc stop 30%, gc mode compensate\n"
+        ),
+        "{out}"
+    );
+    let df = img.inspect_json("df");
+    let o = &df["options"];
+    assert_eq!(
+        (
+            u(o, "reserved_zones"),
+            s(o, "placement"),
+            u(o, "finish_threshold")
+        ),
+        (2, "liza", 15)
+    );
+    assert_eq!(
+        (u(o, "gc_start"), u(o, "gc_stop"), s(o, "gc_mode")),
+        (10, 30, "compensate")
+    );
+    // The figures use the recorded reserve; the mount was read-only.
+    assert_eq!(u(&df, "reserved_zones"), 2);
+    assert_eq!(u(&df, "usable_bytes"), 11 * CAP);
+    assert_eq!(df["mount"]["read_only"], Value::Bool(true));
+    let dump = json(&ok(&img.inspect("dump", &[])));
+    assert_eq!(dump["df"]["options"], df["options"]);
+
+    // The library mounts with the recorded options...
+    let dev: Arc<dyn ZonedDevice> = Arc::new(FileDevice::open(&img.path).unwrap());
+    let fs = ZoneFs::mount_stored(Arc::clone(&dev)).unwrap();
+    let want = FsOptions::default()
+        .with_reserved_zones(2)
+        .with_finish_threshold(Some(15))
+        .with_gc(10, 30)
+        .with_gc_mode(CleaningMode::Compensate);
+    assert_eq!(fs.options(), &want);
+    drop(fs);
+    // ... and a mount with other options records those.
+    drop(ZoneFs::mount(dev, FsOptions::default().with_reserved_zones(1)).unwrap());
+    let df = img.inspect_json("df");
+    assert_eq!(u(&df["options"], "reserved_zones"), 1);
+    assert!(df["options"]["finish_threshold"].is_null());
+    assert_eq!(s(&df["options"], "gc_mode"), "copy");
+    let human = ok(&img.inspect("df", &[]));
+    assert!(
+        human.lines().any(|l| l
+            == "options: reserved zones 1, placement liza, finish threshold none, \
+                gc start 20%, gc stop 25%, gc mode copy"),
+        "{human}"
+    );
+}
+
+#[test]
+fn an_image_of_an_older_format_is_a_clear_error() {
+    let _serial = serial();
+    let img = formatted_with_files();
+    // The superblock an older build wrote: the same layout, format version 1.
+    let mut bytes = img.bytes();
+    let at = data_offset(ZONES) as usize;
+    let mut sb = Superblock::decode(&bytes[at..at + SUPERBLOCK_LEN]).unwrap();
+    sb.version = 1;
+    bytes[at..at + SUPERBLOCK_LEN].copy_from_slice(&sb.encode());
+    std::fs::write(&img.path, &bytes).unwrap();
+    let want = format!(
+        "{}: metadata zone 0: format version 1 is not supported (this build reads version 2 \
+         only); reformat the device",
+        img.spec
+    );
+    for what in ["zones", "files", "df"] {
+        assert_eq!(fails(&img.inspect(what, &[])), want, "{what}");
+    }
+    let (run, msg) = fails_run(&img.inspect("dump", &[]), 1);
+    assert_eq!(msg, want);
+    assert_eq!(
+        u(
+            &arr(&json(&run.stdout), "metadata_zones")[0]["superblock"],
+            "version"
+        ),
+        1
+    );
+    assert!(img.bytes() == bytes, "inspect changed the image");
+    let msg = fails(&img.mkfs(&[]));
+    assert!(
+        msg.contains("already holds a zkv file system (its metadata cannot be read: ")
+            && msg.contains("format version 1 is not supported"),
+        "{msg}"
+    );
+    assert!(img.bytes() == bytes, "a refused mkfs changed the image");
+    // Reformatting is the way out.
+    ok(&img.mkfs(&["--force"]));
+    assert!(arr(&img.inspect_json("files"), "files").is_empty());
 }
 
 #[test]
@@ -265,6 +373,7 @@ fn mkfs_formats_a_zone_image_and_refuses_bad_options() {
         "zone", "write", "--device", &img.spec, "--zone", "5", "--offset", "0", "--len", "8K",
     ]);
     let before = img.bytes();
+    // Values the file layer refuses: one error line, nothing written.
     for (extra, want) in [
         (
             &["--meta-zones", "1"][..],
@@ -274,23 +383,49 @@ fn mkfs_formats_a_zone_image_and_refuses_bad_options() {
             &["--meta-zones", "8"],
             "8 metadata zones do not fit a device of 8 zones",
         ),
+        (
+            &["--reserved-zones", "5"],
+            "invalid file system options: 5 reserved zones leave none of the 5 data zones",
+        ),
+        (
+            &["--gc-start", "30", "--gc-stop", "20"],
+            "invalid zone cleaning thresholds: gc_start 30% and gc_stop 20%",
+        ),
+        (&["--gc-start", "0"], "invalid zone cleaning thresholds"),
+        (
+            &["--finish-threshold", "101"],
+            "finish threshold 101% is above 100%",
+        ),
     ] {
         let msg = fails(&img.mkfs(extra));
         assert!(msg.contains(want), "{extra:?}: {msg}");
         assert!(img.bytes() == before, "{extra:?} changed the image");
     }
-    // Mount options are not mkfs flags: the device does not record them.
-    for flag in ["--reserved-zones", "--placement"] {
-        let (_, msg) = fails_run(&img.mkfs(&[flag, "1"]), 2);
-        assert!(msg.contains(flag), "{msg}");
+    // Values that are not values at all are usage errors.
+    for (extra, want) in [
+        (&["--placement", "nope"][..], "'nope'"),
+        (
+            &["--gc-mode", "sweep"],
+            "unknown cleaning mode (known: copy, compact, compensate)",
+        ),
+        (&["--gc-stop", "300"], "'300'"),
+        (&["--reserved-zones", "-1"], "'-1'"),
+    ] {
+        let (_, msg) = fails_run(&img.mkfs(extra), 2);
+        assert!(msg.contains(want), "{extra:?}: {msg}");
+        assert!(img.bytes() == before, "{extra:?} changed the image");
     }
+    let (_, msg) = fails_run(&img.mkfs(&["--placement", "nope"]), 2);
+    assert!(msg.contains("liza"), "the known policies are listed: {msg}");
 
     // An image without a file system is formatted without --force; its data is erased.
     let out = ok(&img.mkfs(&[]));
     assert_eq!(
         out,
         format!(
-            "erased 1 written zone\nformatted {}: 3 metadata zones, 5 data zones, 5 MiB usable\n",
+            "erased 1 written zone\nformatted {}: 3 metadata zones, 5 data zones, 5 MiB usable\n\
+             options: reserved zones 0, placement liza, finish threshold none, gc start 20%, \
+             gc stop 25%, gc mode copy\n",
             img.spec
         )
     );
@@ -634,7 +769,7 @@ fn inspect_dump_has_zones_files_extents_and_frames() {
         "zone states survive between processes"
     );
     let sb = &z0["superblock"];
-    assert_eq!(u(sb, "version"), 1);
+    assert_eq!(u(sb, "version"), 2);
     assert_eq!(u(sb, "generation"), 1);
     assert_eq!(u(sb, "meta_zones"), 3);
     assert_eq!(u(sb, "zone_capacity"), CAP);
@@ -701,9 +836,14 @@ fn inspect_reports_what_a_mount_would_write_and_writes_nothing() {
         ),
         ("implicit_open", 8 * KIB, "empty", 0)
     );
+    assert_eq!(s(c14, "action"), "reset");
     let c0 = change(0).expect("the metadata log rolls away from the torn zone");
-    assert_eq!(s(c0, "state_after"), "empty");
-    assert!(change(1).is_some(), "{changes:?}");
+    assert_eq!((s(c0, "action"), s(c0, "state_after")), ("reset", "empty"));
+    let c1 = change(1).expect("the next generation goes to zone 1");
+    assert_eq!(s(c1, "action"), "roll");
+    assert!(c1["written_after"].is_null(), "known once written: {c1}");
+    assert_eq!(mount["read_only"], Value::Bool(true));
+    assert_eq!(u(&mount["log"], "roll_to"), 1);
     // The figures show the device as it is.
     let z14 = arr(&v, "zones")
         .iter()
@@ -867,6 +1007,12 @@ fn help_lists_the_commands_and_flags() {
         "--max-open",
         "--max-active",
         "--meta-zones",
+        "--reserved-zones",
+        "--placement",
+        "--finish-threshold",
+        "--gc-start",
+        "--gc-stop",
+        "--gc-mode",
         "--force",
     ] {
         assert!(mkfs.contains(flag), "mkfs --help lacks {flag}");

@@ -1,78 +1,20 @@
-//! Finding and reading a zkv file system without changing the device.
+//! Reading a zkv file system without changing the device.
 //!
-//! - [`probe`] looks for metadata superblocks at the start of the device, which tells
-//!   whether a file system is there and how many metadata zones it uses (the superblock
-//!   records it, so `inspect` needs no `--meta-zones`).
-//! - [`FsView::open`] mounts the file system on a [`Shadow`] of the device: the real device
-//!   is only read, and whatever the mount would write (a metadata roll after a torn write,
-//!   resets of stale metadata zones and of data zones without live data, cleared zone
-//!   classes, finishes beyond the active budget) lands in memory. The view then lists what
-//!   a real mount would change, by comparing the shadow's zones with the real ones.
+//! [`FsView::open`] mounts the file system read-only ([`ZoneFs::mount_read_only`]): the
+//! metadata zone count comes from the superblocks and the options from the metadata, so
+//! `inspect` asks for neither, and nothing is written to the device. The mount reports
+//! what a read-write mount would change (a metadata roll after an interrupted write, resets
+//! of older metadata generations and of data zones without live data, cleared zone classes,
+//! finishes beyond the active budget); [`FsView::changes`] lists it zone by zone.
 
 use std::sync::Arc;
 
 use zns::{Geometry, ZoneInfo, ZoneState, ZonedDevice};
-use zonefs::fs::{FsError, FsOptions, ZoneFs};
-use zonefs::meta::{
-    FsState, MetaError, MetaLog, MountReport, Superblock, SuperblockError, DEFAULT_META_ZONES,
-};
+use zonefs::fs::{FsError, FsOptions, SettlePlan, ZoneFs, ZoneStat};
+use zonefs::meta::{FsState, MetaError, MountReport};
 
 use super::error::{CliError, CliResult};
-use super::shadow::{written, Shadow, ShadowDevice};
 use super::size::format_size;
-
-/// What the start of a device says about a file system.
-#[derive(Clone, Debug, Default)]
-pub struct Probe {
-    /// The first intact superblock found (lowest zone).
-    pub superblock: Option<Superblock>,
-    /// A zone that starts with the superblock magic but does not hold a usable superblock,
-    /// and why.
-    pub damaged: Option<(u32, String)>,
-}
-
-impl Probe {
-    /// True when the device holds something that looks like a zkv file system.
-    pub fn looks_formatted(&self) -> bool {
-        self.superblock.is_some() || self.damaged.is_some()
-    }
-}
-
-/// Reads the first block of the leading written zones until an intact superblock or a zone
-/// without the superblock magic (file data, or something that is not a zkv file system).
-/// Metadata zones come first on the device, so a formatted device is recognised after a
-/// few reads.
-pub fn probe(dev: &dyn ZonedDevice) -> CliResult<Probe> {
-    let geo = dev.geometry();
-    let mut found = Probe::default();
-    let mut block = vec![0u8; geo.block_size as usize];
-    for info in dev.report_zones(0, geo.zones)? {
-        if matches!(info.state, ZoneState::Empty | ZoneState::Offline) {
-            continue;
-        }
-        dev.read(info.start, &mut block, zns::IoCategory::Metadata)?;
-        match Superblock::decode(&block) {
-            Ok(sb) if sb.zone == info.zone && info.zone < sb.meta_zones => {
-                found.superblock = Some(sb);
-                return Ok(found);
-            }
-            Ok(sb) => {
-                found.damaged.get_or_insert((
-                    info.zone,
-                    format!(
-                        "the superblock names zone {} of {} metadata zones",
-                        sb.zone, sb.meta_zones
-                    ),
-                ));
-            }
-            Err(e @ SuperblockError::Checksum { .. }) => {
-                found.damaged.get_or_insert((info.zone, e.to_string()));
-            }
-            Err(SuperblockError::NoMagic | SuperblockError::Truncated { .. }) => break,
-        }
-    }
-    Ok(found)
-}
 
 /// The error for a device without a file system.
 pub fn not_formatted(device: &str) -> CliError {
@@ -83,111 +25,166 @@ pub fn not_formatted(device: &str) -> CliError {
 /// layer's own text (which names the zone, the offset and the damage).
 pub fn fs_error(device: &str, e: FsError) -> CliError {
     match e {
-        FsError::Meta {
-            source: MetaError::NotFormatted,
-            ..
-        } => not_formatted(device),
-        FsError::Meta { source, .. } => CliError::invalid(format!("{device}: {source}")),
+        FsError::Meta { source, .. } => meta_error(device, source),
         e => CliError::invalid(format!("{device}: {e}")),
     }
 }
 
-fn meta_error(device: &str, e: MetaError) -> CliError {
+pub fn meta_error(device: &str, e: MetaError) -> CliError {
     match e {
         MetaError::NotFormatted => not_formatted(device),
         e => CliError::invalid(format!("{device}: {e}")),
     }
 }
 
-/// A zone whose state or written bytes a real mount would change.
+/// The options as one line, as `mkfs` and `inspect df` print them.
+pub fn describe_options(o: &FsOptions) -> String {
+    let finish = o
+        .finish_threshold
+        .map_or_else(|| "none".to_string(), |p| format!("{p}%"));
+    format!(
+        "options: reserved zones {}, placement {}, finish threshold {finish}, gc start {}%, \
+         gc stop {}%, gc mode {}",
+        o.reserved_zones, o.placement, o.gc_start, o.gc_stop, o.gc_mode
+    )
+}
+
+/// What a read-write mount would do to a zone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Reset it: an older metadata generation, the metadata zone left by a roll, or a data
+    /// zone without live data (reclaimable).
+    Reset,
+    /// Finish it: an active data zone beyond the active budget.
+    Finish,
+    /// Write the next generation of the metadata log into it.
+    Roll,
+    /// Append a metadata batch to it (zone classes that are no longer true).
+    Append,
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Reset => "reset",
+            Action::Finish => "finish",
+            Action::Roll => "roll",
+            Action::Append => "append",
+        }
+    }
+}
+
+/// A zone a read-write mount would change: how it is, and how it would be when that is
+/// known before the write (`None` for the metadata zones that receive new records).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZoneChange {
     pub zone: u32,
+    pub action: Action,
     pub before: (ZoneState, u64),
-    pub after: (ZoneState, u64),
+    pub after: Option<(ZoneState, u64)>,
 }
 
-/// A file system read through a shadow of its device.
+/// A file system mounted read-only.
 pub struct FsView {
     /// The device as given (`file:PATH`, `zbd:/dev/DEV`).
     pub device: String,
-    /// The real device (only ever read).
-    pub base: Arc<dyn ZonedDevice>,
+    pub fs: ZoneFs,
     pub geo: Geometry,
-    /// The zones as the device reports them (before any mount).
-    pub report: Vec<ZoneInfo>,
     pub meta_zones: u32,
-    pub reserved_zones: u32,
-    /// The recovered metadata (as the log holds it, before the mount settles).
+    /// The recovered metadata.
     pub state: FsState,
     /// What the metadata recovery found.
     pub mount: Option<MountReport>,
-    /// Zones a real mount would change.
-    pub changes: Vec<ZoneChange>,
+    /// Per data zone, the figures a read-write mount shows (zones it would reset count as
+    /// written and invalid: reclaimable).
+    pub zones: Vec<ZoneStat>,
+    /// The metadata zones as the device reports them.
+    pub meta_report: Vec<ZoneInfo>,
+    /// What settling the zone table would change.
+    pub plan: SettlePlan,
 }
 
 impl FsView {
-    /// Mounts the file system on `base` without writing to it. `base` should be opened
-    /// read-only where the backend allows it; nothing is written to it either way.
-    pub fn open(
-        base: Arc<dyn ZonedDevice>,
-        device: &str,
-        reserved_zones: u32,
-    ) -> CliResult<FsView> {
-        let found = probe(base.as_ref())?;
-        let meta_zones = match (&found.superblock, &found.damaged) {
-            (Some(sb), _) => sb.meta_zones,
-            // Damaged superblocks only: let the metadata layer say what is wrong.
-            (None, Some(_)) => DEFAULT_META_ZONES,
-            (None, None) => return Err(not_formatted(device)),
-        };
-        let geo = base.geometry();
-        let (shadow, report) = Shadow::over(Arc::clone(&base))?;
-        let shadow: Arc<ShadowDevice> = Arc::new(shadow);
-        let dev: Arc<dyn ZonedDevice> = shadow.clone();
-        let (state, log) =
-            MetaLog::recover(Arc::clone(&dev), meta_zones).map_err(|e| meta_error(device, e))?;
-        let mount = log.mount_report().cloned();
-        drop(log);
-        let opts = FsOptions::default()
-            .with_meta_zones(meta_zones)
-            .with_reserved_zones(reserved_zones);
-        let fs = ZoneFs::mount(dev, opts).map_err(|e| fs_error(device, e))?;
+    /// Mounts the file system on `dev` read-only. `dev` should be opened read-only where
+    /// the backend allows it; nothing is written to it either way.
+    pub fn open(dev: Arc<dyn ZonedDevice>, device: &str) -> CliResult<FsView> {
+        let fs = ZoneFs::mount_read_only(dev).map_err(|e| fs_error(device, e))?;
         fs.check_consistency().map_err(|e| fs_error(device, e))?;
-        drop(fs);
-        let after = shadow.report_zones(0, geo.zones)?;
-        let changes = report
-            .iter()
-            .zip(&after)
-            .filter_map(|(b, a)| {
-                let before = (b.state, written(&geo, b));
-                let now = (a.state, written(&geo, a));
-                (before != now).then_some(ZoneChange {
-                    zone: b.zone,
-                    before,
-                    after: now,
-                })
-            })
-            .collect();
+        let meta_zones = fs.options().meta_zones;
+        let zones = fs.zone_stats().map_err(|e| fs_error(device, e))?;
+        let meta_report = fs.device().report_zones(0, meta_zones)?;
         Ok(FsView {
             device: device.to_string(),
-            base,
-            geo,
-            report,
+            geo: fs.device().geometry(),
             meta_zones,
-            reserved_zones,
-            state,
-            mount,
-            changes,
+            state: fs.metadata(),
+            mount: fs.mount_report(),
+            zones,
+            meta_report,
+            plan: fs.settle_plan(),
+            fs,
         })
     }
 
-    /// The data zones as the device reports them.
-    pub fn data_zones(&self) -> impl Iterator<Item = &ZoneInfo> + '_ {
-        self.report.iter().skip(self.meta_zones as usize)
+    /// The zones a read-write mount would change, in zone order.
+    pub fn changes(&self) -> Vec<ZoneChange> {
+        let mut changes = self.meta_changes();
+        let data = |zone: u32| self.zones.iter().find(|z| z.zone == zone);
+        let mut change = |zone, action, after| {
+            if let Some(z) = data(zone) {
+                let before = (z.state, z.written);
+                changes.push(ZoneChange {
+                    zone,
+                    action,
+                    before,
+                    after,
+                });
+            }
+        };
+        for &zone in &self.plan.reclaimable {
+            change(zone, Action::Reset, Some((ZoneState::Empty, 0)));
+        }
+        for &zone in &self.plan.finish {
+            let full = (ZoneState::Full, self.geo.zone_capacity);
+            change(zone, Action::Finish, Some(full));
+        }
+        changes.sort_by_key(|c| c.zone);
+        changes
     }
 
-    /// What a real mount would change, one phrase per item; empty when nothing.
+    /// The metadata zones: a roll (and the reset of the zone it leaves), the reset of
+    /// older generations, and the batch that records cleared zone classes.
+    fn meta_changes(&self) -> Vec<ZoneChange> {
+        let Some(m) = &self.mount else {
+            return Vec::new();
+        };
+        let log_zone = m.roll_to.unwrap_or(m.zone);
+        let resets = m.stale.iter().copied().chain(m.roll_to.map(|_| m.zone));
+        let mut planned: Vec<(u32, Action)> = resets
+            .filter(|z| *z != log_zone)
+            .map(|z| (z, Action::Reset))
+            .collect();
+        if m.roll_to.is_some() {
+            planned.push((log_zone, Action::Roll));
+        } else if !self.plan.cleared_classes.is_empty() {
+            planned.push((log_zone, Action::Append));
+        }
+        planned
+            .into_iter()
+            .filter_map(|(zone, action)| {
+                let info = self.meta_report.iter().find(|i| i.zone == zone)?;
+                let after = (action == Action::Reset).then_some((ZoneState::Empty, 0));
+                Some(ZoneChange {
+                    zone,
+                    action,
+                    before: (info.state, info.used()),
+                    after,
+                })
+            })
+            .collect()
+    }
+
+    /// What a read-write mount would change, one phrase per item; empty when nothing.
     pub fn mount_notes(&self) -> Vec<String> {
         let mut notes = Vec::new();
         if let Some(m) = &self.mount {
@@ -202,23 +199,44 @@ impl FsView {
                 notes.push(format!("metadata zone {zone} was passed over ({reason})"));
             }
         }
-        for c in &self.changes {
-            let what = if c.zone < self.meta_zones {
-                "metadata zone"
-            } else {
-                "zone"
-            };
-            let show = |(state, bytes): (ZoneState, u64)| match state {
-                ZoneState::Empty => "empty".to_string(),
-                _ => format!("{state} with {}", format_size(bytes)),
-            };
-            notes.push(format!(
-                "{what} {} would go from {} to {}",
-                c.zone,
-                show(c.before),
-                show(c.after)
-            ));
-        }
+        notes.extend(self.changes().iter().map(|c| self.describe_change(c)));
         notes
     }
+
+    fn describe_change(&self, c: &ZoneChange) -> String {
+        let what = if c.zone < self.meta_zones {
+            "metadata zone"
+        } else {
+            "zone"
+        };
+        let show = |(state, bytes): (ZoneState, u64)| match state {
+            ZoneState::Empty => "empty".to_string(),
+            _ => format!("{state} with {}", format_size(bytes)),
+        };
+        let before = show(c.before);
+        match (c.action, c.after) {
+            (_, Some(after)) => format!(
+                "{what} {} would go from {before} to {}",
+                c.zone,
+                show(after)
+            ),
+            (Action::Roll, None) => format!(
+                "{what} {} ({before}) would receive the next generation of the metadata log",
+                c.zone
+            ),
+            (_, None) => format!(
+                "{what} {} ({before}) would record that zones {} have no class any more",
+                c.zone,
+                join(&self.plan.cleared_classes)
+            ),
+        }
+    }
+}
+
+fn join(zones: &[u32]) -> String {
+    zones
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }

@@ -1,10 +1,10 @@
 //! `zkv inspect`: what a zkv file system holds, without changing the device.
 //!
 //! The device is opened read-only (an image takes a shared lock) and the file system is
-//! mounted on a copy-on-write shadow of it ([`super::fsview`]): whatever a mount would write
-//! stays in memory, and the output says what a real mount would change. Figures describe the
-//! device as it is: written bytes come from the zone report (a full zone counts its whole
-//! capacity), valid bytes from the recovered metadata (Σ extents of the files in the zone).
+//! mounted read-only ([`super::fsview`]): nothing is written, and the output says what a
+//! read-write mount would change. Figures describe the device as it is, as the file layer
+//! counts them: written bytes from the zone report (a full zone counts its whole capacity),
+//! valid bytes from the recovered metadata (Σ extents of the files in the zone).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,14 +12,14 @@ use std::sync::Arc;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use zns::{DeviceSpec, Geometry, ZoneState};
-use zonefs::meta::{dump_zone, FileKind, FrameKind, ZoneDump, DEFAULT_META_ZONES};
+use zonefs::fs::FsOptions;
+use zonefs::meta::{self, dump_zone, FileKind, FrameKind, MetaError, ZoneDump, DEFAULT_META_ZONES};
 use zonefs::placement::Lifetime;
 
 use super::device::{open_persistent, parse_device, Access};
 use super::error::{CliError, CliResult};
-use super::fsview::{not_formatted, probe, FsView};
+use super::fsview::{describe_options, meta_error, FsView};
 use super::geometry::describe;
-use super::shadow::written;
 use super::size::format_size;
 use super::table::{Align, Table};
 use super::Out;
@@ -31,7 +31,8 @@ Examples:
   zkv inspect df    --device file:/tmp/zns.img
   zkv inspect dump  --device file:/tmp/zns.img > dump.json
 
-The device is never written: an image is opened read-only, and what a mount would change
+The device is never written: an image is opened read-only, the file system is mounted
+read-only with the options its metadata records, and what a read-write mount would change
 (a metadata roll after an interrupted write, resets of zones without live data) is only
 reported.";
 
@@ -48,7 +49,8 @@ enum InspectCommand {
     Zones(ListArgs),
     /// Files: kind, size, level, lifetime, extents and the zones holding them
     Files(ListArgs),
-    /// Space: total, usable, free, used and reclaimable bytes, space amplification
+    /// Space: total, usable, free, used and reclaimable bytes, space amplification, and the
+    /// recorded file system options
     Df(DfArgs),
     /// Everything as JSON: zones, files with their extents, space, and the frames of the
     /// metadata zones
@@ -81,15 +83,10 @@ struct DfArgs {
     #[arg(long)]
     json: bool,
 
-    /// Reserved (over-provisioning) zones the file system is mounted with: they count
-    /// neither as usable nor as free (not recorded on the device)
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 0,
-        allow_negative_numbers = true
-    )]
-    reserved_zones: u32,
+    /// Show usable and free space as with this many reserved (over-provisioning) zones,
+    /// instead of the number the file system records
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    reserved_zones: Option<u32>,
 }
 
 #[derive(Debug, Args)]
@@ -102,38 +99,33 @@ struct DumpArgs {
     json: bool,
 
     /// Reserved zones, for the space figures (as for 'inspect df')
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 0,
-        allow_negative_numbers = true
-    )]
-    reserved_zones: u32,
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    reserved_zones: Option<u32>,
 }
 
 pub fn run(args: InspectArgs) -> CliResult {
     let mut out = Out::new();
     match args.command {
         InspectCommand::Zones(a) => {
-            let view = open(&a.dev.device, 0)?;
+            let view = open(&a.dev.device)?;
             zones(&view, a.json, &mut out)?;
         }
         InspectCommand::Files(a) => {
-            let view = open(&a.dev.device, 0)?;
+            let view = open(&a.dev.device)?;
             files(&view, a.json, &mut out)?;
         }
         InspectCommand::Df(a) => {
-            let view = open(&a.dev.device, a.reserved_zones)?;
-            df(&view, a.json, &mut out)?;
+            let view = open(&a.dev.device)?;
+            df(&view, a.reserved_zones, a.json, &mut out)?;
         }
         InspectCommand::Dump(a) => dump(&a.dev.device, a.reserved_zones, &mut out)?,
     }
     out.flush()
 }
 
-fn open(spec: &DeviceSpec, reserved_zones: u32) -> CliResult<FsView> {
+fn open(spec: &DeviceSpec) -> CliResult<FsView> {
     let dev = open_persistent(spec, Access::ReadOnly)?;
-    FsView::open(dev, &spec.to_string(), reserved_zones)
+    FsView::open(dev, &spec.to_string())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -177,6 +169,7 @@ fn frame_name(kind: FrameKind) -> &'static str {
         FrameKind::FileDelete => "file_delete",
         FrameKind::FileRename => "file_rename",
         FrameKind::ZoneMeta => "zone_meta",
+        FrameKind::Options => "options",
         FrameKind::Commit => "commit",
     }
 }
@@ -203,26 +196,23 @@ struct ZoneRow {
 }
 
 fn zone_rows(view: &FsView) -> Vec<ZoneRow> {
-    view.data_zones()
-        .map(|info| {
-            let zone = info.zone;
-            let written = written(&view.geo, info);
-            let valid = view.state.valid_bytes(zone);
-            let class = view.state.placement(zone).map_or(0, |p| p.class);
-            let mut files: Vec<u64> = view.state.zone_extents(zone).map(|(_, f)| f.0).collect();
+    view.zones
+        .iter()
+        .map(|z| {
+            let mut files: Vec<u64> = view.state.zone_extents(z.zone).map(|(_, f)| f.0).collect();
             files.sort_unstable();
             files.dedup();
             ZoneRow {
-                zone,
-                state: info.state.name(),
-                written,
-                valid,
-                invalid: written.saturating_sub(valid),
-                class,
-                class_name: class_name(class),
+                zone: z.zone,
+                state: z.state.name(),
+                written: z.written,
+                valid: z.valid,
+                invalid: z.invalid,
+                class: z.class,
+                class_name: class_name(z.class),
                 files: files.len(),
                 resets: None,
-                raw_state: info.state,
+                raw_state: z.state,
             }
         })
         .collect()
@@ -299,6 +289,30 @@ fn file_rows(view: &FsView, with_extents: bool) -> Vec<FileRow> {
     rows
 }
 
+/// The options the file system records (and the read-only mount runs with).
+#[derive(Clone, Debug, Serialize)]
+struct OptionsJson {
+    reserved_zones: u32,
+    placement: String,
+    finish_threshold: Option<u8>,
+    gc_start: u8,
+    gc_stop: u8,
+    gc_mode: &'static str,
+}
+
+impl OptionsJson {
+    fn of(o: &FsOptions) -> OptionsJson {
+        OptionsJson {
+            reserved_zones: o.reserved_zones,
+            placement: o.placement.clone(),
+            finish_threshold: o.finish_threshold,
+            gc_start: o.gc_start,
+            gc_stop: o.gc_stop,
+            gc_mode: o.gc_mode.name(),
+        }
+    }
+}
+
 /// Space figures, as `inspect df` shows them. Every zone count and byte figure covers the
 /// data zones only.
 #[derive(Clone, Debug, Serialize)]
@@ -328,9 +342,15 @@ struct Df {
     space_amplification: Option<f64>,
     /// free / usable
     free_ratio: f64,
+    /// The recorded options (`reserved_zones` above may differ when given on the command
+    /// line).
+    options: OptionsJson,
 }
 
-fn df_of(view: &FsView, rows: &[ZoneRow]) -> Df {
+/// The figures with `reserved` zones, by default the recorded number.
+fn df_of(view: &FsView, rows: &[ZoneRow], reserved: Option<u32>) -> Df {
+    let options = view.fs.options();
+    let reserved_zones = reserved.unwrap_or(options.reserved_zones);
     let cap = view.geo.zone_capacity;
     let count =
         |f: &dyn Fn(ZoneState) -> bool| rows.iter().filter(|r| f(r.raw_state)).count() as u32;
@@ -341,11 +361,11 @@ fn df_of(view: &FsView, rows: &[ZoneRow]) -> Df {
         .filter(|r| r.raw_state == ZoneState::Empty || r.raw_state.is_active())
         .map(|r| cap.saturating_sub(r.written))
         .sum();
-    let reserve = u64::from(view.reserved_zones).saturating_mul(cap);
+    let reserve = u64::from(reserved_zones).saturating_mul(cap);
     let usable = u64::from(
         data_zones
             .saturating_sub(unavailable)
-            .saturating_sub(view.reserved_zones),
+            .saturating_sub(reserved_zones),
     ) * cap;
     let free = room.saturating_sub(reserve);
     let used: u64 = rows
@@ -361,7 +381,7 @@ fn df_of(view: &FsView, rows: &[ZoneRow]) -> Df {
         .sum();
     Df {
         data_zones,
-        reserved_zones: view.reserved_zones,
+        reserved_zones,
         unavailable_zones: unavailable,
         empty_zones: count(&|s| s == ZoneState::Empty),
         active_zones: count(&|s| s.is_active()),
@@ -380,6 +400,7 @@ fn df_of(view: &FsView, rows: &[ZoneRow]) -> Df {
         } else {
             free as f64 / usable as f64
         },
+        options: OptionsJson::of(options),
     }
 }
 
@@ -406,22 +427,30 @@ struct LogJson {
     /// Offset of an interrupted last write that recovery ignores.
     torn_tail: Option<u64>,
     skipped: Vec<Skipped>,
+    /// Where a read-write mount rolls the log (after a torn tail or in a full zone).
+    roll_to: Option<u32>,
+    /// Other metadata zones holding data, which a read-write mount resets.
+    stale: Vec<u32>,
 }
 
 #[derive(Clone, Debug, Serialize)]
 struct ChangeJson {
     zone: u32,
+    action: &'static str,
     state_before: &'static str,
     written_before: u64,
-    state_after: &'static str,
-    written_after: u64,
+    /// Null for a metadata zone that receives records (known once written).
+    state_after: Option<&'static str>,
+    written_after: Option<u64>,
 }
 
-/// What a real mount would do to the device.
+/// What a read-write mount would do to the device.
 #[derive(Clone, Debug, Serialize)]
 struct MountJson {
+    /// Always true: inspect mounts read-only.
+    read_only: bool,
     log: Option<LogJson>,
-    /// True when a mount would change the device (see `changes`).
+    /// True when a read-write mount would change the device (see `changes`).
     would_write: bool,
     changes: Vec<ChangeJson>,
 }
@@ -435,6 +464,7 @@ struct Envelope {
 }
 
 fn envelope(view: &FsView) -> Envelope {
+    let changes = view.changes();
     let log = view.mount.as_ref().map(|m| LogJson {
         zone: m.zone,
         generation: m.seq,
@@ -450,23 +480,26 @@ fn envelope(view: &FsView) -> Envelope {
                 reason: reason.clone(),
             })
             .collect(),
+        roll_to: m.roll_to,
+        stale: m.stale.clone(),
     });
     Envelope {
         device: view.device.clone(),
         geometry: view.geo,
         meta_zones: view.meta_zones,
         mount: MountJson {
+            read_only: view.fs.is_read_only(),
             log,
-            would_write: !view.changes.is_empty(),
-            changes: view
-                .changes
+            would_write: !changes.is_empty(),
+            changes: changes
                 .iter()
                 .map(|c| ChangeJson {
                     zone: c.zone,
+                    action: c.action.name(),
                     state_before: c.before.0.name(),
                     written_before: c.before.1,
-                    state_after: c.after.0.name(),
-                    written_after: c.after.1,
+                    state_after: c.after.map(|a| a.0.name()),
+                    written_after: c.after.map(|a| a.1),
                 })
                 .collect(),
         },
@@ -484,7 +517,7 @@ fn print_json(out: &mut Out, value: &impl Serialize) -> CliResult {
 
 /// The lines every human output starts with: the device and where the metadata is.
 fn heading(view: &FsView, out: &mut Out) -> CliResult {
-    out.line(describe(view.base.as_ref()))?;
+    out.line(describe(view.fs.device().as_ref()))?;
     let last = view.meta_zones.saturating_sub(1);
     let log = match &view.mount {
         Some(m) => format!(
@@ -500,7 +533,7 @@ fn heading(view: &FsView, out: &mut Out) -> CliResult {
     ))
 }
 
-/// What a real mount would change, after the figures.
+/// What a read-write mount would change, after the figures.
 fn mount_notes(view: &FsView, out: &mut Out) -> CliResult {
     let notes = view.mount_notes();
     if notes.is_empty() {
@@ -643,8 +676,8 @@ fn percent(ratio: f64) -> String {
     format!("{:.1}%", ratio * 100.0)
 }
 
-fn df(view: &FsView, json: bool, out: &mut Out) -> CliResult {
-    let d = df_of(view, &zone_rows(view));
+fn df(view: &FsView, reserved: Option<u32>, json: bool, out: &mut Out) -> CliResult {
+    let d = df_of(view, &zone_rows(view), reserved);
     if json {
         return print_json(
             out,
@@ -706,6 +739,7 @@ fn df(view: &FsView, json: bool, out: &mut Out) -> CliResult {
         d.active_zones,
         d.full_zones
     ))?;
+    out.line(describe_options(view.fs.options()))?;
     mount_notes(view, out)
 }
 
@@ -828,19 +862,19 @@ struct FailedDumpJson {
     metadata_zones: Vec<MetaZoneJson>,
 }
 
-fn dump(spec: &DeviceSpec, reserved_zones: u32, out: &mut Out) -> CliResult {
+fn dump(spec: &DeviceSpec, reserved_zones: Option<u32>, out: &mut Out) -> CliResult {
     let base = open_persistent(spec, Access::ReadOnly)?;
-    let found = probe(base.as_ref())?;
-    if !found.looks_formatted() {
-        return Err(not_formatted(&spec.to_string()));
-    }
-    let view = match FsView::open(Arc::clone(&base), &spec.to_string(), reserved_zones) {
+    let device = spec.to_string();
+    let meta_zones = match meta::probe(base.as_ref()) {
+        Ok(found) => found.meta_zones(),
+        // Damaged superblocks only: the frames may still show where the damage is.
+        Err(MetaError::Corrupt { .. }) => DEFAULT_META_ZONES,
+        Err(e) => return Err(meta_error(&device, e)),
+    };
+    let view = match FsView::open(Arc::clone(&base), &device) {
         Ok(view) => view,
         Err(e) => {
             // Damaged metadata: print what can be read, then fail with the error.
-            let meta_zones = found
-                .superblock
-                .map_or(DEFAULT_META_ZONES, |sb| sb.meta_zones);
             print_json(
                 out,
                 &FailedDumpJson {
@@ -861,7 +895,7 @@ fn dump(spec: &DeviceSpec, reserved_zones: u32, out: &mut Out) -> CliResult {
         out,
         &DumpJson {
             envelope: envelope(&view),
-            df: df_of(&view, &rows),
+            df: df_of(&view, &rows, reserved_zones),
             zones: rows,
             files: file_rows(&view, true),
             metadata_zones,

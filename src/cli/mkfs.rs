@@ -1,4 +1,5 @@
-//! `zkv mkfs`: format a device with an empty zkv file system (metadata log + data zones).
+//! `zkv mkfs`: format a device with an empty zkv file system (metadata log + data zones)
+//! that records its options (reserved zones, placement, finish threshold, zone cleaning).
 //!
 //! `file:PATH` that does not exist yet is created first, with the geometry flags of
 //! `zkv zone create`; an existing image or a zoned block device keeps its geometry. A device
@@ -7,14 +8,16 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use clap::builder::PossibleValuesParser;
 use clap::Args;
 use zns::{DeviceSpec, FileDevice, ZoneState, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
-use zonefs::meta::DEFAULT_META_ZONES;
+use zonefs::fs::{CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_GC_STOP};
+use zonefs::meta::{self, MetaError, ProbeInfo, DEFAULT_META_ZONES};
+use zonefs::placement::POLICIES;
 
 use super::device::{open_persistent, parse_device, refuse_mem, Access};
 use super::error::{CliError, CliResult};
-use super::fsview::{fs_error, probe, FsView};
+use super::fsview::{describe_options, fs_error};
 use super::geometry::{create_image, describe, GeometryArgs};
 use super::size::format_size;
 use super::Out;
@@ -24,9 +27,11 @@ Examples:
   zkv mkfs --device file:/tmp/zns.img --zones 64 --zone-size 16MiB
   zkv mkfs --device file:/tmp/zns.img --force          # reformat an existing image
   zkv mkfs --device zbd:/dev/nvme0n2 --meta-zones 3
+  zkv mkfs --device file:/tmp/zns.img --force --reserved-zones 2 --gc-start 15 --gc-stop 20
 
-Geometry flags apply only when the image does not exist yet. Reserved zones and the
-placement policy are chosen when the file system is mounted, not here.";
+Geometry flags apply only when the image does not exist yet. The file system options
+(reserved zones, placement, finish threshold, zone cleaning) are recorded in the metadata:
+mounts use them unless given others, which are then recorded instead.";
 
 #[derive(Debug, Args)]
 #[command(after_help = MKFS_EXAMPLES)]
@@ -42,14 +47,66 @@ pub struct MkfsArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_META_ZONES, allow_negative_numbers = true)]
     meta_zones: u32,
 
+    /// Data zones kept as over-provisioning: never given to files, room for the zone cleaner
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    reserved_zones: u32,
+
+    /// Placement policy
+    #[arg(long, value_name = "POLICY", default_value = "liza",
+          value_parser = PossibleValuesParser::new(POLICIES))]
+    placement: String,
+
+    /// Before a new zone is opened, finish idle zones with less than this percent of their
+    /// capacity left (default: never)
+    #[arg(long, value_name = "PERCENT")]
+    finish_threshold: Option<u8>,
+
+    /// Zone cleaning starts when free space drops below this percent of the usable space
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_START)]
+    gc_start: u8,
+
+    /// A zone cleaning run stops once free space reaches this percent of the usable space
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_STOP)]
+    gc_stop: u8,
+
+    /// What the zone cleaner does with valid data: copy, compact or compensate
+    #[arg(long, value_name = "MODE", default_value = "copy", value_parser = parse_gc_mode)]
+    gc_mode: CleaningMode,
+
     /// Format even if the device already holds a zkv file system (its files are lost)
     #[arg(long)]
     force: bool,
 }
 
+fn parse_gc_mode(s: &str) -> Result<CleaningMode, String> {
+    CleaningMode::from_name(s).ok_or_else(|| {
+        let known: Vec<&str> = CleaningMode::ALL.iter().map(|m| m.name()).collect();
+        format!("unknown cleaning mode (known: {})", known.join(", "))
+    })
+}
+
+impl MkfsArgs {
+    /// The options the new file system records; the file layer checks them against the
+    /// device before anything is written.
+    fn options(&self) -> FsOptions {
+        FsOptions::default()
+            .with_meta_zones(self.meta_zones)
+            .with_reserved_zones(self.reserved_zones)
+            .with_placement(self.placement.clone())
+            .with_finish_threshold(self.finish_threshold)
+            .with_gc(self.gc_start, self.gc_stop)
+            .with_gc_mode(self.gc_mode)
+    }
+}
+
 pub fn run(a: MkfsArgs) -> CliResult {
     let mut out = Out::new();
-    let opts = FsOptions::default().with_meta_zones(a.meta_zones);
+    let opts = a.options();
     let device = a.device.to_string();
     match &a.device {
         DeviceSpec::Mem => return Err(refuse_mem()),
@@ -88,7 +145,7 @@ fn new_image(path: &Path, a: &MkfsArgs, opts: FsOptions, out: &mut Out) -> CliRe
             let summary = summary(&fs);
             drop(fs);
             out.line(format!("created {created}"))?;
-            out.line(summary)
+            summary.iter().try_for_each(|l| out.line(l))
         }
         Err(e) => {
             // The image is this command's own creation: take it back.
@@ -105,8 +162,13 @@ fn format_existing(
     force: bool,
     out: &mut Out,
 ) -> CliResult {
-    let found = probe(dev.as_ref())?;
-    if found.looks_formatted() && !force {
+    let found = meta::probe(dev.as_ref());
+    let formatted = match &found {
+        Err(MetaError::NotFormatted) => false,
+        Ok(_) | Err(MetaError::Corrupt { .. }) => true,
+        Err(e) => return Err(CliError::invalid(format!("{device}: {e}"))),
+    };
+    if formatted && !force {
         return Err(CliError::invalid(format!(
             "{device} already holds a zkv file system ({}); formatting would erase it: \
              add --force to format it anyway",
@@ -126,38 +188,45 @@ fn format_existing(
             if written == 1 { "" } else { "s" }
         ))?;
     }
-    out.line(summary(&fs))
+    summary(&fs).iter().try_for_each(|l| out.line(l))
 }
 
-/// A short description of the file system found, for the refusal message.
-fn what_is_there(dev: &Arc<dyn ZonedDevice>, device: &str, found: &super::fsview::Probe) -> String {
-    match FsView::open(Arc::clone(dev), device, 0) {
-        Ok(view) => {
-            let files = view.state.file_count();
-            let bytes: u64 = view.state.files().map(|(_, m)| m.size).sum();
+/// A short description of the file system found, for the refusal message. It is read
+/// through a read-only mount, which never writes.
+fn what_is_there(
+    dev: &Arc<dyn ZonedDevice>,
+    device: &str,
+    found: &Result<ProbeInfo, MetaError>,
+) -> String {
+    match ZoneFs::mount_read_only(Arc::clone(dev)) {
+        Ok(fs) => {
+            let files = fs.list();
+            let bytes: u64 = files.iter().map(|f| f.size).sum();
             format!(
-                "{files} file{}, {} of data",
-                if files == 1 { "" } else { "s" },
+                "{} file{}, {} of data",
+                files.len(),
+                if files.len() == 1 { "" } else { "s" },
                 format_size(bytes)
             )
         }
-        Err(e) => match &found.damaged {
-            Some((zone, why)) if found.superblock.is_none() => {
-                format!("damaged: metadata zone {zone}: {why}")
+        Err(e) => match found {
+            Err(MetaError::Corrupt { zone, reason, .. }) => {
+                format!("damaged: metadata zone {zone}: {reason}")
             }
-            _ => format!("its metadata cannot be read: {e}"),
+            _ => format!("its metadata cannot be read: {}", fs_error(device, e)),
         },
     }
 }
 
-/// `formatted DEVICE: ...` once the file system is written.
-fn summary(fs: &ZoneFs) -> String {
+/// `formatted DEVICE: ...` and the recorded options, once the file system is written.
+fn summary(fs: &ZoneFs) -> [String; 2] {
     let s = fs.stats();
-    format!(
+    let formatted = format!(
         "formatted {}: {} metadata zones, {} data zones, {} usable",
         fs.device().describe(),
         fs.options().meta_zones,
         s.data_zones,
         format_size(s.usable_bytes),
-    )
+    );
+    [formatted, describe_options(fs.options())]
 }

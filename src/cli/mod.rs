@@ -1,7 +1,7 @@
 //! The `zkv` command line. Each subcommand lives in its own module and exposes a clap `Args`
 //! type and a `run` function; `Command` below lists them. Shared pieces: [`size`] (byte sizes
 //! with units), [`device`] (`--device` specs), [`geometry`] (the geometry flags of a new
-//! image), [`fsview`] and [`shadow`] (reading a file system without writing the device),
+//! image), [`fsview`] (reading a file system through a read-only mount),
 //! [`table`] (aligned tables), [`error`] (the one error type) and [`Out`].
 //!
 //! Contract (docs/CLI.md): success exits 0; a failure prints exactly one `error: <message>`
@@ -14,7 +14,6 @@ pub mod geometry;
 pub mod inspect;
 pub mod mkfs;
 pub mod pattern;
-pub mod shadow;
 pub mod size;
 pub mod table;
 pub mod zone;

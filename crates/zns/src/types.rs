@@ -163,6 +163,17 @@ impl ZoneInfo {
     pub fn written(&self) -> u64 {
         self.wp.saturating_sub(self.start)
     }
+
+    /// Bytes the zone uses up: its write pointer's offset, except that a full zone counts
+    /// its whole capacity (Linux reports a full zone's write pointer at the zone end, and a
+    /// finished zone's unwritten rest can never be written) and an offline zone nothing.
+    pub fn used(&self) -> u64 {
+        match self.state {
+            ZoneState::Full => self.capacity,
+            ZoneState::Offline => 0,
+            _ => self.written().min(self.capacity),
+        }
+    }
 }
 
 /// The most zones a device may have (real drives have tens of thousands at most).
@@ -316,6 +327,22 @@ impl Geometry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn used_bytes_count_full_zones_by_capacity() {
+        let info = |state, wp| ZoneInfo {
+            zone: 1,
+            start: 1 << 20,
+            size: 1 << 20,
+            capacity: 768 << 10,
+            wp,
+            state,
+        };
+        assert_eq!(info(ZoneState::ImplicitOpen, (1 << 20) + 8192).used(), 8192);
+        assert_eq!(info(ZoneState::Full, 2 << 20).used(), 768 << 10);
+        assert_eq!(info(ZoneState::Offline, 2 << 20).used(), 0);
+        assert_eq!(info(ZoneState::Empty, 1 << 20).used(), 0);
+    }
 
     #[test]
     fn geometry_rules() {

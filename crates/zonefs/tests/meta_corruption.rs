@@ -9,8 +9,8 @@ use std::sync::Arc;
 use common::{mem_device, rewrite_zone, small_geometry, Harness, Model};
 use zns::{FaultControl, Geometry, IoCategory, MemDevice, TearMode, ZonedDevice};
 use zonefs::meta::{
-    dump_zone, FileId, FileKind, FileMeta, FrameInfo, FrameKind, MetaError, MetaLog, Record,
-    Superblock, SUPERBLOCK_LEN,
+    dump_zone, probe, FileId, FileKind, FileMeta, FrameInfo, FrameKind, MetaError, MetaLog, Record,
+    Superblock, FORMAT_VERSION, SUPERBLOCK_LEN,
 };
 
 const META_ZONES: u32 = 3;
@@ -272,21 +272,40 @@ fn superblocks_of_another_geometry_or_layout_are_refused() {
 }
 
 #[test]
-fn newer_format_versions_are_refused() {
-    let (_, h, _) = small_log(1);
-    let mut sb = Superblock::new(&h.dev.geometry(), META_ZONES, 0, 1);
-    sb.version = 2;
-    rewrite_zone(h.dev.as_ref(), 0, |b| {
-        b[..SUPERBLOCK_LEN].copy_from_slice(&sb.encode())
-    });
-    assert!(matches!(
-        recover(&h),
-        Err(MetaError::UnsupportedVersion {
-            zone: 0,
-            found: 2,
-            supported: 1
-        })
-    ));
+fn older_and_newer_format_versions_are_refused() {
+    assert_eq!(FORMAT_VERSION, 2);
+    for version in [1, FORMAT_VERSION + 1] {
+        let (_, h, _) = small_log(1);
+        let mut sb = Superblock::new(&h.dev.geometry(), META_ZONES, 0, 1);
+        sb.version = version;
+        rewrite_zone(h.dev.as_ref(), 0, |b| {
+            b[..SUPERBLOCK_LEN].copy_from_slice(&sb.encode())
+        });
+        // The probe reports the version as found; recovery refuses it, read-only or not.
+        assert_eq!(probe(h.dev.as_ref()).unwrap().version(), version);
+        let read_only = MetaLog::recover_read_only(h.dev.clone(), META_ZONES);
+        for result in [recover(&h).map(|_| ()), read_only.map(|_| ())] {
+            match result {
+                Err(
+                    e @ MetaError::UnsupportedVersion {
+                        zone: 0,
+                        found,
+                        supported: 2,
+                    },
+                ) => {
+                    assert_eq!(found, version);
+                    assert_eq!(
+                        e.to_string(),
+                        format!(
+                            "metadata zone 0: format version {version} is not supported \
+                             (this build reads version 2 only); reformat the device"
+                        )
+                    );
+                }
+                other => panic!("version {version}: expected a refusal, got {other:?}"),
+            }
+        }
+    }
 }
 
 #[test]

@@ -7,8 +7,8 @@ use common::{mem_device, small_geometry};
 use proptest::prelude::*;
 use zns::IoCategory;
 use zonefs::meta::{
-    decode_frame, Extent, FileId, FileKind, FileMeta, Frame, FrameKind, MetaLog, Record, Snapshot,
-    Superblock, ZoneLayout, ZonePlacement, SUPERBLOCK_LEN,
+    decode_frame, probe, Extent, FileId, FileKind, FileMeta, Frame, FrameKind, MetaLog, Record,
+    Snapshot, StoredOptions, Superblock, ZoneLayout, ZonePlacement, SUPERBLOCK_LEN,
 };
 
 fn file_meta() -> impl Strategy<Value = FileMeta> {
@@ -38,21 +38,47 @@ fn placement() -> impl Strategy<Value = ZonePlacement> {
         .prop_map(|(class, policy)| ZonePlacement { class, policy })
 }
 
+fn options() -> impl Strategy<Value = StoredOptions> {
+    (
+        any::<u32>(),
+        ".{0,20}",
+        any::<Option<u8>>(),
+        any::<(u8, u8)>(),
+        ".{0,20}",
+    )
+        .prop_map(
+            |(reserved_zones, placement, finish_threshold, (gc_start, gc_stop), gc_mode)| {
+                StoredOptions {
+                    reserved_zones,
+                    placement,
+                    finish_threshold,
+                    gc_start,
+                    gc_stop,
+                    gc_mode,
+                }
+            },
+        )
+}
+
 fn record() -> impl Strategy<Value = Record> {
     let snapshot = (
         any::<(u32, u64, u32)>(),
         any::<u64>(),
+        prop::option::of(options()),
         prop::collection::vec((any::<u64>(), file_meta()), 0..4),
         prop::collection::vec((any::<u32>(), placement()), 0..4),
     )
-        .prop_map(|((zones, cap, meta), next_file_id, files, zones_meta)| {
-            Record::Snapshot(Snapshot {
-                layout: ZoneLayout::new(zones, cap, meta),
-                next_file_id,
-                files: files.into_iter().map(|(id, m)| (FileId(id), m)).collect(),
-                zones: zones_meta,
-            })
-        });
+        .prop_map(
+            |((zones, cap, meta), next_file_id, options, files, zones_meta)| {
+                Record::Snapshot(Snapshot {
+                    layout: ZoneLayout::new(zones, cap, meta),
+                    next_file_id,
+                    options,
+                    files: files.into_iter().map(|(id, m)| (FileId(id), m)).collect(),
+                    zones: zones_meta,
+                })
+            },
+        );
     prop_oneof![
         snapshot,
         (any::<u64>(), file_meta()).prop_map(|(id, meta)| Record::FileUpdate {
@@ -66,6 +92,7 @@ fn record() -> impl Strategy<Value = Record> {
         }),
         (any::<u32>(), placement())
             .prop_map(|(zone, placement)| Record::ZoneMeta { zone, placement }),
+        options().prop_map(Record::Options),
     ]
 }
 
@@ -160,6 +187,8 @@ proptest! {
         zone[SUPERBLOCK_LEN..SUPERBLOCK_LEN + zero_prefix].fill(0);
         zone.truncate(blocks.len() * 4096);
         dev.write(0, &zone, IoCategory::User).unwrap();
+        let _ = probe(dev.as_ref());
+        let _ = MetaLog::recover_read_only(dev.clone(), 3);
         let _ = MetaLog::recover(dev, 3);
     }
 
@@ -179,8 +208,15 @@ proptest! {
                 b[i % n] ^= 1 << bit;
             }
         });
-        if let Ok((state, _)) = MetaLog::recover(dev, 3) {
-            state.check_invariants().unwrap();
+        let _ = probe(dev.as_ref());
+        let read_only = MetaLog::recover_read_only(dev.clone(), 3).map(|(state, _)| state);
+        match MetaLog::recover(dev, 3) {
+            Ok((state, _)) => {
+                state.check_invariants().unwrap();
+                // Both recoveries choose the same state.
+                prop_assert_eq!(read_only.ok(), Some(state));
+            }
+            Err(_) => prop_assert!(read_only.is_err()),
         }
     }
 }

@@ -425,6 +425,7 @@ impl Shared {
     }
 
     fn clean_run(&self, kind: RunKind) -> FsResult<CleanReport> {
+        self.check_writable(|| "clean zones".to_string())?;
         let mut report = CleanReport::default();
         if kind == RunKind::Maybe && !self.below(self.opts.gc_start) {
             return Ok(report);
@@ -1073,6 +1074,7 @@ impl ZoneFs {
     /// (or this thread is the cleaner, or the cleaner is inside the engine's callback).
     pub fn clean_one(&self) -> FsResult<Option<VictimReport>> {
         let sh = &self.shared;
+        sh.check_writable(|| "clean a zone".to_string())?;
         let Some(_guard) = sh.begin_run() else {
             return Ok(None);
         };
@@ -1106,6 +1108,8 @@ impl ZoneFs {
     /// waits for it). It sleeps on a condition variable otherwise. Dropping the handle
     /// stops it; it also stops when the file system goes away (it holds a weak handle).
     pub fn start_cleaner(&self) -> FsResult<CleanerThread> {
+        self.shared
+            .check_writable(|| "start the zone cleaner".to_string())?;
         let signal = Arc::clone(&self.shared.cleaner.signal);
         {
             let mut st = signal.lock();

@@ -83,6 +83,12 @@ pub enum FsError {
         policy: &'static str,
         reason: String,
     },
+
+    /// A change was asked of a file system mounted with [`ZoneFs::mount_read_only`].
+    ///
+    /// [`ZoneFs::mount_read_only`]: super::ZoneFs::mount_read_only
+    #[error("{operation}: the file system is mounted read-only")]
+    ReadOnly { operation: String },
 }
 
 impl FsError {
@@ -121,6 +127,10 @@ impl FsError {
             FsError::Meta { source, .. } => source.is_power_loss(),
             _ => false,
         }
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, FsError::ReadOnly { .. })
     }
 
     pub fn is_out_of_space(&self) -> bool {

@@ -36,6 +36,7 @@ impl ZoneFs {
         mut hint: PlacementHint,
         replace: bool,
     ) -> FsResult<FileWriter> {
+        self.shared.check_writable(|| format!("create '{name}'"))?;
         self.ensure_some_space(name, kind)?;
         hint.kind = Some(kind);
         if hint.lifetime == Lifetime::NotSet {
@@ -110,6 +111,7 @@ impl ZoneFs {
     /// POSIX rename does. Durable when it returns.
     pub fn rename(&self, old: &str, new: &str) -> FsResult<()> {
         let sh = &self.shared;
+        sh.check_writable(|| format!("rename '{old}' to '{new}'"))?;
         let mut meta = sh.lock_meta();
         let id = meta.state.file_id(old).ok_or_else(|| not_found(old))?;
         if meta.writing.contains(&id) {
@@ -138,6 +140,7 @@ impl ZoneFs {
     /// Deletes a file. Durable when it returns; zones left without valid data are reset.
     pub fn delete(&self, name: &str) -> FsResult<()> {
         let sh = &self.shared;
+        sh.check_writable(|| format!("delete '{name}'"))?;
         let mut meta = sh.lock_meta();
         let id = meta.state.file_id(name).ok_or_else(|| not_found(name))?;
         if meta.writing.contains(&id) {

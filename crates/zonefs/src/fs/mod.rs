@@ -34,7 +34,7 @@ use std::sync::Arc;
 
 use zns::ZonedDevice;
 
-use crate::meta::{FileKind, FileMeta, FsState};
+use crate::meta::{FileKind, FileMeta, FsState, MountReport};
 
 pub use clean::{SpaceReclaimer, SpaceRequest};
 pub use cleaner::{
@@ -44,7 +44,7 @@ pub use cleaner::{
 pub use error::{FsError, FsResult};
 pub use options::{FsOptions, DEFAULT_GC_START, DEFAULT_GC_STOP};
 pub use reader::FileReader;
-pub use stats::{FreeSpaceSample, FsStats, GcStats, InvalidRatios, ZoneStat};
+pub use stats::{FreeSpaceSample, FsStats, GcStats, InvalidRatios, SettlePlan, ZoneStat};
 pub use writer::FileWriter;
 
 use shared::Shared;
@@ -94,17 +94,31 @@ impl ZoneFs {
 
     /// Makes staged metadata (zone classes cleared by resets) durable now.
     pub fn sync_metadata(&self) -> FsResult<()> {
-        self.shared
-            .lock_meta()
-            .sync(&|| "sync the metadata".to_string())
+        let context = || "sync the metadata".to_string();
+        self.shared.check_writable(context)?;
+        self.shared.lock_meta().sync(&context)
     }
 
     pub fn device(&self) -> &Arc<dyn ZonedDevice> {
         &self.shared.dev
     }
 
+    /// The options the file system runs with (after a mount, also the recorded ones).
     pub fn options(&self) -> &FsOptions {
         &self.shared.opts
+    }
+
+    /// Mounted with [`ZoneFs::mount_read_only`]: every change fails with
+    /// [`FsError::ReadOnly`].
+    pub fn is_read_only(&self) -> bool {
+        self.shared.read_only
+    }
+
+    /// What the metadata recovery found at mount (torn tail, records replayed, zones passed
+    /// over, and for a read-only mount what a read-write one would repair); `None` after
+    /// a format.
+    pub fn mount_report(&self) -> Option<MountReport> {
+        self.shared.lock_meta().log.mount_report().cloned()
     }
 
     /// A copy of the metadata state (for tools and tests).

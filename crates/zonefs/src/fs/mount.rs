@@ -5,13 +5,17 @@
 //! reported write pointer is the zone end: they count their whole capacity) and from the
 //! state (live bytes = Σ extents, class = the persisted zone placement). It then settles
 //! the table: zones holding no live data are reset, empty zones lose their stale class,
-//! and active zones beyond the active budget are finished.
+//! active zones beyond the active budget are finished, and the options the file system
+//! runs with are recorded if the metadata records others. A read-only mount stops before
+//! settling and never writes.
 
 use std::sync::{Arc, Condvar, Mutex, RwLock};
 
 use zns::{ZoneInfo, ZoneState, ZonedDevice};
 
-use crate::meta::{FsState, MetaLog, Record, ZonePlacement, MIN_META_ZONES};
+use crate::meta::{
+    self, FsState, MetaLog, MetaResult, Record, ZoneLayout, ZonePlacement, MIN_META_ZONES,
+};
 use crate::placement::PlacementPolicy;
 
 use super::budget::Budget;
@@ -23,10 +27,15 @@ use super::table::{Cond, ZoneTable};
 use super::ZoneFs;
 
 impl ZoneFs {
-    /// Erases the device (metadata and data zones) and writes an empty file system.
+    /// Erases the device (metadata and data zones) and writes an empty file system that
+    /// records `opts`.
     pub fn format(dev: Arc<dyn ZonedDevice>, opts: FsOptions) -> FsResult<ZoneFs> {
         let (budget, policy) = prepare(dev.as_ref(), &opts)?;
-        let log = MetaLog::format(Arc::clone(&dev), opts.meta_zones)
+        let mut state = FsState::new(ZoneLayout::of_device(&dev.geometry(), opts.meta_zones));
+        state
+            .apply(&Record::Options(opts.to_stored()))
+            .map_err(|e| FsError::rejected("format: record the options", e))?;
+        let log = MetaLog::format_state(Arc::clone(&dev), &state)
             .map_err(|e| FsError::meta("format the metadata log", e))?;
         let report = data_zone_report(dev.as_ref(), opts.meta_zones)?;
         let erasable = |i: &&ZoneInfo| {
@@ -39,24 +48,55 @@ impl ZoneFs {
             dev.reset_zone(info.zone)
                 .map_err(|e| FsError::device(format!("format: reset zone {}", info.zone), e))?;
         }
-        let report = data_zone_report(dev.as_ref(), opts.meta_zones)?;
-        let state = FsState::new(log.layout());
-        let table = table_of(&report, &dev, &opts, budget);
-        Ok(assemble(dev, opts, policy, state, log, table))
+        build(dev, opts, (budget, policy), state, log)
     }
 
-    /// Mounts a formatted device: recovers the metadata and rebuilds the zone table.
+    /// Mounts a formatted device with `opts`: recovers the metadata, rebuilds the zone
+    /// table and settles it. When `opts` differ from the options the metadata records,
+    /// the new ones are recorded: the metadata always says what the file system last ran
+    /// with.
     pub fn mount(dev: Arc<dyn ZonedDevice>, opts: FsOptions) -> FsResult<ZoneFs> {
-        let (budget, policy) = prepare(dev.as_ref(), &opts)?;
+        let prepared = prepare(dev.as_ref(), &opts)?;
         let (state, log) = MetaLog::recover(Arc::clone(&dev), opts.meta_zones)
-            .map_err(|e| FsError::meta("mount: recover the metadata log", e))?;
-        let report = data_zone_report(dev.as_ref(), opts.meta_zones)?;
-        let mut table = table_of(&report, &dev, &opts, budget);
-        attach_files(&mut table, &state)?;
-        let fs = assemble(dev, opts, policy, state, log, table);
+            .map_err(|e| FsError::meta(RECOVER, e))?;
+        let fs = build(dev, opts, prepared, state, log)?;
         fs.shared.settle()?;
         Ok(fs)
     }
+
+    /// Mounts a formatted device with the options its metadata records (the metadata zone
+    /// count comes from the superblocks, see [`meta::probe`]).
+    pub fn mount_stored(dev: Arc<dyn ZonedDevice>) -> FsResult<ZoneFs> {
+        let fs = mount_recorded(dev, MetaLog::recover)?;
+        fs.shared.settle()?;
+        Ok(fs)
+    }
+
+    /// Mounts a formatted device read-only, with the options its metadata records. Nothing
+    /// is written to the device: no metadata roll or reset, no reset of zones without live
+    /// data (they count as reclaimable, see [`ZoneFs::settle_plan`]), no finish, no flush.
+    /// Every call that would change the file system fails with [`FsError::ReadOnly`];
+    /// reads, listings and figures work as on a read-write mount.
+    pub fn mount_read_only(dev: Arc<dyn ZonedDevice>) -> FsResult<ZoneFs> {
+        mount_recorded(dev, MetaLog::recover_read_only)
+    }
+}
+
+const RECOVER: &str = "mount: recover the metadata log";
+
+type Recover = fn(Arc<dyn ZonedDevice>, u32) -> MetaResult<(FsState, MetaLog)>;
+
+/// Mounts with the recorded options: finds the metadata zone count, recovers the metadata
+/// with `recover`, then checks the recorded options against the device.
+fn mount_recorded(dev: Arc<dyn ZonedDevice>, recover: Recover) -> FsResult<ZoneFs> {
+    let found =
+        meta::probe(dev.as_ref()).map_err(|e| FsError::meta("mount: find the metadata", e))?;
+    let meta_zones = found.meta_zones();
+    let (state, log) =
+        recover(Arc::clone(&dev), meta_zones).map_err(|e| FsError::meta(RECOVER, e))?;
+    let opts = FsOptions::from_stored(meta_zones, state.options())?;
+    let prepared = prepare(dev.as_ref(), &opts)?;
+    build(dev, opts, prepared, state, log)
 }
 
 /// Checks the options against the device; returns the zone budget and the policy.
@@ -101,6 +141,21 @@ fn table_of(
     )
 }
 
+/// The zone table from the device's report and the metadata, and the file system around
+/// it (read-only when the log is).
+fn build(
+    dev: Arc<dyn ZonedDevice>,
+    opts: FsOptions,
+    (budget, policy): (Budget, Box<dyn PlacementPolicy>),
+    state: FsState,
+    log: MetaLog,
+) -> FsResult<ZoneFs> {
+    let report = data_zone_report(dev.as_ref(), opts.meta_zones)?;
+    let mut table = table_of(&report, &dev, &opts, budget);
+    attach_files(&mut table, &state)?;
+    Ok(assemble(dev, opts, policy, state, log, table))
+}
+
 /// Live bytes and classes from the metadata, checked against what the device holds.
 fn attach_files(table: &mut ZoneTable, state: &FsState) -> FsResult<()> {
     let zones: Vec<u32> = table.zones().map(|(z, _)| z).collect();
@@ -142,6 +197,7 @@ fn assemble(
     let shared = Shared {
         geo: dev.geometry(),
         layout: log.layout(),
+        read_only: log.is_read_only(),
         dev,
         opts,
         policy,
@@ -163,18 +219,30 @@ fn assemble(
 }
 
 impl Shared {
-    /// After mount: reset dead zones, clear stale classes, respect the active budget.
+    /// After a read-write mount: reset dead zones, clear stale classes, respect the active
+    /// budget, record the options the file system now runs with.
     fn settle(&self) -> FsResult<()> {
         let mut meta = self.lock_meta();
         self.reclaim_dead(&mut meta)?;
-        let stale: Vec<u32> = {
-            let zones = self.lock_zones();
-            meta.state
-                .placements()
-                .filter(|(z, _)| zones.slot(*z).is_some_and(|s| s.cond == Cond::Empty))
-                .map(|(z, _)| z)
-                .collect()
-        };
+        self.clear_stale_classes(&mut meta)?;
+        self.finish_excess_active()?;
+        let stored = self.opts.to_stored();
+        if meta.state.options() != Some(&stored) {
+            meta.stage(&[Record::Options(stored)], &|| {
+                "mount: record the options".to_string()
+            })?;
+        }
+        if meta.log.pending_records() > 0 {
+            meta.sync(&|| "mount: sync the metadata".to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Empty zones keep no class: the class described data that is gone.
+    fn clear_stale_classes(&self, meta: &mut MetaStore) -> FsResult<()> {
+        let stale = self
+            .lock_zones()
+            .empty_among(meta.state.placements().map(|(z, _)| z));
         for zone in stale {
             let clear = Record::ZoneMeta {
                 zone,
@@ -184,10 +252,6 @@ impl Shared {
                 format!("mount: clear the class of zone {zone}")
             })?;
         }
-        self.finish_excess_active()?;
-        if meta.log.pending_records() > 0 {
-            meta.sync(&|| "mount: sync the metadata".to_string())?;
-        }
         Ok(())
     }
 
@@ -195,10 +259,7 @@ impl Shared {
     /// or zones left open by a crash): finish the fullest idle ones.
     fn finish_excess_active(&self) -> FsResult<()> {
         let mut zones = self.lock_zones();
-        while zones.active_count() > zones.budget.active {
-            let Some(zone) = zones.cheapest_to_finish() else {
-                break;
-            };
+        for zone in zones.excess_active() {
             self.finish(&mut zones, zone)?;
         }
         Ok(())

@@ -1,6 +1,7 @@
-//! What a caller chooses when formatting or mounting a file system.
+//! What a caller chooses when formatting or mounting a file system, and how the options
+//! are recorded in the metadata ([`StoredOptions`]) so that they survive remounts.
 
-use crate::meta::DEFAULT_META_ZONES;
+use crate::meta::{StoredOptions, DEFAULT_META_ZONES};
 use crate::placement::{self, PlacementPolicy};
 
 use super::cleaner::CleaningMode;
@@ -91,6 +92,40 @@ impl FsOptions {
             return Err(FsError::GcThresholds { start, stop });
         }
         Ok(())
+    }
+
+    /// The options as the metadata records them (all but `meta_zones`, which the
+    /// superblocks hold).
+    pub fn to_stored(&self) -> StoredOptions {
+        StoredOptions {
+            reserved_zones: self.reserved_zones,
+            placement: self.placement.clone(),
+            finish_threshold: self.finish_threshold,
+            gc_start: self.gc_start,
+            gc_stop: self.gc_stop,
+            gc_mode: self.gc_mode.name().to_string(),
+        }
+    }
+
+    /// The options recorded in the metadata, on a device with `meta_zones` metadata zones;
+    /// the defaults when none are recorded (metadata written by the metadata layer alone).
+    /// A cleaning mode this build does not know is an error; the other values are checked
+    /// when the file system mounts with them.
+    pub fn from_stored(meta_zones: u32, stored: Option<&StoredOptions>) -> FsResult<FsOptions> {
+        let defaults = FsOptions::default().with_meta_zones(meta_zones);
+        let Some(s) = stored else {
+            return Ok(defaults);
+        };
+        let gc_mode =
+            CleaningMode::from_name(&s.gc_mode).ok_or_else(|| FsError::InvalidOptions {
+                reason: format!("the recorded cleaning mode '{}' is unknown", s.gc_mode),
+            })?;
+        Ok(defaults
+            .with_reserved_zones(s.reserved_zones)
+            .with_placement(s.placement.clone())
+            .with_finish_threshold(s.finish_threshold)
+            .with_gc(s.gc_start, s.gc_stop)
+            .with_gc_mode(gc_mode))
     }
 
     /// The placement policy named by the options, or a clear error.

@@ -2,7 +2,7 @@
 
 use super::shared::Counters;
 use super::table::{ratio, Cond};
-use super::{FsError, FsResult, FsStats, GcStats, ZoneFs, ZoneStat};
+use super::{FsError, FsResult, FsStats, GcStats, SettlePlan, ZoneFs, ZoneStat};
 
 impl ZoneFs {
     /// Per data zone: state, written, valid, invalid bytes and placement class.
@@ -32,6 +32,24 @@ impl ZoneFs {
                 })
             })
             .collect())
+    }
+
+    /// What settling would change now. Empty after a read-write mount (it settled), unless
+    /// something died since and waits for a reader; after a read-only mount, what a
+    /// read-write mount would reset and finish.
+    pub fn settle_plan(&self) -> SettlePlan {
+        let meta = self.shared.lock_meta();
+        let zones = self.shared.lock_zones();
+        let reclaimable = zones.dead_zones();
+        let mut after = zones.clone();
+        for zone in &reclaimable {
+            after.mark_reset(*zone);
+        }
+        SettlePlan {
+            cleared_classes: after.empty_among(meta.state.placements().map(|(z, _)| z)),
+            reclaimable,
+            finish: after.excess_active(),
+        }
     }
 
     pub fn stats(&self) -> FsStats {

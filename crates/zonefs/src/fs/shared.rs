@@ -92,6 +92,8 @@ pub(crate) struct Shared {
     pub dev: Arc<dyn ZonedDevice>,
     pub geo: Geometry,
     pub layout: ZoneLayout,
+    /// Mounted read-only: nothing may write to the device.
+    pub read_only: bool,
     pub opts: FsOptions,
     pub policy: Box<dyn PlacementPolicy>,
     pub meta: Mutex<MetaStore>,
@@ -127,12 +129,27 @@ impl Shared {
         u64::from(self.geo.block_size)
     }
 
+    /// Refuses `operation` on a read-only mount, before it takes a lock or touches the
+    /// device.
+    pub fn check_writable(&self, operation: impl FnOnce() -> String) -> FsResult<()> {
+        if self.read_only {
+            return Err(FsError::ReadOnly {
+                operation: operation(),
+            });
+        }
+        Ok(())
+    }
+
     /// Resets every zone no file needs any more and forgets its placement class.
     ///
     /// Called with the metadata lock held, after the change that killed the data is
     /// durable: a zone is dead only when no state that a mount could recover references it
     /// (see `table.rs`), so resetting it can never lose acknowledged data.
+    /// A read-only mount resets nothing: its dead zones stay reclaimable.
     pub fn reclaim_dead(&self, meta: &mut MetaStore) -> FsResult<u32> {
+        if self.read_only {
+            return Ok(0);
+        }
         let mut zones = self.lock_zones();
         let mut reset = 0;
         for zone in zones.dead_zones() {

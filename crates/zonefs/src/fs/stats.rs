@@ -143,6 +143,27 @@ impl FsStats {
     }
 }
 
+/// What settling the zone table would change now: what a read-write mount does after
+/// recovery, and what a read-only mount leaves undone.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SettlePlan {
+    /// Data zones written but holding no live data (their data died, was cut by a crash or
+    /// written by something else): reclaimable, a read-write mount resets them.
+    pub reclaimable: Vec<u32>,
+    /// Active data zones beyond the active budget, fullest first: a read-write mount
+    /// finishes them.
+    pub finish: Vec<u32>,
+    /// Data zones whose recorded class is stale (they are empty, or reclaimable): a
+    /// read-write mount records that they have none, a metadata write.
+    pub cleared_classes: Vec<u32>,
+}
+
+impl SettlePlan {
+    pub fn is_empty(&self) -> bool {
+        self.reclaimable.is_empty() && self.finish.is_empty() && self.cleared_classes.is_empty()
+    }
+}
+
 /// One data zone's figures.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZoneStat {

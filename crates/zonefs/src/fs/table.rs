@@ -100,7 +100,7 @@ pub(crate) struct WriteSlot {
     pub room: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct ZoneTable {
     first: u32,
     capacity: u64,
@@ -365,6 +365,29 @@ impl ZoneTable {
             .filter(|(_, s)| s.is_idle_active())
             .min_by_key(|(_, s)| self.capacity - s.written)
             .map(|(z, _)| z)
+    }
+
+    /// The idle active zones settling finishes, fullest first, until the active zones fit
+    /// the active budget. Worked out on a copy of the table, so that it can also be asked
+    /// without finishing anything.
+    pub fn excess_active(&self) -> Vec<u32> {
+        let mut after = self.clone();
+        let mut finish = Vec::new();
+        while after.active_count() > after.budget.active {
+            let Some(zone) = after.cheapest_to_finish() else {
+                break;
+            };
+            after.mark_finished(zone);
+            finish.push(zone);
+        }
+        finish
+    }
+
+    /// The zones of `zones` that are empty (a class recorded for them is stale).
+    pub fn empty_among(&self, zones: impl Iterator<Item = u32>) -> Vec<u32> {
+        zones
+            .filter(|z| self.slot(*z).is_some_and(|s| s.cond == Cond::Empty))
+            .collect()
     }
 
     pub fn dead_zones(&self) -> Vec<u32> {

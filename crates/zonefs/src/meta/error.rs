@@ -43,7 +43,8 @@ pub enum MetaError {
     },
 
     #[error(
-        "metadata zone {zone} has format version {found}; this build reads version {supported}"
+        "metadata zone {zone}: format version {found} is not supported (this build reads \
+         version {supported} only); reformat the device"
     )]
     UnsupportedVersion {
         zone: u32,
@@ -62,6 +63,12 @@ pub enum MetaError {
          but a metadata zone holds {capacity}"
     )]
     OutOfMetaSpace { needed: u64, capacity: u64 },
+
+    /// The log was recovered read-only ([`MetaLog::recover_read_only`]): it never writes.
+    ///
+    /// [`MetaLog::recover_read_only`]: super::MetaLog::recover_read_only
+    #[error("the metadata log is read-only: it was recovered without write access")]
+    ReadOnly,
 }
 
 impl MetaError {

@@ -38,11 +38,7 @@ pub struct ZoneDump {
 pub fn dump_zone(dev: &dyn ZonedDevice, zone: u32) -> MetaResult<ZoneDump> {
     let geo = dev.geometry();
     let info = dev.zone_info(zone)?;
-    let written = match info.state {
-        ZoneState::Full => geo.zone_capacity,
-        ZoneState::Offline => 0,
-        _ => info.written().min(geo.zone_capacity),
-    };
+    let written = info.used();
     let mut bytes = vec![0u8; written as usize];
     dev.read(info.start, &mut bytes, IoCategory::Metadata)?;
     let mut dump = ZoneDump {

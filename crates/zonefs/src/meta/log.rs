@@ -14,7 +14,7 @@ use zns::{Geometry, IoCategory, ZoneState, ZonedDevice};
 use super::batch::Batch;
 use super::error::{MetaError, MetaResult};
 use super::record::Record;
-use super::state::{FsState, ZoneLayout};
+use super::state::{FsState, StateError, ZoneLayout};
 use super::superblock::Superblock;
 
 /// Metadata zones used when the caller has no opinion.
@@ -55,8 +55,15 @@ pub struct MountReport {
     /// Metadata zones that were passed over, with the reason (a damaged superblock, or a
     /// newer generation whose snapshot never became complete).
     pub skipped: Vec<(u32, String)>,
-    /// Whether mount moved the log to a fresh zone (after a torn tail or a full zone).
+    /// The zone the log must roll to before it can append, because `zone` ends with a torn
+    /// tail or is full. A read-write recovery rolls there; a read-only one leaves the log
+    /// as it is.
+    pub roll_to: Option<u32>,
+    /// Whether mount moved the log to a fresh zone (to `roll_to`).
     pub rolled: bool,
+    /// The other metadata zones holding data (older generations, passed-over ones), in
+    /// zone order. A read-write recovery resets them; a read-only one leaves them.
+    pub stale: Vec<u32>,
 }
 
 /// The writer side of the metadata log. Not thread-safe by itself: the file layer keeps it
@@ -78,6 +85,8 @@ pub struct MetaLog {
     pub(crate) stale: Vec<u32>,
     pub(crate) stats: MetaLogStats,
     pub(crate) mount: Option<MountReport>,
+    /// Recovered by [`MetaLog::recover_read_only`]: every write is refused.
+    pub(crate) read_only: bool,
 }
 
 impl fmt::Debug for MetaLog {
@@ -122,6 +131,7 @@ impl MetaLog {
             stale: Vec::new(),
             stats: MetaLogStats::default(),
             mount: None,
+            read_only: false,
         }
     }
 
@@ -129,11 +139,25 @@ impl MetaLog {
     /// 0, commit 0). The empty state is `FsState::new(log.layout())`.
     pub fn format(dev: Arc<dyn ZonedDevice>, meta_zones: u32) -> MetaResult<MetaLog> {
         let layout = check_layout(&dev.geometry(), meta_zones)?;
+        MetaLog::format_state(dev, &FsState::new(layout))
+    }
+
+    /// Erases the metadata zones and writes `state` as the first generation (zone 0,
+    /// commit 0): how a file system starts with its options recorded. The state's layout
+    /// must be the device's with a valid metadata zone count.
+    pub fn format_state(dev: Arc<dyn ZonedDevice>, state: &FsState) -> MetaResult<MetaLog> {
+        let layout = check_layout(&dev.geometry(), state.layout().meta_zones)?;
+        if layout != state.layout() {
+            return Err(MetaError::State(StateError::LayoutMismatch {
+                expected: layout,
+                found: state.layout(),
+            }));
+        }
         let mut log = MetaLog::unplaced(dev, layout);
-        for zone in 0..meta_zones {
+        for zone in 0..layout.meta_zones {
             log.reset_if_used(zone)?;
         }
-        log.write_base(0, &FsState::new(layout), 0)?;
+        log.write_base(0, state, 0)?;
         log.dev.sync()?;
         Ok(log)
     }
@@ -141,6 +165,7 @@ impl MetaLog {
     /// Queues a record for the next [`MetaLog::sync`]. The caller applies the same record
     /// to its [`FsState`] (first, so that a rejected record is never logged).
     pub fn append(&mut self, rec: &Record) -> MetaResult<()> {
+        self.check_writable()?;
         self.pending.push_record(rec)?;
         Ok(())
     }
@@ -153,6 +178,7 @@ impl MetaLog {
     /// error nothing is promised: the batch may or may not survive, but a recovery sees it
     /// entirely or not at all.
     pub fn sync(&mut self, state: &FsState) -> MetaResult<()> {
+        self.check_writable()?;
         self.stats.syncs += 1;
         if !self.pending.is_empty() {
             self.write_pending(state)?;
@@ -164,6 +190,7 @@ impl MetaLog {
     /// Rolls to the next metadata zone now, whatever room is left in the active one.
     /// `state` must include every appended record, as for [`MetaLog::sync`].
     pub fn roll_now(&mut self, state: &FsState) -> MetaResult<()> {
+        self.check_writable()?;
         self.roll(state)?;
         self.dev.sync()?;
         self.reset_stale()
@@ -211,9 +238,22 @@ impl MetaLog {
         self.stats
     }
 
-    /// What mount found, when this log came from [`MetaLog::recover`].
+    /// What mount found, when this log came from [`MetaLog::recover`] or
+    /// [`MetaLog::recover_read_only`].
     pub fn mount_report(&self) -> Option<&MountReport> {
         self.mount.as_ref()
+    }
+
+    /// Whether the log refuses writes (it came from [`MetaLog::recover_read_only`]).
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    fn check_writable(&self) -> MetaResult<()> {
+        if self.read_only {
+            return Err(MetaError::ReadOnly);
+        }
+        Ok(())
     }
 
     /// Writes the pending batch in the active zone, or rolls when it does not fit.
@@ -247,7 +287,7 @@ impl MetaLog {
     /// the last batch, so that a number always names one state, even across a mount.
     pub(crate) fn roll(&mut self, state: &FsState) -> MetaResult<()> {
         let old = self.active;
-        let target = (old + 1) % self.layout.meta_zones;
+        let target = self.next_zone(old);
         let commit = if self.pending.is_empty() {
             self.last_commit()
         } else {
@@ -260,6 +300,11 @@ impl MetaLog {
         self.pending.clear();
         self.stats.rolls += 1;
         Ok(())
+    }
+
+    /// The metadata zone after `zone` in ring order: where a roll from `zone` goes.
+    pub(crate) fn next_zone(&self, zone: u32) -> u32 {
+        (zone + 1) % self.layout.meta_zones
     }
 
     /// Writes superblock (next sequence) + snapshot + commit number `commit` at the start

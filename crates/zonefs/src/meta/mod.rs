@@ -5,7 +5,10 @@
 //! - [`Record`]: the changes of the state and their versioned binary encoding.
 //! - [`MetaLog`]: a rolling log of records in the first metadata zones of the device
 //!   (superblock + snapshot + batches of delta records per zone), with [`MetaLog::format`],
-//!   [`MetaLog::recover`], [`MetaLog::append`] and [`MetaLog::sync`].
+//!   [`MetaLog::recover`] (and [`MetaLog::recover_read_only`], which never writes),
+//!   [`MetaLog::append`] and [`MetaLog::sync`].
+//! - [`StoredOptions`]: the file-system options the metadata records.
+//! - [`probe`]: the newest superblock of a device, to learn its layout before a mount.
 //!
 //! The on-disk format and the guarantees are specified in `docs/METADATA.md`.
 
@@ -15,6 +18,8 @@ mod error;
 mod index;
 mod inspect;
 mod log;
+mod options;
+mod probe;
 mod record;
 mod recover;
 mod scan;
@@ -25,6 +30,8 @@ pub use codec::{DecodeError, EncodeError};
 pub use error::{MetaError, MetaResult};
 pub use inspect::{dump_zone, FrameInfo, ZoneDump};
 pub use log::{MetaLog, MetaLogStats, MountReport, DEFAULT_META_ZONES, MIN_META_ZONES};
+pub use options::{StoredOptions, MAX_OPTION_NAME_LEN};
+pub use probe::{probe, ProbeInfo};
 pub use record::{
     check_frame, decode_frame, encode_frame, Commit, Frame, FrameError, FrameKind, Record,
     FRAME_HEADER_LEN,

@@ -1,4 +1,4 @@
-//! Records of the metadata log and their binary encoding (format version 1; the byte
+//! Records of the metadata log and their binary encoding (format version 2; the byte
 //! layout is specified in `docs/METADATA.md`).
 //!
 //! Every frame on disk is `length u32 | crc32c u32 | type u8 | payload`, little endian,
@@ -8,6 +8,7 @@
 use super::codec::{
     put_bytes, put_len, put_u32, put_u64, put_u8, ByteReader, DecodeError, EncodeError,
 };
+use super::options::StoredOptions;
 use super::state::{
     Extent, FileId, FileKind, FileMeta, FsState, Snapshot, ZoneLayout, ZonePlacement,
 };
@@ -38,6 +39,8 @@ pub enum Record {
         zone: u32,
         placement: ZonePlacement,
     },
+    /// Replaces the recorded file-system options.
+    Options(StoredOptions),
 }
 
 /// Marks the end of one sync's batch of records: the records before it (back to the
@@ -65,16 +68,18 @@ pub enum FrameKind {
     FileDelete,
     FileRename,
     ZoneMeta,
+    Options,
     Commit,
 }
 
 impl FrameKind {
-    pub const ALL: [FrameKind; 6] = [
+    pub const ALL: [FrameKind; 7] = [
         FrameKind::Snapshot,
         FrameKind::FileUpdate,
         FrameKind::FileDelete,
         FrameKind::FileRename,
         FrameKind::ZoneMeta,
+        FrameKind::Options,
         FrameKind::Commit,
     ];
 
@@ -85,6 +90,7 @@ impl FrameKind {
             FrameKind::FileDelete => 3,
             FrameKind::FileRename => 4,
             FrameKind::ZoneMeta => 5,
+            FrameKind::Options => 6,
             FrameKind::Commit => 16,
         }
     }
@@ -137,6 +143,7 @@ impl Record {
             Record::FileDelete { .. } => FrameKind::FileDelete,
             Record::FileRename { .. } => FrameKind::FileRename,
             Record::ZoneMeta { .. } => FrameKind::ZoneMeta,
+            Record::Options(_) => FrameKind::Options,
         }
     }
 
@@ -160,6 +167,7 @@ impl Record {
                 put_u32(out, *zone);
                 put_placement(out, placement)
             }
+            Record::Options(options) => put_options(out, options),
         }
     }
 
@@ -183,6 +191,7 @@ impl Record {
                 zone: r.u32("zone")?,
                 placement: get_placement(&mut r)?,
             },
+            FrameKind::Options => Record::Options(get_options(&mut r)?),
             FrameKind::Commit => {
                 return Err(DecodeError::UnknownCode {
                     what: "record type",
@@ -306,6 +315,7 @@ pub(crate) fn encode_state_snapshot(state: &FsState, out: &mut Vec<u8>) -> Resul
     let parts = SnapshotParts {
         layout: state.layout(),
         next_file_id: state.next_file_id().0,
+        options: state.options(),
         files: state.files().collect(),
         zones: state.placements().collect(),
     };
@@ -316,6 +326,7 @@ pub(crate) fn encode_state_snapshot(state: &FsState, out: &mut Vec<u8>) -> Resul
 struct SnapshotParts<'a> {
     layout: ZoneLayout,
     next_file_id: u64,
+    options: Option<&'a StoredOptions>,
     files: Vec<(FileId, &'a FileMeta)>,
     zones: Vec<(u32, &'a ZonePlacement)>,
 }
@@ -325,6 +336,7 @@ impl<'a> SnapshotParts<'a> {
         SnapshotParts {
             layout: s.layout,
             next_file_id: s.next_file_id,
+            options: s.options.as_ref(),
             files: s.files.iter().map(|(id, m)| (*id, m)).collect(),
             zones: s.zones.iter().map(|(z, p)| (*z, p)).collect(),
         }
@@ -344,6 +356,13 @@ fn put_snapshot(out: &mut Vec<u8>, s: &SnapshotParts<'_>) -> Result<(), EncodeEr
     put_u64(out, s.layout.zone_capacity);
     put_u32(out, s.layout.meta_zones);
     put_u64(out, s.next_file_id);
+    match s.options {
+        None => put_u8(out, 0),
+        Some(options) => {
+            put_u8(out, 1);
+            put_options(out, options)?;
+        }
+    }
     put_len(out, s.files.len(), "snapshot file count")?;
     for (id, meta) in &s.files {
         put_u64(out, id.0);
@@ -364,6 +383,11 @@ fn get_snapshot(r: &mut ByteReader<'_>) -> Result<Snapshot, DecodeError> {
         r.u32("layout metadata zones")?,
     );
     let next_file_id = r.u64("next file id")?;
+    let options = if flag(r, "options flag")? {
+        Some(get_options(r)?)
+    } else {
+        None
+    };
     let count = r.count("snapshot file count", MIN_SNAPSHOT_FILE)?;
     let mut files = Vec::with_capacity(count);
     for _ in 0..count {
@@ -377,6 +401,7 @@ fn get_snapshot(r: &mut ByteReader<'_>) -> Result<Snapshot, DecodeError> {
     Ok(Snapshot {
         layout,
         next_file_id,
+        options,
         files,
         zones,
     })
@@ -386,13 +411,7 @@ fn put_file(out: &mut Vec<u8>, m: &FileMeta) -> Result<(), EncodeError> {
     put_bytes(out, m.name.as_bytes(), "file name")?;
     put_u8(out, m.kind.code());
     put_u64(out, m.size);
-    match m.level {
-        None => put_u8(out, 0),
-        Some(level) => {
-            put_u8(out, 1);
-            put_u8(out, level);
-        }
-    }
+    put_opt_u8(out, m.level);
     put_u8(out, m.lifetime);
     put_len(out, m.extents.len(), "extent count")?;
     for e in &m.extents {
@@ -411,16 +430,7 @@ fn get_file(r: &mut ByteReader<'_>) -> Result<FileMeta, DecodeError> {
         code,
     })?;
     let size = r.u64("file size")?;
-    let level = match r.u8("level flag")? {
-        0 => None,
-        1 => Some(r.u8("level")?),
-        code => {
-            return Err(DecodeError::UnknownCode {
-                what: "level flag",
-                code,
-            })
-        }
-    };
+    let level = get_opt_u8(r, "level flag", "level")?;
     let lifetime = r.u8("lifetime class")?;
     let count = r.count("extent count", EXTENT_LEN)?;
     let mut extents = Vec::with_capacity(count);
@@ -438,6 +448,58 @@ fn get_file(r: &mut ByteReader<'_>) -> Result<FileMeta, DecodeError> {
         extents,
         level,
         lifetime,
+    })
+}
+
+/// An optional byte: a flag (0 absent, 1 present), then the byte if present.
+fn put_opt_u8(out: &mut Vec<u8>, v: Option<u8>) {
+    match v {
+        None => put_u8(out, 0),
+        Some(v) => {
+            put_u8(out, 1);
+            put_u8(out, v);
+        }
+    }
+}
+
+fn get_opt_u8(
+    r: &mut ByteReader<'_>,
+    flag_what: &'static str,
+    what: &'static str,
+) -> Result<Option<u8>, DecodeError> {
+    if flag(r, flag_what)? {
+        Ok(Some(r.u8(what)?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// A presence flag: 0 or 1, anything else is not ours.
+fn flag(r: &mut ByteReader<'_>, what: &'static str) -> Result<bool, DecodeError> {
+    match r.u8(what)? {
+        0 => Ok(false),
+        1 => Ok(true),
+        code => Err(DecodeError::UnknownCode { what, code }),
+    }
+}
+
+fn put_options(out: &mut Vec<u8>, o: &StoredOptions) -> Result<(), EncodeError> {
+    put_u32(out, o.reserved_zones);
+    put_bytes(out, o.placement.as_bytes(), "placement policy name")?;
+    put_opt_u8(out, o.finish_threshold);
+    put_u8(out, o.gc_start);
+    put_u8(out, o.gc_stop);
+    put_bytes(out, o.gc_mode.as_bytes(), "cleaning mode name")
+}
+
+fn get_options(r: &mut ByteReader<'_>) -> Result<StoredOptions, DecodeError> {
+    Ok(StoredOptions {
+        reserved_zones: r.u32("reserved zones")?,
+        placement: r.string("placement policy name")?,
+        finish_threshold: get_opt_u8(r, "finish threshold flag", "finish threshold")?,
+        gc_start: r.u8("gc start")?,
+        gc_stop: r.u8("gc stop")?,
+        gc_mode: r.string("cleaning mode name")?,
     })
 }
 
@@ -474,10 +536,22 @@ mod tests {
         }
     }
 
+    fn options(finish_threshold: Option<u8>) -> StoredOptions {
+        StoredOptions {
+            reserved_zones: u32::MAX,
+            placement: "liza".into(),
+            finish_threshold,
+            gc_start: 1,
+            gc_stop: 99,
+            gc_mode: "compensate".into(),
+        }
+    }
+
     fn samples() -> Vec<Record> {
         let snapshot = Snapshot {
             layout: ZoneLayout::new(64, 1 << 30, 3),
             next_file_id: 99,
+            options: Some(options(None)),
             files: vec![
                 (FileId(7), file("000007.sst", Some(2), 3)),
                 (FileId(8), file("MANIFEST-000008", None, 0)),
@@ -496,6 +570,7 @@ mod tests {
         let empty = Snapshot {
             layout: ZoneLayout::new(4, 4096, 2),
             next_file_id: 1,
+            options: None,
             files: vec![],
             zones: vec![],
         };
@@ -521,6 +596,8 @@ mod tests {
                     policy: vec![0xab; 300],
                 },
             },
+            Record::Options(options(Some(100))),
+            Record::Options(options(None)),
         ]);
         all
     }

@@ -1,5 +1,5 @@
 //! Mount: find the newest complete generation among the metadata zones, replay it, and
-//! leave the log ready to append.
+//! leave the log ready to append (or, read-only, leave the device exactly as it is).
 
 use std::sync::Arc;
 
@@ -7,9 +7,17 @@ use zns::{Geometry, IoCategory, ZoneInfo, ZoneState, ZonedDevice};
 
 use super::error::{MetaError, MetaResult};
 use super::log::{check_layout, MetaLog, MountReport};
+use super::probe::read_superblock;
 use super::scan::{replay_zone, ScanError, ZoneReplay};
 use super::state::FsState;
 use super::superblock::{Superblock, SuperblockError, FORMAT_VERSION};
+
+/// Whether recovery may write to repair the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    ReadWrite,
+    ReadOnly,
+}
 
 /// What the first block of a metadata zone holds.
 #[derive(Debug)]
@@ -47,16 +55,35 @@ impl MetaLog {
     /// a fresh zone, and it resets every other metadata zone once the chosen state is
     /// durable.
     pub fn recover(dev: Arc<dyn ZonedDevice>, meta_zones: u32) -> MetaResult<(FsState, MetaLog)> {
+        MetaLog::recover_with(dev, meta_zones, Access::ReadWrite)
+    }
+
+    /// Recovers the same state as [`MetaLog::recover`] without writing anything: no roll
+    /// away from a torn tail or a full zone, no reset of older generations, no device
+    /// flush. The mount report says what a read-write recovery would do (`roll_to`,
+    /// `stale`). The returned log refuses every write with [`MetaError::ReadOnly`].
+    pub fn recover_read_only(
+        dev: Arc<dyn ZonedDevice>,
+        meta_zones: u32,
+    ) -> MetaResult<(FsState, MetaLog)> {
+        MetaLog::recover_with(dev, meta_zones, Access::ReadOnly)
+    }
+
+    fn recover_with(
+        dev: Arc<dyn ZonedDevice>,
+        meta_zones: u32,
+        access: Access,
+    ) -> MetaResult<(FsState, MetaLog)> {
         let geo = dev.geometry();
         let layout = check_layout(&geo, meta_zones)?;
         let heads = read_heads(dev.as_ref(), &geo, meta_zones)?;
         let mut skipped = damaged_superblocks(&heads);
         for (sb, head) in newest_first(&heads) {
-            let bytes = read_zone(dev.as_ref(), &geo, &head.info)?;
+            let bytes = read_zone(dev.as_ref(), &head.info)?;
             match replay_zone(&bytes, geo.block_size as usize, layout) {
                 Ok(replay) => {
                     let mut log = MetaLog::unplaced(dev, layout);
-                    let state = log.adopt(sb, head, &heads, replay, skipped)?;
+                    let state = log.adopt(sb, head, &heads, replay, skipped, access)?;
                     return Ok((state, log));
                 }
                 Err(ScanError::NoBase { offset, reason }) => skipped.push(Skip {
@@ -76,7 +103,7 @@ impl MetaLog {
         Err(nothing_usable(&heads, skipped))
     }
 
-    /// Positions the log after the replayed zone and cleans up the other metadata zones.
+    /// Positions the log after the replayed zone and, with write access, repairs it.
     fn adopt(
         &mut self,
         sb: Superblock,
@@ -84,6 +111,7 @@ impl MetaLog {
         heads: &[ZoneHead],
         replay: ZoneReplay,
         skipped: Vec<Skip>,
+        access: Access,
     ) -> MetaResult<FsState> {
         self.active = head.zone();
         self.seq = sb.seq;
@@ -97,14 +125,12 @@ impl MetaLog {
         // Appending after a torn write would leave garbage between valid batches, which
         // the next mount would rightly call corruption; a full zone has no room left.
         let written = (head.info.state != ZoneState::Full).then(|| head.info.written());
-        let rolled = replay.torn_tail.is_some() || written != Some(replay.end);
-        if rolled {
-            self.roll(&replay.state)?;
+        let needs_roll = replay.torn_tail.is_some() || written != Some(replay.end);
+        let stale = self.stale.clone();
+        match access {
+            Access::ReadWrite => self.repair(needs_roll, &replay.state)?,
+            Access::ReadOnly => self.read_only = true,
         }
-        // What was read may still sit in a volatile cache: make it durable before the
-        // other generations are erased.
-        self.dev.sync()?;
-        self.reset_stale()?;
         self.mount = Some(MountReport {
             zone: head.zone(),
             seq: sb.seq,
@@ -113,9 +139,23 @@ impl MetaLog {
             records: replay.records,
             torn_tail: replay.torn_tail,
             skipped: skipped.iter().map(Skip::describe).collect(),
-            rolled,
+            roll_to: needs_roll.then(|| self.next_zone(head.zone())),
+            rolled: needs_roll && access == Access::ReadWrite,
+            stale,
         });
         Ok(replay.state)
+    }
+
+    /// Makes the log ready to append: rolls away from a torn or full zone, then erases the
+    /// other generations.
+    fn repair(&mut self, roll: bool, state: &FsState) -> MetaResult<()> {
+        if roll {
+            self.roll(state)?;
+        }
+        // What was read may still sit in a volatile cache: make it durable before the
+        // other generations are erased.
+        self.dev.sync()?;
+        self.reset_stale()
     }
 }
 
@@ -125,14 +165,7 @@ fn read_heads(dev: &dyn ZonedDevice, geo: &Geometry, meta_zones: u32) -> MetaRes
     let infos = dev.report_zones(0, meta_zones)?;
     let mut heads = Vec::with_capacity(infos.len());
     for info in infos {
-        let superblock = match info.state {
-            ZoneState::Empty | ZoneState::Offline => None,
-            _ => {
-                let mut block = vec![0u8; geo.block_size as usize];
-                dev.read(info.start, &mut block, IoCategory::Metadata)?;
-                Some(Superblock::decode(&block))
-            }
-        };
+        let superblock = read_superblock(dev, geo, &info)?;
         let head = ZoneHead { info, superblock };
         if let Some(sb) = head.valid() {
             check_superblock(&sb, geo, meta_zones, head.zone())?;
@@ -216,14 +249,9 @@ fn nothing_usable(heads: &[ZoneHead], skipped: Vec<Skip>) -> MetaError {
     }
 }
 
-/// The written bytes of a zone. Linux reports a full zone's write pointer as the zone
-/// end, so a full zone is read up to its capacity.
-fn read_zone(dev: &dyn ZonedDevice, geo: &Geometry, info: &ZoneInfo) -> MetaResult<Vec<u8>> {
-    let len = match info.state {
-        ZoneState::Full => geo.zone_capacity,
-        _ => info.written().min(geo.zone_capacity),
-    };
-    let mut bytes = vec![0u8; len as usize];
+/// The written bytes of a zone (a full zone up to its capacity, see [`ZoneInfo::used`]).
+fn read_zone(dev: &dyn ZonedDevice, info: &ZoneInfo) -> MetaResult<Vec<u8>> {
+    let mut bytes = vec![0u8; info.used() as usize];
     dev.read(info.start, &mut bytes, IoCategory::Metadata)?;
     Ok(bytes)
 }

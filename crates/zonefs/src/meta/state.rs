@@ -12,6 +12,7 @@ use std::ops::Range;
 use zns::Geometry;
 
 use super::index::ExtentIndex;
+use super::options::StoredOptions;
 use super::record::Record;
 
 /// Longest file name, in bytes.
@@ -166,6 +167,8 @@ impl ZoneLayout {
 pub struct Snapshot {
     pub layout: ZoneLayout,
     pub next_file_id: u64,
+    /// The file-system options, once the file layer recorded them.
+    pub options: Option<StoredOptions>,
     pub files: Vec<(FileId, FileMeta)>,
     pub zones: Vec<(u32, ZonePlacement)>,
 }
@@ -218,6 +221,13 @@ pub enum StateError {
     #[error("zone {zone}: placement metadata of {len} bytes exceeds {max}")]
     PolicyTooLarge { zone: u32, len: usize, max: usize },
 
+    #[error("file system options: a {what} name of {len} bytes (1 to {max} allowed)")]
+    BadOptionName {
+        what: &'static str,
+        len: usize,
+        max: usize,
+    },
+
     #[error("snapshot layout {found:?} does not match this device's {expected:?}")]
     LayoutMismatch {
         expected: ZoneLayout,
@@ -238,6 +248,7 @@ pub struct FsState {
     files: BTreeMap<FileId, FileMeta>,
     names: BTreeMap<String, FileId>,
     placements: BTreeMap<u32, ZonePlacement>,
+    options: Option<StoredOptions>,
     extents: ExtentIndex,
 }
 
@@ -250,6 +261,7 @@ impl FsState {
             files: BTreeMap::new(),
             names: BTreeMap::new(),
             placements: BTreeMap::new(),
+            options: None,
             extents: ExtentIndex::new(layout.zones),
         }
     }
@@ -289,6 +301,11 @@ impl FsState {
         self.placements.iter().map(|(z, p)| (*z, p))
     }
 
+    /// The file-system options last recorded; `None` until the file layer records some.
+    pub fn options(&self) -> Option<&StoredOptions> {
+        self.options.as_ref()
+    }
+
     /// Σ live extent bytes in `zone`.
     pub fn valid_bytes(&self, zone: u32) -> u64 {
         self.extents.valid_bytes(zone)
@@ -310,6 +327,7 @@ impl FsState {
             Record::FileDelete { id } => self.delete_file(*id),
             Record::FileRename { id, name } => self.rename_file(*id, name),
             Record::ZoneMeta { zone, placement } => self.set_placement(*zone, placement),
+            Record::Options(options) => self.set_options(options),
         }
     }
 
@@ -318,6 +336,7 @@ impl FsState {
         Snapshot {
             layout: self.layout,
             next_file_id: self.next_file_id,
+            options: self.options.clone(),
             files: self.files().map(|(id, m)| (id, m.clone())).collect(),
             zones: self.placements().map(|(z, p)| (z, p.clone())).collect(),
         }
@@ -347,6 +366,9 @@ impl FsState {
         }
         for (zone, placement) in snap.zones {
             state.set_placement(zone, &placement)?;
+        }
+        if let Some(options) = &snap.options {
+            state.set_options(options)?;
         }
         state.next_file_id = snap.next_file_id;
         Ok(state)
@@ -405,6 +427,12 @@ impl FsState {
         } else {
             self.placements.insert(zone, placement.clone());
         }
+        Ok(())
+    }
+
+    fn set_options(&mut self, options: &StoredOptions) -> StateResult<()> {
+        options.check()?;
+        self.options = Some(options.clone());
         Ok(())
     }
 
@@ -503,6 +531,9 @@ impl FsState {
             }
             rebuilt.set_placement(zone, placement)?;
         }
+        if let Some(options) = &self.options {
+            options.check()?;
+        }
         if rebuilt.names != self.names {
             return broken("name index differs from the files' names".into());
         }
@@ -547,6 +578,7 @@ fn check_self_overlap(id: FileId, extents: &[Extent]) -> StateResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::meta::options::MAX_OPTION_NAME_LEN;
 
     /// 8 zones of 1 MiB, the first 2 for metadata.
     fn state() -> FsState {
@@ -845,6 +877,40 @@ mod tests {
             FsState::from_snapshot(snap, moved),
             Err(StateError::LayoutMismatch { .. })
         ));
+    }
+
+    fn options(placement: &str) -> StoredOptions {
+        StoredOptions {
+            reserved_zones: 1,
+            placement: placement.into(),
+            finish_threshold: Some(10),
+            gc_start: 20,
+            gc_stop: 25,
+            gc_mode: "copy".into(),
+        }
+    }
+
+    #[test]
+    fn options_are_replaced_kept_in_snapshots_and_checked() {
+        let mut s = state();
+        assert_eq!(s.options(), None);
+        s.apply(&Record::Options(options("liza"))).unwrap();
+        s.apply(&Record::Options(options("other"))).unwrap();
+        assert_eq!(s.options(), Some(&options("other")));
+        let snap = s.to_snapshot();
+        assert_eq!(snap.options, Some(options("other")));
+        assert_eq!(FsState::from_snapshot(snap, s.layout()), Ok(s.clone()));
+        for (name, len) in [("", 0), (&*"x".repeat(65), 65)] {
+            rejects(
+                &mut s,
+                Record::Options(options(name)),
+                StateError::BadOptionName {
+                    what: "placement policy",
+                    len,
+                    max: MAX_OPTION_NAME_LEN,
+                },
+            );
+        }
     }
 
     #[test]

@@ -22,8 +22,10 @@
 use zns::Geometry;
 
 pub const MAGIC: [u8; 8] = *b"ZKVMETA\0";
-/// The format this build writes and the only one it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format this build writes and the only one it reads. Version 2 added the
+/// file-system options (the `Options` record and the options of the snapshot); version 1
+/// images are refused with a request to reformat (there is no converter).
+pub const FORMAT_VERSION: u32 = 2;
 pub const SUPERBLOCK_LEN: usize = 64;
 const CRC_AT: usize = SUPERBLOCK_LEN - 4;
 

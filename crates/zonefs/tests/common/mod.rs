@@ -75,7 +75,9 @@ impl Model {
                     self.zones.insert(*zone, placement.clone());
                 }
             }
-            Record::Snapshot(_) => panic!("the generator never logs snapshots"),
+            Record::Snapshot(_) | Record::Options(_) => {
+                panic!("the generator never logs snapshots or options")
+            }
         }
     }
 
