@@ -64,6 +64,10 @@ pub struct Options {
     /// Upper bound of a compaction's input bytes when it is expanded; 0 = 25 ×
     /// `target_file_size_base` (RocksDB's rule).
     pub max_compaction_bytes: u64,
+    /// Let non-bottommost compaction outputs end early at a grandparent file boundary (from
+    /// 50% of the target size) or grow up to twice the target, so that they line up with
+    /// the next level's files (true; see `compaction::job::JobRules`).
+    pub level_compaction_dynamic_file_size: bool,
     /// Concurrent compactions in threaded mode (RocksDB derives 1 from max_background_jobs 2).
     pub max_background_compactions: u32,
     /// Concurrent flushes in threaded mode (1).
@@ -99,6 +103,7 @@ impl Default for Options {
             soft_pending_compaction_bytes_limit: 64 * 1024 * MIB,
             hard_pending_compaction_bytes_limit: 256 * 1024 * MIB,
             max_compaction_bytes: 0,
+            level_compaction_dynamic_file_size: true,
             max_background_compactions: 1,
             max_background_flushes: 1,
             compaction_pri: "min-overlap".into(),

@@ -142,7 +142,10 @@ fn check_after_kill(fs: &ZoneFs, files: &BTreeMap<u64, Seen>) {
     }
 }
 
-fn kill_after(image: &Path, log: &Path, delay: Duration) {
+/// Starts the child and kills it once it has synced more than `LIVE` files and cleaned at
+/// least `min_victims` zones (so the kill lands in the cleaning phase however loaded the
+/// machine is), plus `extra` more time so each round stops it at a different point.
+fn kill_after(image: &Path, log: &Path, min_victims: u64, extra: Duration) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "child_writer_process", "--nocapture"])
         .env(IMAGE_ENV, image)
@@ -151,11 +154,24 @@ fn kill_after(image: &Path, log: &Path, delay: Duration) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(delay);
-    // If the child already failed, its exit status says so; otherwise kill it mid-work.
-    if let Some(status) = child.try_wait().unwrap() {
-        panic!("the child writer stopped by itself: {status}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        // If the child already failed, its exit status says so.
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the child writer stopped by itself: {status}");
+        }
+        let (files, victims) = read_log(log);
+        let synced = files.values().filter(|s| s.closed).count();
+        if synced > LIVE && victims >= min_victims {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the child made too little progress in 120 s ({synced} files synced, {victims} victims)"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
+    std::thread::sleep(extra);
     child.kill().unwrap();
     child.wait().unwrap();
 }
@@ -170,9 +186,9 @@ fn killed_process_loses_nothing_synced() {
         ZoneFs::format(dev, opts()).unwrap();
     }
     let mut max_victims = 0;
-    for (round, ms) in [1500u64, 1100, 1900].into_iter().enumerate() {
+    for (round, (victims, ms)) in [(1u64, 0u64), (20, 7), (60, 13)].into_iter().enumerate() {
         std::fs::write(&log, b"").unwrap();
-        kill_after(&image, &log, Duration::from_millis(ms));
+        kill_after(&image, &log, victims, Duration::from_millis(ms));
         let (files, victims) = read_log(&log);
         max_victims = max_victims.max(victims);
         let synced = files.values().filter(|s| s.closed).count();

@@ -1,1 +1,29 @@
-//! (being written)
+//! Compaction: level scores, the pickers (RocksDB's `compaction_pri`), the choice of a
+//! compaction's inputs (RocksDB 7.8's leveled `LevelCompactionBuilder`) and the per-level
+//! compaction statistics. `docs/COMPACTION.md` describes the rules and the RocksDB
+//! functions they follow.
+
+mod min_overlap;
+mod oldest_largest_seq;
+mod oldest_smallest_seq;
+mod pick;
+mod picker;
+mod round_robin;
+mod score;
+mod sica;
+mod stats;
+#[cfg(test)]
+mod test_util;
+
+pub use min_overlap::MinOverlap;
+pub use oldest_largest_seq::OldestLargestSeq;
+pub use oldest_smallest_seq::OldestSmallestSeq;
+pub use pick::{
+    level0_non_overlapping, pick_compaction, pick_requested, Compaction, CompactionReason,
+};
+pub use picker::{picker_by_name, NoZones, PickCtx, Picker, ZoneLookup, PICKERS};
+pub use round_robin::RoundRobin;
+pub use score::{compute_scores, estimated_compaction_needed_bytes, Compensation, LevelScore};
+pub use sica::Sica;
+pub use stats::{CompactionStats, JobOutput, LevelStats};
+pub mod job;

@@ -1,1 +1,28 @@
-//! (being written)
+//! The database: open and recovery, writes, reads, flush, compaction scheduling, stalls,
+//! placement hints and statistics. `docs/ENGINE.md` describes the whole as built.
+//!
+//! - `api`: [`Db`], [`WriteOptions`], [`ReadOptions`];
+//! - `recovery`: open (version set, WAL replay, obsolete files);
+//! - `write`: the write path, stalls, memtable switches; `read`: gets and iterators;
+//! - `flush`, `compact`: the jobs; `background`: threads, the deterministic fixed point
+//!   and the zone cleaner's compaction requests;
+//! - `table_cache`, `files`, `snapshot`, `stall`, `stats`: their helpers.
+
+mod api;
+mod background;
+mod compact;
+mod files;
+mod flush;
+mod inner;
+mod read;
+mod recovery;
+mod snapshot;
+mod stall;
+mod stats;
+mod table_cache;
+mod write;
+
+pub use api::{Db, ReadOptions, WriteOptions};
+pub use recovery::RecoveryReport;
+pub use snapshot::Snapshot;
+pub use stats::{CompactionInput, CompactionOutput, CompactionRecord, DbStats, LevelShape};

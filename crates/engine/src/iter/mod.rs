@@ -46,3 +46,13 @@ impl<I: InternalIterator + ?Sized> InternalIterator for Box<I> {
         (**self).value()
     }
 }
+
+pub mod db_iter;
+pub mod level;
+pub mod merge;
+#[cfg(test)]
+pub(crate) mod test_util;
+
+pub use db_iter::DbIter;
+pub use level::{LevelIterator, TableOpener};
+pub use merge::MergingIterator;

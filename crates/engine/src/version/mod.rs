@@ -1,6 +1,13 @@
 //! Versions: which SSTs make up each level, the edits that change them, the manifest that
 //! logs the edits and the CURRENT file that names the manifest.
 
+mod edit;
 mod meta;
+mod set;
+#[allow(clippy::module_inception)]
+mod version;
 
-pub use meta::FileMeta;
+pub use edit::VersionEdit;
+pub use meta::{sst_file_name, FileMeta};
+pub use set::{manifest_file_name, wal_file_name, VersionSet, CURRENT, DEFAULT_MAX_MANIFEST_BYTES};
+pub use version::Version;

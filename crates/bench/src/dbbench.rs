@@ -1,0 +1,329 @@
+//! db_bench's workloads (RocksDB `tools/db_bench_tool.cc`): how it turns an integer into a
+//! key, which integers each benchmark draws, and in which order reads and writes come.
+//!
+//! - Key: `GenerateKeyFromInt` without a key prefix: the low `min(key_size, 8)` bytes of
+//!   the integer, most significant first, then ASCII `'0'` up to `key_size` bytes. Keys of
+//!   8 bytes or more sort as their integers do.
+//! - `fillseq`: integers 0, 1, ..., num - 1 (`KeyGenerator` in SEQUENTIAL mode).
+//! - `fillrandom`, `overwrite`: `rand % num`, with replacement (RANDOM mode), so some keys
+//!   are written twice and others never; `overwrite` differs only in running on a filled
+//!   store.
+//! - `readrandom`: `rand % num` (`GetRandomKey` without an exponential range).
+//! - `readrandomwriterandom`: a key `rand % num` per operation; in each batch of 100
+//!   operations the first `readwritepercent` are reads and the rest writes.
+//!
+//! db_bench draws from its own `Random64` (a Mersenne twister); zkv draws from the seeded
+//! ChaCha of [`crate::gen::BenchRng`]: the same uniform `rand % num`, another sequence.
+
+use crate::error::{Error, Result};
+use crate::gen::{rng_from_seed, BenchRng, RngCore};
+use crate::op::{Op, OpKind};
+
+/// The db_bench benchmarks zkv runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DbBenchWorkload {
+    FillSeq,
+    FillRandom,
+    Overwrite,
+    ReadRandom,
+    ReadRandomWriteRandom,
+}
+
+impl DbBenchWorkload {
+    pub const ALL: [DbBenchWorkload; 5] = [
+        Self::FillSeq,
+        Self::FillRandom,
+        Self::Overwrite,
+        Self::ReadRandom,
+        Self::ReadRandomWriteRandom,
+    ];
+
+    /// db_bench's benchmark name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::FillSeq => "fillseq",
+            Self::FillRandom => "fillrandom",
+            Self::Overwrite => "overwrite",
+            Self::ReadRandom => "readrandom",
+            Self::ReadRandomWriteRandom => "readrandomwriterandom",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|w| w.name() == name)
+    }
+}
+
+/// db_bench's flags that shape the request stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DbBenchConfig {
+    /// `--num`: operations, and the key space `0..num`.
+    pub num: u64,
+    /// `--key_size` (zkv: `--key-size`), in bytes.
+    pub key_size: usize,
+    /// `--readwritepercent`: reads per 100 operations of `readrandomwriterandom`.
+    pub read_write_percent: u32,
+}
+
+impl Default for DbBenchConfig {
+    /// db_bench's defaults: 1 000 000 keys of 16 bytes, 90 % reads.
+    fn default() -> Self {
+        DbBenchConfig {
+            num: 1_000_000,
+            key_size: 16,
+            read_write_percent: 90,
+        }
+    }
+}
+
+/// Largest `key_size` accepted: far above any benchmark's keys, small enough that a typo
+/// cannot ask for gigabytes per key.
+pub const MAX_KEY_SIZE: usize = 1 << 20;
+
+impl DbBenchConfig {
+    pub fn validate(&self) -> Result<()> {
+        if self.num == 0 || self.num > i64::MAX as u64 {
+            return Err(out_of_range("num", self.num, 1, i64::MAX as u64));
+        }
+        if self.key_size == 0 || self.key_size > MAX_KEY_SIZE {
+            let size = self.key_size as u64;
+            return Err(out_of_range("key size", size, 1, MAX_KEY_SIZE as u64));
+        }
+        if self.read_write_percent > 100 {
+            return Err(out_of_range(
+                "readwritepercent",
+                u64::from(self.read_write_percent),
+                0,
+                100,
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn out_of_range(what: &'static str, value: u64, min: u64, max: u64) -> Error {
+    Error::OutOfRange {
+        what,
+        value,
+        min,
+        max,
+    }
+}
+
+/// db_bench's `GenerateKeyFromInt` (no prefix): writes the key of `v` into `out`.
+pub fn generate_key_from_int(v: u64, key_size: usize, out: &mut Vec<u8>) {
+    out.clear();
+    let bytes = key_size.min(8);
+    out.extend_from_slice(&v.to_be_bytes()[8 - bytes..]);
+    out.resize(key_size, b'0');
+}
+
+/// The key of `v` as a new vector.
+pub fn key_from_int(v: u64, key_size: usize) -> Vec<u8> {
+    let mut key = Vec::with_capacity(key_size);
+    generate_key_from_int(v, key_size, &mut key);
+    key
+}
+
+/// The request stream of one db_bench benchmark: `num` operations.
+#[derive(Debug, Clone)]
+pub struct DbBenchGenerator {
+    workload: DbBenchWorkload,
+    config: DbBenchConfig,
+    rng: BenchRng,
+    done: u64,
+    get_weight: u32,
+    put_weight: u32,
+}
+
+impl DbBenchGenerator {
+    pub fn new(workload: DbBenchWorkload, config: DbBenchConfig, seed: u64) -> Result<Self> {
+        config.validate()?;
+        Ok(DbBenchGenerator {
+            workload,
+            config,
+            rng: rng_from_seed(seed),
+            done: 0,
+            get_weight: 0,
+            put_weight: 0,
+        })
+    }
+
+    pub fn workload(&self) -> DbBenchWorkload {
+        self.workload
+    }
+
+    pub fn config(&self) -> &DbBenchConfig {
+        &self.config
+    }
+
+    /// Operations left.
+    pub fn remaining(&self) -> u64 {
+        self.config.num - self.done
+    }
+
+    pub fn next_op(&mut self) -> Option<Op> {
+        if self.done == self.config.num {
+            return None;
+        }
+        let seq = self.done;
+        self.done += 1;
+        let (kind, keynum) = match self.workload {
+            DbBenchWorkload::FillSeq => (OpKind::Insert, seq),
+            DbBenchWorkload::FillRandom => (OpKind::Insert, self.random_key()),
+            DbBenchWorkload::Overwrite => (OpKind::Update, self.random_key()),
+            DbBenchWorkload::ReadRandom => (OpKind::Read, self.random_key()),
+            DbBenchWorkload::ReadRandomWriteRandom => {
+                let keynum = self.random_key();
+                (self.next_mixed_kind(), keynum)
+            }
+        };
+        Some(Op {
+            kind,
+            keynum: keynum as i64,
+            key: key_from_int(keynum, self.config.key_size),
+        })
+    }
+
+    /// `rand % num`, db_bench's uniform key.
+    fn random_key(&mut self) -> u64 {
+        self.rng.next_u64() % self.config.num
+    }
+
+    /// db_bench's batches of 100: `readwritepercent` gets first, then the puts.
+    fn next_mixed_kind(&mut self) -> OpKind {
+        if self.get_weight == 0 && self.put_weight == 0 {
+            self.get_weight = self.config.read_write_percent;
+            self.put_weight = 100 - self.get_weight;
+        }
+        if self.get_weight > 0 {
+            self.get_weight -= 1;
+            OpKind::Read
+        } else {
+            self.put_weight -= 1;
+            OpKind::Update
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gen::stats::{chi_square_bound, chi_square_uniform};
+    use proptest::prelude::*;
+
+    #[test]
+    fn keys_are_big_endian_then_ascii_zeros() {
+        assert_eq!(
+            key_from_int(0x0102, 16),
+            b"\0\0\0\0\0\0\x01\x0200000000".to_vec()
+        );
+        assert_eq!(key_from_int(0x0102, 8), b"\0\0\0\0\0\0\x01\x02".to_vec());
+        // Shorter keys keep the low bytes, as db_bench's shift loop does.
+        assert_eq!(key_from_int(0x01_0203_0405, 4), vec![2, 3, 4, 5]);
+        assert_eq!(key_from_int(7, 1), vec![7]);
+    }
+
+    proptest! {
+        #[test]
+        fn keys_sort_as_integers(a: u64, b: u64, size in 8usize..40) {
+            let (ka, kb) = (key_from_int(a, size), key_from_int(b, size));
+            prop_assert_eq!(ka.len(), size);
+            prop_assert_eq!(a.cmp(&b), ka.cmp(&kb));
+        }
+    }
+
+    fn ops(w: DbBenchWorkload, num: u64, seed: u64) -> Vec<Op> {
+        let config = DbBenchConfig {
+            num,
+            key_size: 16,
+            read_write_percent: 90,
+        };
+        let mut g = DbBenchGenerator::new(w, config, seed).unwrap();
+        std::iter::from_fn(|| g.next_op()).collect()
+    }
+
+    #[test]
+    fn fillseq_is_sequential() {
+        let all = ops(DbBenchWorkload::FillSeq, 1000, 1);
+        assert_eq!(all.len(), 1000);
+        for (i, op) in all.iter().enumerate() {
+            assert_eq!((op.kind, op.keynum), (OpKind::Insert, i as i64));
+            assert_eq!(op.key, key_from_int(i as u64, 16));
+        }
+    }
+
+    #[test]
+    fn random_keys_are_uniform() {
+        for w in [DbBenchWorkload::FillRandom, DbBenchWorkload::ReadRandom] {
+            let all = ops(w, 200_000, 2);
+            let mut counts = vec![0u64; 200];
+            for op in &all {
+                counts[(op.keynum % 200) as usize] += 1;
+            }
+            let chi = chi_square_uniform(&counts);
+            assert!(
+                chi < chi_square_bound(199),
+                "{}: chi-square {chi}",
+                w.name()
+            );
+        }
+        let over = ops(DbBenchWorkload::Overwrite, 10, 3);
+        assert!(over.iter().all(|op| op.kind == OpKind::Update));
+    }
+
+    #[test]
+    fn read_write_mix_comes_in_batches_of_100() {
+        let all = ops(DbBenchWorkload::ReadRandomWriteRandom, 250, 4);
+        let pattern = |i: usize| {
+            if i % 100 < 90 {
+                OpKind::Read
+            } else {
+                OpKind::Update
+            }
+        };
+        for (i, op) in all.iter().enumerate() {
+            assert_eq!(op.kind, pattern(i), "op {i}");
+        }
+    }
+
+    #[test]
+    fn all_reads_or_all_writes() {
+        for (pct, kind) in [(100, OpKind::Read), (0, OpKind::Update)] {
+            let config = DbBenchConfig {
+                num: 300,
+                key_size: 8,
+                read_write_percent: pct,
+            };
+            let mut g =
+                DbBenchGenerator::new(DbBenchWorkload::ReadRandomWriteRandom, config, 5).unwrap();
+            while let Some(op) = g.next_op() {
+                assert_eq!(op.kind, kind);
+            }
+        }
+    }
+
+    #[test]
+    fn bad_configs_are_errors() {
+        let ok = DbBenchConfig::default();
+        for bad in [
+            DbBenchConfig { num: 0, ..ok },
+            DbBenchConfig { key_size: 0, ..ok },
+            DbBenchConfig {
+                key_size: MAX_KEY_SIZE + 1,
+                ..ok
+            },
+            DbBenchConfig {
+                read_write_percent: 101,
+                ..ok
+            },
+        ] {
+            assert!(DbBenchGenerator::new(DbBenchWorkload::FillSeq, bad, 0).is_err());
+        }
+        assert_eq!(
+            DbBenchWorkload::from_name("fillrandom"),
+            Some(DbBenchWorkload::FillRandom)
+        );
+        assert_eq!(DbBenchWorkload::from_name("fill"), None);
+    }
+}

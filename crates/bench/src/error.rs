@@ -1,0 +1,60 @@
+//! Typed errors of the workload generators. Every variant names the parameter at fault, so a
+//! command line can print one clear line before any work starts.
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    /// A generator was given `max < min` (or a range whose size overflows 64 bits).
+    #[error("empty or overflowing range for {what}: min {min}, max {max}")]
+    EmptyRange {
+        what: &'static str,
+        min: i64,
+        max: i64,
+    },
+
+    /// Gray et al.'s zipfian method needs 0 < theta < 1.
+    #[error("zipfian constant must be in (0, 1), got {0}")]
+    InvalidTheta(f64),
+
+    /// A fraction or proportion outside its allowed interval, or not a finite number.
+    #[error("{what} must be {allowed}, got {value}")]
+    InvalidFraction {
+        what: &'static str,
+        allowed: &'static str,
+        value: f64,
+    },
+
+    /// A size or count that must be positive was zero, or one exceeds what the workload
+    /// definition can represent.
+    #[error("{what} must be in {min}..={max}, got {value}")]
+    OutOfRange {
+        what: &'static str,
+        value: u64,
+        min: u64,
+        max: u64,
+    },
+
+    /// Every operation proportion is zero: the workload would never do anything.
+    #[error("all operation proportions are zero")]
+    NoOperations,
+
+    /// A hotspot set that is chosen with positive probability holds no items.
+    #[error("hotspot {which} set is empty but chosen with probability {probability}")]
+    EmptyHotspotSet {
+        which: &'static str,
+        probability: f64,
+    },
+
+    /// More than 2^20 inserts were handed out and not yet acknowledged (YCSB's window).
+    #[error("too many unacknowledged insertion keys (window of {window}), key {keynum}")]
+    TooManyUnacknowledged { keynum: i64, window: usize },
+
+    /// A workload name that zkv does not know.
+    #[error("unknown workload {0:?} (known: {known})", known = crate::workload::KNOWN_NAMES)]
+    UnknownWorkload(String),
+
+    /// A workload list (`a,b,c`) with an empty element.
+    #[error("empty workload name in list {0:?}")]
+    EmptyWorkloadList(String),
+}

@@ -1,0 +1,18 @@
+//! zkv workloads: key and request generators (db_bench's and YCSB's), and the workload
+//! definitions built on them. docs/WORKLOADS.md describes each generator and workload and
+//! how they are checked against YCSB's own code.
+
+pub mod dbbench;
+pub mod error;
+pub mod gen;
+pub mod op;
+pub mod value;
+pub mod workload;
+pub mod ycsb;
+
+pub use dbbench::{DbBenchConfig, DbBenchGenerator, DbBenchWorkload};
+pub use error::{Error, Result};
+pub use op::{Op, OpKind};
+pub use value::ValueGenerator;
+pub use workload::{parse_workload_list, WorkloadName};
+pub use ycsb::{CoreWorkloadId, WorkloadSpec, YcsbWorkload};

@@ -1,0 +1,54 @@
+//! The operations a workload asks the store to do.
+
+/// What to do with one key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// Get the key's value.
+    Read,
+    /// Put a new value for a key that exists (YCSB update, db_bench overwrite).
+    Update,
+    /// Put a value for a new key (YCSB insert, db_bench fill).
+    Insert,
+    /// Read `len` records in key order from the key on (YCSB scan).
+    Scan { len: u64 },
+    /// Get the key's value, then put a new one (YCSB read-modify-write).
+    ReadModifyWrite,
+}
+
+impl OpKind {
+    /// Whether the operation writes a value.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            OpKind::Update | OpKind::Insert | OpKind::ReadModifyWrite
+        )
+    }
+
+    /// Whether the operation reads.
+    pub fn reads(self) -> bool {
+        matches!(
+            self,
+            OpKind::Read | OpKind::Scan { .. } | OpKind::ReadModifyWrite
+        )
+    }
+
+    /// YCSB's name of the operation (as in its reports).
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "READ",
+            OpKind::Update => "UPDATE",
+            OpKind::Insert => "INSERT",
+            OpKind::Scan { .. } => "SCAN",
+            OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
+        }
+    }
+}
+
+/// One operation: its kind, the record number it was drawn as, and the key bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Op {
+    pub kind: OpKind,
+    /// db_bench's key integer, or YCSB's record number before hashing.
+    pub keynum: i64,
+    pub key: Vec<u8>,
+}

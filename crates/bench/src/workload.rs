@@ -1,0 +1,91 @@
+//! Workload names as the command line takes them: one name, or a comma list run in
+//! sequence on the same store.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::dbbench::DbBenchWorkload;
+use crate::error::{Error, Result};
+use crate::ycsb::CoreWorkloadId;
+
+/// The names zkv knows, for error messages.
+pub const KNOWN_NAMES: &str =
+    "fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom, ycsb-a .. ycsb-f";
+
+/// One workload of `--workload`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WorkloadName {
+    DbBench(DbBenchWorkload),
+    Ycsb(CoreWorkloadId),
+}
+
+impl WorkloadName {
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadName::DbBench(w) => w.name(),
+            WorkloadName::Ycsb(id) => id.name(),
+        }
+    }
+}
+
+impl FromStr for WorkloadName {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        if let Some(w) = DbBenchWorkload::from_name(s) {
+            return Ok(WorkloadName::DbBench(w));
+        }
+        if let Some(id) = CoreWorkloadId::from_name(s) {
+            return Ok(WorkloadName::Ycsb(id));
+        }
+        Err(Error::UnknownWorkload(s.to_string()))
+    }
+}
+
+impl fmt::Display for WorkloadName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Parses `fillseq,overwrite,ycsb-a`: names separated by commas, none empty.
+pub fn parse_workload_list(list: &str) -> Result<Vec<WorkloadName>> {
+    list.split(',')
+        .map(|part| {
+            let name = part.trim();
+            if name.is_empty() {
+                Err(Error::EmptyWorkloadList(list.to_string()))
+            } else {
+                name.parse()
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_names_and_lists() {
+        let all = parse_workload_list("fillseq,overwrite, ycsb-f").unwrap();
+        assert_eq!(
+            all,
+            vec![
+                WorkloadName::DbBench(DbBenchWorkload::FillSeq),
+                WorkloadName::DbBench(DbBenchWorkload::Overwrite),
+                WorkloadName::Ycsb(CoreWorkloadId::F),
+            ]
+        );
+        assert_eq!(all[2].to_string(), "ycsb-f");
+    }
+
+    #[test]
+    fn rejects_unknown_and_empty_names() {
+        let err = parse_workload_list("fillseq,ycsb-g").unwrap_err();
+        assert_eq!(err, Error::UnknownWorkload("ycsb-g".into()));
+        assert!(err.to_string().contains("readrandomwriterandom"));
+        assert!(parse_workload_list("fillseq,,overwrite").is_err());
+        assert!(parse_workload_list("").is_err());
+    }
+}

@@ -1,0 +1,95 @@
+//! The workload streams as the bench command drives them: every workload name parses to a
+//! generator, and no operation touches a key that was never written.
+
+use std::collections::HashSet;
+
+use bench::{
+    parse_workload_list, CoreWorkloadId, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, OpKind,
+    ValueGenerator, WorkloadName, WorkloadSpec, YcsbWorkload,
+};
+
+/// YCSB A to F: load, then run; each requested key was loaded or inserted (and
+/// acknowledged) before it is asked for, and writes carry values of the record size.
+#[test]
+fn ycsb_requests_only_existing_records() {
+    for id in CoreWorkloadId::ALL {
+        let spec = WorkloadSpec::core(id).with_counts(2000, 20_000);
+        let value_len = spec.value_len().unwrap() as usize;
+        let mut w = YcsbWorkload::new(spec, 42).unwrap();
+        let mut values = ValueGenerator::new(42);
+        let mut keys = HashSet::new();
+        while let Some(op) = w.next_load() {
+            assert!(keys.insert(op.key), "{}: key loaded twice", id.name());
+        }
+        assert_eq!(keys.len(), 2000);
+        let mut ops = 0;
+        while let Some(op) = w.next_op().unwrap() {
+            ops += 1;
+            if op.kind.writes() {
+                assert_eq!(values.next_value(value_len).len(), 1000);
+            }
+            if op.kind == OpKind::Insert {
+                assert!(
+                    keys.insert(op.key),
+                    "{}: insert of an existing key",
+                    id.name()
+                );
+            } else {
+                assert!(
+                    keys.contains(&op.key),
+                    "{}: {:?} of a missing key",
+                    id.name(),
+                    op.kind
+                );
+            }
+        }
+        assert_eq!(ops, 20_000);
+    }
+}
+
+/// fillseq writes every key of 0..num; readrandom and overwrite then only touch those.
+#[test]
+fn dbbench_random_keys_fall_in_the_filled_range() {
+    let config = DbBenchConfig {
+        num: 5000,
+        key_size: 16,
+        read_write_percent: 90,
+    };
+    let mut fill = DbBenchGenerator::new(DbBenchWorkload::FillSeq, config, 1).unwrap();
+    let mut keys = HashSet::new();
+    while let Some(op) = fill.next_op() {
+        assert_eq!(op.key.len(), 16);
+        keys.insert(op.key);
+    }
+    assert_eq!(keys.len(), 5000);
+    for w in [
+        DbBenchWorkload::Overwrite,
+        DbBenchWorkload::ReadRandom,
+        DbBenchWorkload::ReadRandomWriteRandom,
+    ] {
+        let mut g = DbBenchGenerator::new(w, config, 2).unwrap();
+        assert_eq!(g.remaining(), 5000);
+        while let Some(op) = g.next_op() {
+            assert!(keys.contains(&op.key), "{}: key outside 0..num", w.name());
+        }
+    }
+}
+
+#[test]
+fn every_listed_workload_builds() {
+    let list = "fillseq,fillrandom,overwrite,readrandom,readrandomwriterandom,\
+                ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f";
+    for name in parse_workload_list(list).unwrap() {
+        match name {
+            WorkloadName::DbBench(w) => {
+                let mut g = DbBenchGenerator::new(w, DbBenchConfig::default(), 3).unwrap();
+                assert!(g.next_op().is_some());
+            }
+            WorkloadName::Ycsb(id) => {
+                let mut w = YcsbWorkload::new(WorkloadSpec::core(id), 3).unwrap();
+                assert!(w.next_load().is_some());
+                assert!(w.next_op().unwrap().is_some());
+            }
+        }
+    }
+}

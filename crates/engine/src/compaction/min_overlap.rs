@@ -1,0 +1,148 @@
+//! RocksDB's `kMinOverlappingRatio` (the RocksDB default): the file whose overlapping bytes
+//! in the next level, × 1024 / its compensated size, are smallest comes first; ties go to
+//! the smaller key (`SortFileByOverlappingRatio`).
+
+use std::cmp::Ordering;
+
+use crate::key;
+use crate::version::FileMeta;
+
+use super::picker::{sorted_indexes, PickCtx, Picker};
+use super::score::Compensation;
+
+/// Smallest write amplification (next-level overlap per byte) first.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MinOverlap;
+
+impl Picker for MinOverlap {
+    fn name(&self) -> &'static str {
+        "min-overlap"
+    }
+
+    fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
+        let v = ctx.version;
+        let files = v.files(level);
+        let comp = Compensation::of(v);
+        let overlap = overlapping_bytes(files, v.files(level + 1));
+        let ratio: Vec<u64> = files
+            .iter()
+            .zip(&overlap)
+            .map(|(f, &bytes)| ratio(bytes, comp.size(f)))
+            .collect();
+        sorted_indexes(files, |a, b| ratio[a].cmp(&ratio[b]))
+    }
+}
+
+fn ratio(overlap: u64, compensated: u64) -> u64 {
+    let scaled = u128::from(overlap) * 1024 / u128::from(compensated.max(1));
+    u64::try_from(scaled).unwrap_or(u64::MAX)
+}
+
+/// Overlapping next-level bytes per file, with RocksDB's single forward sweep over the next
+/// level (internal-key bounds; a next-level file that crosses a file's upper bound counts
+/// for the following file too). The sweep assumes the level is sorted by key, which L0 is
+/// not; RocksDB applies it to L0 all the same, and so does zkv.
+fn overlapping_bytes(
+    files: &[std::sync::Arc<FileMeta>],
+    next: &[std::sync::Arc<FileMeta>],
+) -> Vec<u64> {
+    let mut j = 0;
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let mut bytes = 0u64;
+        while j < next.len() && key::compare(&next[j].largest, &f.smallest) == Ordering::Less {
+            j += 1;
+        }
+        while j < next.len() && key::compare(&next[j].smallest, &f.largest) == Ordering::Less {
+            bytes = bytes.saturating_add(next[j].size);
+            if key::compare(&next[j].largest, &f.largest) == Ordering::Greater {
+                break;
+            }
+            j += 1;
+        }
+        out.push(bytes);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::compaction::picker::NoZones;
+    use crate::compaction::test_util::{file, version_of};
+    use crate::options::Options;
+    use crate::version::Version;
+
+    fn order_of(v: &Version, level: usize) -> Vec<u64> {
+        let (o, busy) = (Options::default(), HashSet::new());
+        let ctx = PickCtx {
+            version: v,
+            options: &o,
+            compacting: &busy,
+            zones: &NoZones,
+            free_ratio: 1.0,
+            cursors: &[],
+        };
+        let files = v.files(level);
+        MinOverlap
+            .order(&ctx, level)
+            .iter()
+            .map(|&i| files[i].number)
+            .collect()
+    }
+
+    #[test]
+    fn smallest_overlap_per_byte_first() {
+        let v = version_of(
+            3,
+            &[
+                (1, file(1, b"a", b"c", 100)),
+                (1, file(2, b"d", b"f", 100)),
+                (1, file(3, b"g", b"i", 400)),
+                (2, file(10, b"a", b"c", 300)),
+                (2, file(11, b"d", b"f", 100)),
+                (2, file(12, b"g", b"i", 800)),
+            ],
+        );
+        // Ratios: 1 → 3072, 2 → 1024, 3 → 2048.
+        assert_eq!(order_of(&v, 1), [2, 3, 1]);
+    }
+
+    #[test]
+    fn a_file_crossing_the_boundary_counts_for_both_neighbours() {
+        let v = version_of(
+            3,
+            &[
+                (1, file(1, b"a", b"c", 100)),
+                (1, file(2, b"e", b"g", 100)),
+                (1, file(3, b"x", b"y", 1000)),
+                (2, file(10, b"b", b"f", 100)),
+            ],
+        );
+        let overlap = overlapping_bytes(v.files(1), v.files(2));
+        assert_eq!(overlap, [100, 100, 0]);
+        assert_eq!(order_of(&v, 1), [3, 1, 2]);
+    }
+
+    #[test]
+    fn ties_go_to_the_smaller_key() {
+        let v = version_of(
+            3,
+            &[
+                (1, file(5, b"m", b"n", 100)),
+                (1, file(6, b"a", b"b", 100)),
+                (1, file(7, b"x", b"y", 100)),
+            ],
+        );
+        assert_eq!(order_of(&v, 1), [6, 5, 7]);
+    }
+
+    #[test]
+    fn integer_ratio_like_rocksdb() {
+        assert_eq!(ratio(1, 1025), 0);
+        assert_eq!(ratio(3, 2), 1536);
+        assert_eq!(ratio(5, 0), 5120);
+    }
+}

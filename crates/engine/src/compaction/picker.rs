@@ -1,0 +1,168 @@
+//! The decision "which files a compaction merges" (RocksDB's `compaction_pri`): a picker
+//! orders the files of a level; the builder ([`super::pick_compaction`]) tries them as the
+//! seed of a compaction in that order and takes the first one that can run.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::key;
+use crate::options::Options;
+use crate::version::{FileMeta, Version};
+
+use super::min_overlap::MinOverlap;
+use super::oldest_largest_seq::OldestLargestSeq;
+use super::oldest_smallest_seq::OldestSmallestSeq;
+use super::round_robin::RoundRobin;
+use super::sica::Sica;
+
+/// Where the file layer keeps an SST: `(zone, bytes)` pairs. Zone-aware pickers use it.
+pub trait ZoneLookup {
+    /// The zones holding SST `file_number` and the bytes of it in each; empty if unknown.
+    fn zones_of(&self, file_number: u64) -> Vec<(u32, u64)>;
+}
+
+/// A zone view that knows no zones (for tests and for pickers that ignore zones).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoZones;
+
+impl ZoneLookup for NoZones {
+    fn zones_of(&self, _file_number: u64) -> Vec<(u32, u64)> {
+        Vec::new()
+    }
+}
+
+/// What a picker and the builder see: the version, the options, the files already taken by
+/// running compactions, the zone layout and the round-robin cursors.
+pub struct PickCtx<'a> {
+    pub version: &'a Version,
+    pub options: &'a Options,
+    /// Numbers of the files that running compactions use (RocksDB's `being_compacted`).
+    pub compacting: &'a HashSet<u64>,
+    pub zones: &'a dyn ZoneLookup,
+    /// Free space of the file layer, 0..=1 (adaptive pickers switch on it).
+    pub free_ratio: f64,
+    /// Round-robin compaction cursor per level (an internal key; `None` or empty = start
+    /// from the first file of the level).
+    pub cursors: &'a [Option<Vec<u8>>],
+}
+
+impl PickCtx<'_> {
+    /// Whether a running compaction uses `file`.
+    pub fn is_compacting(&self, file: &FileMeta) -> bool {
+        self.compacting.contains(&file.number)
+    }
+
+    /// The round-robin cursor of `level`, if one is set.
+    pub fn cursor(&self, level: usize) -> Option<&[u8]> {
+        self.cursors
+            .get(level)
+            .and_then(|c| c.as_deref())
+            .filter(|c| !c.is_empty())
+    }
+}
+
+/// The order in which the files of a level are tried as the seed of a compaction.
+pub trait Picker: Send + Sync {
+    /// The name used by `Options::compaction_pri` and the command line.
+    fn name(&self) -> &'static str;
+
+    /// Indexes into `ctx.version.files(level)`, best first, each file once. Files that are
+    /// being compacted are included; the builder skips them.
+    fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize>;
+
+    /// RocksDB's `kRoundRobin` rules in the builder: the file at the cursor is never
+    /// skipped (if it cannot be compacted, nothing is picked from the level), and a
+    /// size-triggered compaction takes consecutive files to its right.
+    fn round_robin(&self) -> bool {
+        false
+    }
+}
+
+/// Names of the pickers [`picker_by_name`] knows.
+pub const PICKERS: &[&str] = &[
+    "sica",
+    "min-overlap",
+    "round-robin",
+    "oldest-smallest-seq",
+    "oldest-largest-seq",
+];
+
+/// The picker called `name` (see [`PICKERS`]).
+pub fn picker_by_name(name: &str) -> std::result::Result<Box<dyn Picker>, String> {
+    let picker: Box<dyn Picker> = match name {
+        "sica" => Box::new(Sica),
+        "min-overlap" => Box::new(MinOverlap),
+        "round-robin" => Box::new(RoundRobin),
+        "oldest-smallest-seq" => Box::new(OldestSmallestSeq),
+        "oldest-largest-seq" => Box::new(OldestLargestSeq),
+        _ => {
+            return Err(format!(
+                "unknown compaction picker {name:?}; known pickers: {}",
+                PICKERS.join(", ")
+            ))
+        }
+    };
+    Ok(picker)
+}
+
+/// Indexes of `files` sorted by `cmp`, ties broken by the smaller smallest key and then the
+/// smaller file number, so every order is total and reproducible.
+pub(super) fn sorted_indexes(
+    files: &[Arc<FileMeta>],
+    mut cmp: impl FnMut(usize, usize) -> Ordering,
+) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| {
+        cmp(a, b)
+            .then_with(|| key::compare(&files[a].smallest, &files[b].smallest))
+            .then_with(|| files[a].number.cmp(&files[b].number))
+    });
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_name_builds_its_picker() {
+        for name in PICKERS {
+            let picker = picker_by_name(name).unwrap();
+            assert_eq!(picker.name(), *name);
+        }
+    }
+
+    #[test]
+    fn unknown_name_lists_the_known_pickers() {
+        let err = picker_by_name("zaca-typo").err().unwrap();
+        assert!(err.contains("zaca-typo"), "{err}");
+        for name in PICKERS {
+            assert!(err.contains(name), "{err}");
+        }
+    }
+
+    #[test]
+    fn empty_cursor_means_no_cursor() {
+        let v = Version::new(3);
+        let o = Options::default();
+        let busy = HashSet::new();
+        let cursors = vec![
+            None,
+            Some(Vec::new()),
+            Some(b"k\0\0\0\0\0\0\0\x01".to_vec()),
+        ];
+        let ctx = PickCtx {
+            version: &v,
+            options: &o,
+            compacting: &busy,
+            zones: &NoZones,
+            free_ratio: 1.0,
+            cursors: &cursors,
+        };
+        assert_eq!(ctx.cursor(0), None);
+        assert_eq!(ctx.cursor(1), None);
+        assert!(ctx.cursor(2).is_some());
+        assert_eq!(ctx.cursor(7), None);
+    }
+}

@@ -1,0 +1,317 @@
+//! Level scores (RocksDB 7.8 `VersionStorageInfo::ComputeCompactionScore`, leveled
+//! compaction with static level sizes), compensated file sizes
+//! (`ComputeCompensatedSizes`) and the pending-compaction estimate
+//! (`EstimateCompactionBytesNeeded`).
+
+use std::collections::HashSet;
+
+use crate::options::Options;
+use crate::version::{FileMeta, Version};
+
+/// RocksDB's `kDeletionWeightOnCompaction`: a surplus tombstone counts as two average values.
+const DELETION_WEIGHT: u64 = 2;
+
+/// The compaction score of one level.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LevelScore {
+    pub level: usize,
+    pub score: f64,
+}
+
+/// Compensated file sizes of one version: the file size plus a bonus for files with more
+/// tombstones than values, so that deletions reach the bottom (and free space) sooner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Compensation {
+    /// Estimated bytes of an average value in an SST (RocksDB's `GetAverageValueSize`).
+    pub average_value_size: u64,
+}
+
+impl Compensation {
+    /// The compensation over the files of `version`. RocksDB accumulates the statistics of
+    /// every file it ever loaded; the current version's files are the closest stateless
+    /// equivalent.
+    pub fn of(version: &Version) -> Compensation {
+        let (mut values, mut raw_keys, mut raw_values, mut bytes) = (0u128, 0u128, 0u128, 0u128);
+        for (_, f) in version.all_files() {
+            values += u128::from(f.entries.saturating_sub(f.deletions));
+            raw_keys += u128::from(f.raw_key_size);
+            raw_values += u128::from(f.raw_value_size);
+            bytes += u128::from(f.size);
+        }
+        let raw = raw_keys + raw_values;
+        let average = if values == 0 || raw == 0 {
+            0
+        } else {
+            // Raw value bytes per value, scaled by the on-disk / raw ratio (integer steps as
+            // RocksDB does them).
+            raw_values / values * bytes / raw
+        };
+        Compensation {
+            average_value_size: u64::try_from(average).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// RocksDB's compensated size of `f`: only tombstones beyond the number of values count,
+    /// because in a steady workload deletes roughly balance puts.
+    pub fn size(&self, f: &FileMeta) -> u64 {
+        let twice_deletions = f.deletions.saturating_mul(2);
+        if twice_deletions < f.entries {
+            return f.size;
+        }
+        let surplus = twice_deletions - f.entries;
+        let bonus = surplus
+            .saturating_mul(self.average_value_size)
+            .saturating_mul(DELETION_WEIGHT);
+        f.size.saturating_add(bonus)
+    }
+}
+
+/// Scores of levels 0 to `num_levels - 2` (the last level is never compacted further),
+/// highest first. L0: the larger of (files not being compacted / L0 trigger) and (their
+/// compensated bytes / `max_bytes_for_level_base`). Ln: compensated bytes of files not
+/// being compacted / target bytes of Ln.
+pub fn compute_scores(
+    version: &Version,
+    options: &Options,
+    compacting: &HashSet<u64>,
+) -> Vec<LevelScore> {
+    let comp = Compensation::of(version);
+    let levels = version.num_levels().saturating_sub(1);
+    let mut scores: Vec<LevelScore> = (0..levels)
+        .map(|level| LevelScore {
+            level,
+            score: level_score(version, options, compacting, &comp, level),
+        })
+        .collect();
+    sort_like_rocksdb(&mut scores);
+    scores
+}
+
+fn level_score(
+    version: &Version,
+    options: &Options,
+    compacting: &HashSet<u64>,
+    comp: &Compensation,
+    level: usize,
+) -> f64 {
+    let idle = version
+        .files(level)
+        .iter()
+        .filter(|f| !compacting.contains(&f.number));
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for f in idle {
+        files += 1;
+        bytes = bytes.saturating_add(comp.size(f));
+    }
+    if level == 0 {
+        let by_count = files as f64 / f64::from(options.level0_file_num_compaction_trigger.max(1));
+        let by_size = bytes as f64 / options.max_bytes_for_level_base.max(1) as f64;
+        by_count.max(by_size)
+    } else {
+        bytes as f64 / options.max_bytes_for_level(level).max(1) as f64
+    }
+}
+
+/// RocksDB orders the scores with a swap-based pass (swap when strictly smaller). It is not
+/// a stable sort, and equal scores can come out of level order; the same pass keeps zkv's
+/// choice identical.
+fn sort_like_rocksdb(scores: &mut [LevelScore]) {
+    for i in 0..scores.len() {
+        for j in i + 1..scores.len() {
+            if scores[i].score < scores[j].score {
+                scores.swap(i, j);
+            }
+        }
+    }
+}
+
+/// RocksDB's estimate of the bytes compaction still has to process to bring every level
+/// under its target (drives the pending-compaction-bytes write slowdown and stop): L0's
+/// bytes if L0 is due (plus the base level's, which that compaction rewrites), then for each
+/// level the bytes above its target, times the fan-out into the next level plus one.
+pub fn estimated_compaction_needed_bytes(version: &Version, options: &Options) -> u64 {
+    let size_of = |level: usize| -> u64 { version.level_bytes(level) };
+    let mut needed = 0u64;
+    let mut to_next = 0u64;
+    let l0 = size_of(0);
+    let l0_due = version.files(0).len() as u64
+        >= u64::from(options.level0_file_num_compaction_trigger)
+        || l0 >= options.max_bytes_for_level_base;
+    if l0_due {
+        needed = l0;
+        to_next = l0;
+    }
+    let last_input = version.num_levels().saturating_sub(2);
+    let mut known_next = 0u64;
+    for level in 1..=last_input {
+        let mut level_size = if known_next > 0 {
+            std::mem::take(&mut known_next)
+        } else {
+            size_of(level)
+        };
+        if level == 1 && l0_due {
+            needed = needed.saturating_add(level_size);
+        }
+        level_size = level_size.saturating_add(std::mem::take(&mut to_next));
+        let target = options.max_bytes_for_level(level);
+        if level_size > target {
+            to_next = level_size - target;
+            known_next = size_of(level + 1);
+            if known_next > 0 {
+                let fan_out = known_next as f64 / level_size as f64 + 1.0;
+                needed = needed.saturating_add((to_next as f64 * fan_out) as u64);
+            }
+        }
+    }
+    needed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::test_util::{file, version_of};
+
+    fn opts() -> Options {
+        Options {
+            max_bytes_for_level_base: 1000,
+            max_bytes_for_level_multiplier: 10.0,
+            level0_file_num_compaction_trigger: 4,
+            ..Options::default()
+        }
+    }
+
+    fn score_of(scores: &[LevelScore], level: usize) -> f64 {
+        scores.iter().find(|s| s.level == level).unwrap().score
+    }
+
+    #[test]
+    fn l0_score_is_the_larger_of_count_and_bytes() {
+        let o = opts();
+        // Two small files: 2 / 4 by count, 200 / 1000 by bytes.
+        let v = version_of(
+            4,
+            &[(0, file(1, b"a", b"b", 100)), (0, file(2, b"c", b"d", 100))],
+        );
+        let s = compute_scores(&v, &o, &HashSet::new());
+        assert_eq!(score_of(&s, 0), 0.5);
+        // One big file: 1 / 4 by count, 1500 / 1000 by bytes.
+        let v = version_of(4, &[(0, file(1, b"a", b"b", 1500))]);
+        let s = compute_scores(&v, &o, &HashSet::new());
+        assert_eq!(score_of(&s, 0), 1.5);
+    }
+
+    #[test]
+    fn deep_levels_score_bytes_over_target_without_busy_files() {
+        let o = opts();
+        let v = version_of(
+            4,
+            &[
+                (1, file(1, b"a", b"b", 600)),
+                (1, file(2, b"c", b"d", 900)),
+                (2, file(3, b"a", b"z", 5000)),
+            ],
+        );
+        let s = compute_scores(&v, &o, &HashSet::new());
+        assert_eq!(s.len(), 3, "the last level has no score");
+        assert_eq!(score_of(&s, 1), 1.5);
+        assert_eq!(score_of(&s, 2), 0.5);
+        assert_eq!(s[0].level, 1, "highest first");
+        let busy: HashSet<u64> = [2].into();
+        let s = compute_scores(&v, &o, &busy);
+        assert_eq!(score_of(&s, 1), 0.6);
+    }
+
+    #[test]
+    fn busy_l0_files_do_not_count() {
+        let o = opts();
+        let files: Vec<_> = (1..=6).map(|n| (0, file(n, b"a", b"z", 10))).collect();
+        let v = version_of(3, &files);
+        assert_eq!(score_of(&compute_scores(&v, &o, &HashSet::new()), 0), 1.5);
+        let busy: HashSet<u64> = [1, 2, 3, 4].into();
+        assert_eq!(score_of(&compute_scores(&v, &o, &busy), 0), 0.5);
+    }
+
+    #[test]
+    fn ordering_matches_rocksdbs_swap_pass() {
+        let mut s = vec![
+            LevelScore {
+                level: 0,
+                score: 1.0,
+            },
+            LevelScore {
+                level: 1,
+                score: 1.0,
+            },
+            LevelScore {
+                level: 2,
+                score: 2.0,
+            },
+        ];
+        sort_like_rocksdb(&mut s);
+        let levels: Vec<usize> = s.iter().map(|s| s.level).collect();
+        assert_eq!(levels, [2, 1, 0]);
+    }
+
+    #[test]
+    fn tombstone_heavy_files_are_compensated() {
+        let mut values = file(1, b"a", b"m", 1000);
+        (values.entries, values.deletions) = (100, 0);
+        (values.raw_key_size, values.raw_value_size) = (1000, 9000);
+        let mut tombs = file(2, b"n", b"z", 100);
+        (tombs.entries, tombs.deletions) = (50, 40);
+        (tombs.raw_key_size, tombs.raw_value_size) = (500, 0);
+        let mut balanced = file(3, b"0", b"1", 100);
+        (balanced.entries, balanced.deletions) = (50, 20);
+        let v = version_of(
+            3,
+            &[
+                (1, values.clone()),
+                (1, tombs.clone()),
+                (0, balanced.clone()),
+            ],
+        );
+        let comp = Compensation::of(&v);
+        // 140 values, 9100 raw value bytes, 1200 bytes on disk for 10700 raw bytes.
+        assert_eq!(comp.average_value_size, 9100 / 140 * 1200 / 10700);
+        assert_eq!(comp.size(&values), 1000);
+        assert_eq!(comp.size(&balanced), 100);
+        let surplus = 40 * 2 - 50;
+        assert_eq!(
+            comp.size(&tombs),
+            100 + surplus * comp.average_value_size * 2
+        );
+    }
+
+    #[test]
+    fn compensation_raises_the_score() {
+        let o = opts();
+        let mut tombs = file(1, b"a", b"b", 500);
+        (tombs.entries, tombs.deletions) = (10, 10);
+        let mut values = file(2, b"c", b"d", 400);
+        (values.entries, values.raw_key_size, values.raw_value_size) = (10, 100, 10_000);
+        let v = version_of(4, &[(1, tombs), (2, values)]);
+        let s = compute_scores(&v, &o, &HashSet::new());
+        assert!(score_of(&s, 1) > 0.5, "{s:?}");
+    }
+
+    #[test]
+    fn pending_bytes_follow_rocksdbs_estimate() {
+        let o = opts();
+        // L0 due (4 files of 100): 400 + L1 (500) are needed; L1 then holds 900 < 1000.
+        let mut files: Vec<_> = (1..=4).map(|n| (0, file(n, b"a", b"z", 100))).collect();
+        files.push((1, file(10, b"a", b"z", 500)));
+        let v = version_of(4, &files);
+        assert_eq!(estimated_compaction_needed_bytes(&v, &o), 900);
+        // L1 over target by 500 with 10000 bytes in L2: 500 × (10000 / 1500 + 1).
+        let v = version_of(
+            4,
+            &[
+                (1, file(1, b"a", b"z", 1500)),
+                (2, file(2, b"a", b"z", 10_000)),
+            ],
+        );
+        let want = (500.0 * (10_000.0 / 1500.0 + 1.0)) as u64;
+        assert_eq!(estimated_compaction_needed_bytes(&v, &o), want);
+        assert_eq!(estimated_compaction_needed_bytes(&Version::new(4), &o), 0);
+    }
+}

@@ -1,0 +1,113 @@
+//! SICA: RocksDB's `kByCompensatedSize`. The largest file (by compensated size) of the
+//! level first; among equal sizes the one whose overlapping bytes in the next level are
+//! smallest (the tie-break of the MSST'24 paper), then the smaller key.
+
+use super::picker::{sorted_indexes, PickCtx, Picker};
+use super::score::Compensation;
+
+/// Largest compensated size first.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sica;
+
+impl Picker for Sica {
+    fn name(&self) -> &'static str {
+        "sica"
+    }
+
+    fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
+        let v = ctx.version;
+        let files = v.files(level);
+        let comp = Compensation::of(v);
+        let sizes: Vec<u64> = files.iter().map(|f| comp.size(f)).collect();
+        let overlap: Vec<u64> = files
+            .iter()
+            .map(|f| {
+                let next = v.overlapping(
+                    level + 1,
+                    Some(f.smallest_user_key()),
+                    Some(f.largest_user_key()),
+                );
+                next.iter().map(|g| g.size).sum()
+            })
+            .collect();
+        sorted_indexes(files, |a, b| {
+            sizes[b].cmp(&sizes[a]).then(overlap[a].cmp(&overlap[b]))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::compaction::picker::NoZones;
+    use crate::compaction::test_util::{file, version_of};
+    use crate::options::Options;
+    use crate::version::Version;
+
+    fn order_of(v: &Version, level: usize) -> Vec<u64> {
+        let (o, busy) = (Options::default(), HashSet::new());
+        let ctx = PickCtx {
+            version: v,
+            options: &o,
+            compacting: &busy,
+            zones: &NoZones,
+            free_ratio: 1.0,
+            cursors: &[],
+        };
+        let files = v.files(level);
+        Sica.order(&ctx, level)
+            .iter()
+            .map(|&i| files[i].number)
+            .collect()
+    }
+
+    #[test]
+    fn largest_file_first() {
+        let v = version_of(
+            3,
+            &[
+                (1, file(1, b"a", b"c", 100)),
+                (1, file(2, b"d", b"f", 300)),
+                (1, file(3, b"g", b"i", 200)),
+            ],
+        );
+        assert_eq!(order_of(&v, 1), [2, 3, 1]);
+    }
+
+    #[test]
+    fn ties_go_to_the_smallest_next_level_overlap() {
+        let v = version_of(
+            3,
+            &[
+                (1, file(1, b"a", b"c", 300)),
+                (1, file(2, b"d", b"f", 300)),
+                (1, file(3, b"g", b"i", 300)),
+                (2, file(10, b"a", b"b", 500)),
+                (2, file(11, b"e", b"e", 50)),
+            ],
+        );
+        // File 3 overlaps nothing, 2 overlaps 50 bytes, 1 overlaps 500 bytes.
+        assert_eq!(order_of(&v, 1), [3, 2, 1]);
+    }
+
+    #[test]
+    fn full_ties_go_to_the_smaller_key() {
+        let v = version_of(
+            3,
+            &[(1, file(7, b"m", b"n", 300)), (1, file(8, b"a", b"b", 300))],
+        );
+        assert_eq!(order_of(&v, 1), [8, 7]);
+    }
+
+    #[test]
+    fn tombstones_make_a_file_larger() {
+        let mut tombs = file(1, b"a", b"c", 100);
+        (tombs.entries, tombs.deletions) = (10, 10);
+        let mut values = file(2, b"d", b"f", 150);
+        (values.raw_key_size, values.raw_value_size) = (100, 10_000);
+        let v = version_of(3, &[(1, tombs), (1, values)]);
+        assert_eq!(order_of(&v, 1), [1, 2]);
+    }
+}

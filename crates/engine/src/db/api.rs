@@ -1,0 +1,292 @@
+//! The public face of the database: [`Db`] and its read and write options.
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use zonefs::fs::ZoneFs;
+
+use crate::batch::WriteBatch;
+use crate::compaction::{compute_scores, picker_by_name};
+use crate::iter::DbIter;
+use crate::key::SeqNo;
+use crate::options::{ExecMode, Options};
+use crate::version::FileMeta;
+use crate::{Error, Result};
+
+use super::background::{spawn_threads, PinReleaser, Requester};
+use super::inner::{DbInner, Parts};
+use super::recovery::{recover, RecoveryReport};
+use super::snapshot::Snapshot;
+use super::stats::{CompactionRecord, Counters, DbStats, LevelShape};
+
+/// Options of one write (RocksDB's `WriteOptions`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// Sync the WAL before the write is acknowledged: the write survives a power cut.
+    pub sync: bool,
+    /// Do not log the write: it survives a crash only once flushed to an SST.
+    pub disable_wal: bool,
+}
+
+impl WriteOptions {
+    /// A write synced to the WAL before it returns.
+    pub fn synced() -> WriteOptions {
+        WriteOptions {
+            sync: true,
+            ..WriteOptions::default()
+        }
+    }
+}
+
+/// Options of one read (RocksDB's `ReadOptions`).
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions<'a> {
+    /// Read as of this snapshot (default: the last acknowledged write).
+    pub snapshot: Option<&'a Snapshot>,
+    /// Iterators: the first user key they may return (inclusive).
+    pub lower_bound: Option<Vec<u8>>,
+    /// Iterators: the user key they stop before (exclusive).
+    pub upper_bound: Option<Vec<u8>>,
+}
+
+impl<'a> ReadOptions<'a> {
+    /// Reads as of `snapshot`.
+    pub fn at(snapshot: &'a Snapshot) -> ReadOptions<'a> {
+        ReadOptions {
+            snapshot: Some(snapshot),
+            ..ReadOptions::default()
+        }
+    }
+}
+
+/// An open database on a zoned file system. `Send + Sync`: share it between threads
+/// behind an `Arc`. Dropping it stops its background threads and closes its WAL.
+pub struct Db {
+    inner: Arc<DbInner>,
+    threads: Vec<JoinHandle<()>>,
+    recovery: RecoveryReport,
+}
+
+impl Db {
+    /// Opens (or creates, if `create_if_missing`) the database on `fs`: recovers the
+    /// version set, replays the WALs, flushes the replayed writes to L0, deletes files no
+    /// version needs, registers the zone cleaner's compaction requester (and a space
+    /// reclaimer that releases the table cache's zone pins) and starts the
+    /// background threads (threaded mode) or runs the compactions due (deterministic).
+    pub fn open(fs: Arc<ZoneFs>, options: Options) -> Result<Db> {
+        options.check()?;
+        let picker = picker_by_name(&options.compaction_pri).map_err(Error::InvalidOptions)?;
+        let rec = recover(&fs, &options)?;
+        let inner = Arc::new(DbInner::new(Parts {
+            fs: Arc::clone(&fs),
+            options,
+            picker,
+            versions: rec.versions,
+            writer: rec.writer,
+            last_seq: rec.last_seq,
+        }));
+        fs.set_compaction_requester(Arc::new(Requester {
+            inner: Arc::downgrade(&inner),
+        }));
+        fs.set_reclaimer(Arc::new(PinReleaser {
+            inner: Arc::downgrade(&inner),
+        }));
+        let threads = match inner.options.mode {
+            ExecMode::Threaded => spawn_threads(&inner)?,
+            ExecMode::Deterministic => {
+                inner.run_inline()?;
+                Vec::new()
+            }
+        };
+        Ok(Db {
+            inner,
+            threads,
+            recovery: rec.report,
+        })
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(key, value);
+        self.write(opts, batch)
+    }
+
+    /// Deletes `key` (writes a tombstone).
+    pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete(key);
+        self.write(opts, batch)
+    }
+
+    /// Applies `batch` atomically: readers see all of it or none of it, and so does
+    /// recovery.
+    pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        self.inner.write(opts, batch)
+    }
+
+    /// The value of `key`, or `None` if it has none (never written, or deleted).
+    pub fn get(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.get(opts, key)
+    }
+
+    /// A forward iterator over the keys in the read's bounds, as of its snapshot (or of
+    /// now). It pins the memtables and files it reads: writes and compactions after its
+    /// creation do not change what it returns.
+    pub fn iter(&self, opts: &ReadOptions<'_>) -> Result<DbIter> {
+        self.inner.iter(opts)
+    }
+
+    /// A snapshot of the database now (released when dropped).
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.snapshots.acquire(self.inner.last_sequence())
+    }
+
+    /// The sequence number of the last acknowledged write.
+    pub fn last_sequence(&self) -> SeqNo {
+        self.inner.last_sequence()
+    }
+
+    /// Flushes the memtable to L0 and waits for the flush (deterministic mode: also runs
+    /// the compactions that follow).
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush()
+    }
+
+    /// Waits until no flush or compaction is queued or running (deterministic mode: runs
+    /// them). Returns the background error if a job failed.
+    pub fn wait_for_background(&self) -> Result<()> {
+        if self.inner.deterministic() {
+            return self.inner.run_inline();
+        }
+        self.inner.wait_idle()
+    }
+
+    /// Turns the file layer's inline zone cleaning on or off, and with it the cleaning at
+    /// the deterministic mode's fixed point (after the compactions a write triggers).
+    pub fn set_inline_cleaning(&self, on: bool) {
+        self.inner.fs.set_inline_cleaning(on);
+        self.inner.clean_at_fixed_point.store(on, Ordering::Relaxed);
+    }
+
+    /// Waits for background work, stops the threads and syncs the WAL. The memtable is
+    /// not flushed: the next open replays it from the WAL.
+    pub fn close(mut self) -> Result<()> {
+        let waited = self.wait_for_background();
+        let stopped = self.stop();
+        waited.and(stopped)
+    }
+
+    fn stop(&mut self) -> Result<()> {
+        self.inner.shut_down();
+        for h in self.threads.drain(..) {
+            let _ = h.join();
+        }
+        self.inner.fs.clear_compaction_requester();
+        self.inner.close_wal()
+    }
+
+    /// What open found and did.
+    pub fn recovery(&self) -> &RecoveryReport {
+        &self.recovery
+    }
+
+    /// The options the database was opened with.
+    pub fn options(&self) -> &Options {
+        &self.inner.options
+    }
+
+    /// The file system the database lives on.
+    pub fn file_system(&self) -> &Arc<ZoneFs> {
+        &self.inner.fs
+    }
+
+    /// The files of the current version, level by level.
+    pub fn live_files(&self) -> Vec<(usize, FileMeta)> {
+        let version = Arc::clone(&self.inner.lock_state().version);
+        version
+            .all_files()
+            .map(|(level, f)| (level, FileMeta::clone(f)))
+            .collect()
+    }
+
+    /// The compaction records so far.
+    pub fn compaction_records(&self) -> Vec<CompactionRecord> {
+        self.inner.lock_records().clone()
+    }
+
+    /// RocksDB's "Compaction Stats" table of the current version and the work so far.
+    pub fn compaction_stats_table(&self) -> String {
+        let (version, compacting) = self.version_and_compacting();
+        let scores = compute_scores(&version, &self.inner.options, &compacting);
+        self.inner
+            .level_stats()
+            .to_table(&version, &scores, &compacting)
+    }
+
+    fn version_and_compacting(&self) -> (Arc<crate::version::Version>, HashSet<u64>) {
+        let st = self.inner.lock_state();
+        (Arc::clone(&st.version), st.compacting.clone())
+    }
+
+    /// Counters, the LSM's shape and the compaction records.
+    pub fn stats(&self) -> DbStats {
+        let inner = &self.inner;
+        let c = &inner.counters;
+        let (version, compacting) = self.version_and_compacting();
+        let scores = compute_scores(&version, &inner.options, &compacting);
+        let score_of = |level| {
+            scores
+                .iter()
+                .find(|s| s.level == level)
+                .map_or(0.0, |s| s.score)
+        };
+        let levels = (0..version.num_levels())
+            .map(|level| LevelShape {
+                level,
+                files: version.num_files(level),
+                bytes: version.level_bytes(level),
+                score: score_of(level),
+            })
+            .collect();
+        DbStats {
+            user_bytes: Counters::get(&c.user_bytes),
+            wal_bytes: Counters::get(&c.wal_bytes),
+            writes: Counters::get(&c.writes),
+            puts: Counters::get(&c.puts),
+            deletes: Counters::get(&c.deletes),
+            flush_bytes: Counters::get(&c.flush_bytes),
+            flushes: Counters::get(&c.flushes),
+            compaction_read_bytes: Counters::get(&c.compaction_read_bytes),
+            compaction_write_bytes: Counters::get(&c.compaction_write_bytes),
+            compactions: Counters::get(&c.compactions),
+            trivial_moves: Counters::get(&c.trivial_moves),
+            trivial_move_bytes: Counters::get(&c.trivial_move_bytes),
+            requested_compactions: Counters::get(&c.requested_compactions),
+            manifest_bytes: inner.lock_versions().manifest_bytes(),
+            stall_ns: Counters::get(&c.stall_ns),
+            stall_stops: Counters::get(&c.stops),
+            stall_delays: Counters::get(&c.delays),
+            levels,
+            level_stats: inner.level_stats(),
+            records: inner.lock_records().clone(),
+        }
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db")
+            .field("mode", &self.inner.options.mode)
+            .field("last_sequence", &self.inner.last_sequence())
+            .finish()
+    }
+}

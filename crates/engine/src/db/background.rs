@@ -1,0 +1,187 @@
+//! Where background work runs: flush and compaction threads (threaded mode), inline at
+//! fixed points (deterministic mode), and the zone cleaner's compaction requests.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+
+use zonefs::fs::{
+    CleaningMode, CompactionCandidate, CompactionRequester, SpaceReclaimer, SpaceRequest,
+};
+
+use crate::{Error, Result};
+
+use super::files::{parse_file_name, sst_file_name, DbFile};
+use super::inner::{holds_versions_lock, writable, DbInner};
+
+impl DbInner {
+    /// The deterministic mode's fixed point: flush what is queued, compact until no level
+    /// has a score ≥ 1, then let the file layer clean (when inline cleaning is on).
+    pub(crate) fn run_inline(&self) -> Result<()> {
+        let _inline = self.lock_inline();
+        while self.flush_memtables()? {}
+        while self.compact_once()? {}
+        if self.clean_at_fixed_point.load(Ordering::Relaxed) {
+            let cleaned = self.fs.maybe_clean();
+            if let Err(e) = cleaned {
+                let e = Error::fs("zone cleaning at the fixed point", e);
+                self.set_bg_error(&e);
+                return Err(e);
+            }
+        }
+        self.refresh_tables_if_cleaned();
+        Ok(())
+    }
+
+    /// Threaded mode: waits until no flush or compaction is queued or running.
+    pub(crate) fn wait_idle(&self) -> Result<()> {
+        let mut st = self.lock_state();
+        loop {
+            if let Some(e) = &st.bg_error {
+                return Err(Error::NotWritable(format!(
+                    "a background job failed earlier: {e}"
+                )));
+            }
+            let idle =
+                st.imm.is_empty() && !st.flushing && st.running.is_empty() && !st.compaction_wanted;
+            if idle || st.shutting_down {
+                return Ok(());
+            }
+            st = self.wait(st);
+        }
+    }
+
+    /// Asks the threads to stop once their current job ends.
+    pub(crate) fn shut_down(&self) {
+        self.lock_state().shutting_down = true;
+        self.notify();
+    }
+}
+
+fn flush_loop(inner: &DbInner) {
+    loop {
+        {
+            let mut st = inner.lock_state();
+            loop {
+                if st.shutting_down {
+                    return;
+                }
+                if writable(&st).is_ok() && !st.flushing && !st.imm.is_empty() {
+                    break;
+                }
+                st = inner.wait(st);
+            }
+        }
+        // An error is recorded as the background error by the job itself.
+        let _ = inner.flush_memtables();
+    }
+}
+
+fn compaction_loop(inner: &DbInner) {
+    let max = inner.options.max_background_compactions as usize;
+    loop {
+        {
+            let mut st = inner.lock_state();
+            loop {
+                if st.shutting_down {
+                    return;
+                }
+                if writable(&st).is_ok() && st.compaction_wanted && st.running.len() < max {
+                    break;
+                }
+                st = inner.wait(st);
+            }
+        }
+        let _ = inner.compact_once();
+    }
+}
+
+/// Starts the flush and compaction threads of the threaded mode.
+pub(crate) fn spawn_threads(inner: &Arc<DbInner>) -> Result<Vec<JoinHandle<()>>> {
+    let o = &inner.options;
+    let jobs = (0..o.max_background_flushes)
+        .map(|i| (format!("zkv-flush-{i}"), true))
+        .chain((0..o.max_background_compactions).map(|i| (format!("zkv-compact-{i}"), false)));
+    let mut handles = Vec::new();
+    for (name, flush) in jobs {
+        let worker = Arc::clone(inner);
+        let spawned = std::thread::Builder::new().name(name).spawn(move || {
+            if flush {
+                flush_loop(&worker);
+            } else {
+                compaction_loop(&worker);
+            }
+        });
+        match spawned {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                inner.shut_down();
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(Error::InvalidOptions(format!(
+                    "cannot start a background thread: {e}"
+                )));
+            }
+        }
+    }
+    Ok(handles)
+}
+
+/// The database's side of the zone cleaner's `compact` mode: compact the victim's SSTs
+/// into the next level now. Holds only a weak reference: the file system keeps its
+/// requester alive, and must not keep the database alive.
+pub(crate) struct Requester {
+    pub inner: Weak<DbInner>,
+}
+
+impl CompactionRequester for Requester {
+    fn request(
+        &self,
+        _victim: u32,
+        files: &[CompactionCandidate],
+        mode: CleaningMode,
+    ) -> Vec<String> {
+        // `compensate` needs lifetime predictions the engine does not make: every file is
+        // copied. A thread inside a manifest write must not start another edit.
+        if mode != CleaningMode::Compact || holds_versions_lock() {
+            return Vec::new();
+        }
+        let Some(inner) = self.inner.upgrade() else {
+            return Vec::new();
+        };
+        let numbers: Vec<u64> = files
+            .iter()
+            .filter_map(|f| match parse_file_name(&f.name) {
+                DbFile::Sst(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        inner
+            .compact_requested(&numbers)
+            .into_iter()
+            .map(sst_file_name)
+            .collect()
+    }
+}
+
+/// The allocator's last resort before out-of-space: the zone cleaner may have emptied
+/// victims whose reset waits for the table cache's readers to let go of them. Reopening
+/// the cached tables releases those pins (see `table_cache`).
+pub(crate) struct PinReleaser {
+    pub inner: Weak<DbInner>,
+}
+
+impl SpaceReclaimer for PinReleaser {
+    fn reclaim(&self, _req: &SpaceRequest) -> bool {
+        let Some(inner) = self.inner.upgrade() else {
+            return false;
+        };
+        let victims = inner.fs.stats().gc.victims;
+        if inner.gc_victims_seen.swap(victims, Ordering::Relaxed) == victims {
+            return false;
+        }
+        inner.tables.refresh();
+        true
+    }
+}

@@ -1,0 +1,393 @@
+//! Compaction scheduling and execution: pick (with the configured picker), run (trivial
+//! move or merge), install, delete the inputs, record.
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use zonefs::fs::{ZoneFs, ZoneStat};
+
+use crate::compaction::job::{run_job, JobParams, JobStats};
+use crate::compaction::{
+    pick_compaction, pick_requested, Compaction, JobOutput, PickCtx, ZoneLookup,
+};
+use crate::iter::level::{LevelIterator, TableOpener};
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::version::{FileMeta, Version, VersionEdit};
+use crate::Result;
+
+use super::files::{delete_file, sst_file_name, write_table};
+use super::inner::{writable, DbInner, Running, State};
+use super::stats::{self, CompactionInput, CompactionOutput, CompactionRecord, Counters};
+
+/// The file layer's view of where SSTs live, for zone-aware pickers.
+pub(crate) struct FsZones<'a>(pub &'a ZoneFs);
+
+impl ZoneLookup for FsZones<'_> {
+    fn zones_of(&self, file_number: u64) -> Vec<(u32, u64)> {
+        self.0
+            .zones_of(&sst_file_name(file_number))
+            .unwrap_or_default()
+    }
+}
+
+/// A compaction taken for running: its files are marked as being compacted until it ends.
+pub(crate) struct Picked {
+    pub c: Compaction,
+    /// The version it was picked from.
+    pub version: Arc<Version>,
+    pub id: u64,
+    pub requested: bool,
+}
+
+/// Unmarks a compaction's files however it ends.
+struct RunningGuard<'a> {
+    inner: &'a DbInner,
+    id: u64,
+}
+
+impl Drop for RunningGuard<'_> {
+    fn drop(&mut self) {
+        let mut st = self.inner.lock_state();
+        if let Some(i) = st.running.iter().position(|r| r.id == self.id) {
+            let r = st.running.swap_remove(i);
+            for n in r.files {
+                st.compacting.remove(&n);
+            }
+        }
+        // Files it freed may let a compaction run that was refused while it ran.
+        st.compaction_wanted = true;
+        drop(st);
+        self.inner.notify();
+    }
+}
+
+/// User-key range of every file a compaction reads.
+fn key_range(c: &Compaction) -> (Vec<u8>, Vec<u8>) {
+    let files = || c.inputs.iter().chain(&c.output_inputs);
+    let smallest = files().map(|f| f.smallest_user_key()).min();
+    let largest = files().map(|f| f.largest_user_key()).max();
+    (
+        smallest.unwrap_or_default().to_vec(),
+        largest.unwrap_or_default().to_vec(),
+    )
+}
+
+/// Whether `c` would share a file with, or write into the key range of, a running
+/// compaction (RocksDB refuses such picks: two compactions must never produce overlapping
+/// files in one level).
+fn conflicts(st: &State, c: &Compaction) -> bool {
+    let (lo, hi) = key_range(c);
+    let shares = c
+        .inputs
+        .iter()
+        .chain(&c.output_inputs)
+        .any(|f| st.compacting.contains(&f.number));
+    shares
+        || st.running.iter().any(|r| {
+            r.output_level == c.output_level
+                && r.smallest.as_slice() <= hi.as_slice()
+                && lo <= r.largest
+        })
+}
+
+impl DbInner {
+    /// Picks a compaction with `choose` under the version-set and state locks and marks
+    /// its files. `None` (and no more wanted, for automatic picks) if nothing can run.
+    fn pick_with(
+        &self,
+        requested: bool,
+        choose: impl FnOnce(&PickCtx<'_>) -> Option<Compaction>,
+    ) -> Result<Option<Picked>> {
+        let vs = self.lock_versions();
+        let cursors = vs.compact_cursors().to_vec();
+        let mut st = self.lock_state();
+        writable(&st)?;
+        let version = Arc::clone(&st.version);
+        let zones = FsZones(&self.fs);
+        let picked = {
+            let ctx = PickCtx {
+                version: &version,
+                options: &self.options,
+                compacting: &st.compacting,
+                zones: &zones,
+                free_ratio: self.fs.free_ratio(),
+                cursors: &cursors,
+            };
+            choose(&ctx)
+        };
+        let Some(c) = picked.filter(|c| !conflicts(&st, c)) else {
+            if !requested {
+                // Waiters for idleness may be waiting for exactly this.
+                st.compaction_wanted = false;
+                drop(st);
+                self.notify();
+            }
+            return Ok(None);
+        };
+        let id = self.compaction_ids.fetch_add(1, Ordering::Relaxed) + 1;
+        let (smallest, largest) = key_range(&c);
+        let files: Vec<u64> = c
+            .inputs
+            .iter()
+            .chain(&c.output_inputs)
+            .map(|f| f.number)
+            .collect();
+        st.compacting.extend(files.iter().copied());
+        st.running.push(Running {
+            id,
+            output_level: c.output_level,
+            smallest,
+            largest,
+            files,
+        });
+        Ok(Some(Picked {
+            c,
+            version,
+            id,
+            requested,
+        }))
+    }
+
+    /// Picks the compaction the scores and the picker call for.
+    pub(crate) fn pick_auto(&self) -> Result<Option<Picked>> {
+        self.pick_with(false, |ctx| pick_compaction(ctx, &*self.picker))
+    }
+
+    /// Picks, runs and installs one automatic compaction. `Ok(false)` if none is needed.
+    /// A failure is a background error.
+    pub(crate) fn compact_once(&self) -> Result<bool> {
+        let Some(p) = self.pick_auto()? else {
+            return Ok(false);
+        };
+        let result = self.run_picked(p);
+        if let Err(e) = &result {
+            self.set_bg_error(e);
+        }
+        result.map(|_| true)
+    }
+
+    /// Runs a picked compaction; returns the numbers of the files it deleted.
+    pub(crate) fn run_picked(&self, p: Picked) -> Result<Vec<u64>> {
+        let _guard = RunningGuard {
+            inner: self,
+            id: p.id,
+        };
+        if p.c.trivial_move {
+            self.trivial_move(&p)?;
+            return Ok(Vec::new());
+        }
+        self.merge(&p)
+    }
+
+    fn trivial_move(&self, p: &Picked) -> Result<()> {
+        let c = &p.c;
+        let mut edit = VersionEdit::new();
+        for f in &c.inputs {
+            edit.delete_file(c.level as u32, f.number);
+            edit.add_file(c.output_level as u32, FileMeta::clone(f));
+        }
+        self.add_cursor(&mut edit, c);
+        self.apply_edit(edit, |_| {})?;
+        let bytes = c.input_bytes();
+        Counters::add(&self.counters.trivial_moves, 1);
+        Counters::add(&self.counters.trivial_move_bytes, bytes);
+        self.book(|s| s.add_trivial_move(c));
+        Ok(())
+    }
+
+    /// Records where round-robin picking continues.
+    fn add_cursor(&self, edit: &mut VersionEdit, c: &Compaction) {
+        if let Some(cursor) = c.compact_cursor.clone() {
+            edit.compact_cursors.push((c.level as u32, cursor));
+        }
+    }
+
+    fn input_iterator(&self, c: &Compaction) -> Result<MergingIterator> {
+        let opener: Arc<dyn TableOpener> = Arc::clone(&self.tables) as Arc<dyn TableOpener>;
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        if c.level == 0 {
+            for f in &c.inputs {
+                children.push(Box::new(self.tables.get(f)?.iter()));
+            }
+        } else {
+            let files = c.inputs.clone();
+            children.push(Box::new(LevelIterator::new(files, Arc::clone(&opener))));
+        }
+        if !c.output_inputs.is_empty() {
+            let files = c.output_inputs.clone();
+            children.push(Box::new(LevelIterator::new(files, opener)));
+        }
+        Ok(MergingIterator::new(children))
+    }
+
+    /// Writes the outputs of `c`; on failure deletes the ones already written.
+    fn write_outputs(&self, p: &Picked) -> Result<(Vec<FileMeta>, JobStats)> {
+        let c = &p.c;
+        let mut input = self.input_iterator(c)?;
+        let snapshots = self.snapshots.list();
+        let version = &p.version;
+        let drop_tombstone = |user_key: &[u8]| !c.key_may_exist_beyond_output(version, user_key);
+        let params = JobParams {
+            snapshots: &snapshots,
+            drop_tombstone: &drop_tombstone,
+            target_file_size: c.max_output_file_size,
+            grandparents: &c.grandparents,
+            max_grandparent_overlap: self.options.max_compaction_bytes(),
+            table: self.table_options,
+        };
+        let mut outputs = Vec::new();
+        let result = run_job(&mut input, &params, &mut |table| {
+            let number = self.new_file_number();
+            outputs.push(write_table(&self.fs, number, c.output_level, &table)?);
+            Ok(())
+        });
+        match result {
+            Ok(job) => Ok((outputs, job)),
+            Err(e) => {
+                for o in &outputs {
+                    let _ = delete_file(&self.fs, &sst_file_name(o.number));
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn merge(&self, p: &Picked) -> Result<Vec<u64>> {
+        let c = &p.c;
+        let start = std::time::Instant::now();
+        let (outputs, job) = self.write_outputs(p)?;
+        let mut edit = VersionEdit::new();
+        for f in &c.inputs {
+            edit.delete_file(c.level as u32, f.number);
+        }
+        for f in &c.output_inputs {
+            edit.delete_file(c.output_level as u32, f.number);
+        }
+        for o in &outputs {
+            edit.add_file(c.output_level as u32, o.clone());
+        }
+        self.add_cursor(&mut edit, c);
+        self.apply_edit(edit, |_| {})?;
+        let inputs = self.describe_inputs(c);
+        let before = self.zone_stats();
+        let mut deleted = Vec::new();
+        for f in c.inputs.iter().chain(&c.output_inputs) {
+            self.tables.evict(f.number);
+            delete_file(&self.fs, &sst_file_name(f.number))?;
+            deleted.push(f.number);
+        }
+        let after = self.zone_stats();
+        let out = JobOutput {
+            bytes_written: outputs.iter().map(|o| o.size).sum(),
+            files_written: outputs.len() as u64,
+            records_in: job.input_entries,
+            records_dropped: job.input_entries.saturating_sub(job.output_entries),
+            micros: self.job_micros(start),
+        };
+        self.book(|s| s.add_compaction(c, &out));
+        self.record(p, inputs, &outputs, &before, &after);
+        self.refresh_tables_if_cleaned();
+        Ok(deleted)
+    }
+
+    fn zone_stats(&self) -> Vec<ZoneStat> {
+        self.fs.zone_stats().unwrap_or_default()
+    }
+
+    /// The inputs of `c` with the zones holding them now (before they are deleted).
+    fn describe_inputs(&self, c: &Compaction) -> Vec<CompactionInput> {
+        let level_files = c
+            .inputs
+            .iter()
+            .map(|f| (c.level, f))
+            .chain(c.output_inputs.iter().map(|f| (c.output_level, f)));
+        level_files
+            .map(|(level, f)| CompactionInput {
+                number: f.number,
+                level,
+                size: f.size,
+                zones: FsZones(&self.fs).zones_of(f.number),
+            })
+            .collect()
+    }
+
+    fn record(
+        &self,
+        p: &Picked,
+        inputs: Vec<CompactionInput>,
+        outputs: &[FileMeta],
+        before: &[ZoneStat],
+        after: &[ZoneStat],
+    ) {
+        let c = &p.c;
+        let zone_bytes = stats::zone_bytes(&inputs);
+        let find = |zs: &[ZoneStat], z: u32| zs.iter().find(|s| s.zone == z).cloned();
+        let invalid_after = |z: u32| match (find(before, z), find(after, z)) {
+            // Reset by the deletion: everything it held was invalid at that moment.
+            (Some(b), Some(a)) if a.written < b.written => b.written,
+            (_, Some(a)) => a.invalid,
+            _ => 0,
+        };
+        let record = CompactionRecord {
+            id: p.id,
+            level: c.level,
+            output_level: c.output_level,
+            requested: p.requested,
+            s_same: stats::s_same(&zone_bytes),
+            s_inval: stats::s_inval(&zone_bytes, self.zone_capacity, invalid_after),
+            zone_bytes,
+            inputs,
+            outputs: outputs
+                .iter()
+                .map(|o| CompactionOutput {
+                    number: o.number,
+                    size: o.size,
+                })
+                .collect(),
+        };
+        let (read, written) = (record.input_bytes(), record.output_bytes());
+        Counters::add(&self.counters.compactions, 1);
+        Counters::add(&self.counters.compaction_read_bytes, read);
+        Counters::add(&self.counters.compaction_write_bytes, written);
+        if p.requested {
+            Counters::add(&self.counters.requested_compactions, 1);
+        }
+        self.lock_records().push(record);
+    }
+
+    pub(crate) fn lock_records(&self) -> std::sync::MutexGuard<'_, Vec<CompactionRecord>> {
+        self.records
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The cleaner's request: compact the given SSTs of one level into the next now.
+    /// Returns the numbers of the requested files that are gone afterwards. Errors before
+    /// the version edit leave the database as it was (the outputs are deleted) and are not
+    /// background errors: the cleaner then copies the files instead.
+    pub(crate) fn compact_requested(&self, numbers: &[u64]) -> Vec<u64> {
+        let wanted: HashSet<u64> = numbers.iter().copied().collect();
+        let version = Arc::clone(&self.lock_state().version);
+        let mut by_level: std::collections::BTreeMap<usize, Vec<u64>> = Default::default();
+        for &n in numbers {
+            if let Some(level) = version.level_of(n) {
+                by_level.entry(level).or_default().push(n);
+            }
+        }
+        let mut done = Vec::new();
+        for (level, files) in by_level {
+            let picked = self.pick_with(true, |ctx| pick_requested(ctx, level, &files));
+            let Ok(Some(mut p)) = picked else {
+                continue;
+            };
+            // A move would leave the file (and its bytes in the victim) where it is.
+            p.c.trivial_move = false;
+            match self.run_picked(p) {
+                Ok(deleted) => done.extend(deleted.into_iter().filter(|n| wanted.contains(n))),
+                Err(_) => break,
+            }
+        }
+        done
+    }
+}

@@ -1,0 +1,127 @@
+//! The database's files on the file layer: names, placement hints, and writing a table that
+//! was built in memory.
+//!
+//! Names: WALs `{number:06}.log`, SSTs `{number:06}.sst` (see [`sst_file_name`]); the
+//! manifest and CURRENT belong to the version set. Any name ending in `.tmp` or `.dbtmp` is a
+//! temporary file left by a crash and is deleted at open.
+
+use zonefs::fs::{FsError, ZoneFs};
+use zonefs::meta::FileKind;
+use zonefs::placement::{Lifetime, PlacementHint};
+
+use crate::key;
+use crate::sst::BuiltTable;
+use crate::version::FileMeta;
+pub(crate) use crate::version::{sst_file_name, wal_file_name};
+use crate::{Error, Result};
+
+/// RocksDB's base level with static level sizes: L1.
+pub(crate) const BASE_LEVEL: u8 = 1;
+
+/// What a file name says about a file of the database.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DbFile {
+    Wal(u64),
+    Sst(u64),
+    Temp,
+    /// Not one of the names above (the manifest, CURRENT, other users' files).
+    Other,
+}
+
+/// Classifies a file name.
+pub(crate) fn parse_file_name(name: &str) -> DbFile {
+    let numbered = |suffix: &str| {
+        let stem = name.strip_suffix(suffix)?;
+        let digits = !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit());
+        digits.then(|| stem.parse::<u64>().ok()).flatten()
+    };
+    if let Some(n) = numbered(".log") {
+        DbFile::Wal(n)
+    } else if let Some(n) = numbered(".sst") {
+        DbFile::Sst(n)
+    } else if name.ends_with(".tmp") || name.ends_with(".dbtmp") {
+        DbFile::Temp
+    } else {
+        DbFile::Other
+    }
+}
+
+/// The hint of a WAL: short-lived.
+pub(crate) fn wal_hint() -> PlacementHint {
+    PlacementHint {
+        kind: Some(FileKind::Wal),
+        lifetime: Lifetime::for_file(FileKind::Wal, None, BASE_LEVEL),
+        ..PlacementHint::default()
+    }
+}
+
+/// The hint of an SST of `level` whose table is complete: RocksDB's lifetime for the level,
+/// the exact size and user-key range.
+pub(crate) fn sst_hint(level: usize, built: &BuiltTable) -> PlacementHint {
+    let level = Some(u8::try_from(level).unwrap_or(u8::MAX));
+    PlacementHint {
+        kind: Some(FileKind::Sst),
+        level,
+        lifetime: Lifetime::for_file(FileKind::Sst, level, BASE_LEVEL),
+        size: built.data.len() as u64,
+        smallest_key: key::user_key(&built.props.smallest).to_vec(),
+        largest_key: key::user_key(&built.props.largest).to_vec(),
+    }
+}
+
+/// Creates SST `number` of `level` with its hint, writes the built table and syncs it.
+/// A failed write leaves no file behind when the file layer can still delete it (a file
+/// that survives a crash is not in any version and is deleted at the next open).
+pub(crate) fn write_table(
+    fs: &ZoneFs,
+    number: u64,
+    level: usize,
+    built: &BuiltTable,
+) -> Result<FileMeta> {
+    let name = sst_file_name(number);
+    let mut writer = fs
+        .create(&name, FileKind::Sst, sst_hint(level, built))
+        .map_err(|e| Error::fs(format!("create table '{name}'"), e))?;
+    let written = writer.append(&built.data).and_then(|()| writer.close());
+    if let Err(e) = written {
+        let _ = fs.delete(&name);
+        return Err(Error::fs(format!("write table '{name}'"), e));
+    }
+    Ok(built.props.file_meta(number, built.data.len() as u64))
+}
+
+/// Deletes a file; a file that is already gone is fine.
+pub(crate) fn delete_file(fs: &ZoneFs, name: &str) -> Result<()> {
+    match fs.delete(name) {
+        Ok(()) | Err(FsError::NotFound { .. }) => Ok(()),
+        Err(e) => Err(Error::fs(format!("delete '{name}'"), e)),
+    }
+}
+
+/// Whether an error says that a file does not exist (a reader raced with its deletion).
+pub(crate) fn is_missing_file(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::Fs {
+            source: FsError::NotFound { .. },
+            ..
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_others_are_left_alone() {
+        assert_eq!(parse_file_name(&wal_file_name(12)), DbFile::Wal(12));
+        assert_eq!(parse_file_name(&sst_file_name(7)), DbFile::Sst(7));
+        assert_eq!(parse_file_name("1234567.sst"), DbFile::Sst(1_234_567));
+        assert_eq!(parse_file_name("CURRENT.dbtmp"), DbFile::Temp);
+        assert_eq!(parse_file_name("x.tmp"), DbFile::Temp);
+        for other in ["CURRENT", "MANIFEST-000001", ".log", "a1.sst", "12.blob"] {
+            assert_eq!(parse_file_name(other), DbFile::Other, "{other}");
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Flush: immutable memtables → one L0 table, then the version edit that adds it and
+//! advances the log number, then the flushed WALs are deleted.
+
+use std::sync::Arc;
+
+use crate::compaction::job::{run_job, JobParams, JobStats};
+use crate::compaction::JobOutput;
+use crate::iter::{InternalIterator, MergingIterator};
+use crate::key::SeqNo;
+use crate::memtable::Memtable;
+use crate::sst::{BuiltTable, TableOptions};
+use crate::version::VersionEdit;
+use crate::{Error, Result};
+
+use super::files::{delete_file, wal_file_name, write_table};
+use super::inner::{DbInner, Immutable};
+use super::stats::Counters;
+
+/// Builds the L0 table of `mems` (oldest first) in memory: the flush job keeps, for each
+/// snapshot, the newest entry of a key it sees, and every tombstone. `None` if nothing is
+/// left to write.
+pub(crate) fn build_l0(
+    mems: &[Arc<Memtable>],
+    snapshots: &[SeqNo],
+    table: TableOptions,
+) -> Result<(Option<BuiltTable>, JobStats)> {
+    let mut input: Box<dyn InternalIterator> = match mems {
+        [one] => Box::new(one.iter()),
+        _ => Box::new(MergingIterator::new(
+            mems.iter()
+                .map(|m| Box::new(m.iter()) as Box<dyn InternalIterator>)
+                .collect(),
+        )),
+    };
+    let keep_tombstones = |_: &[u8]| false;
+    let params = JobParams {
+        snapshots,
+        drop_tombstone: &keep_tombstones,
+        target_file_size: u64::MAX,
+        grandparents: &[],
+        max_grandparent_overlap: u64::MAX,
+        table,
+    };
+    let mut built = Vec::new();
+    let stats = run_job(&mut *input, &params, &mut |t| {
+        built.push(t);
+        Ok(())
+    })?;
+    if built.len() > 1 {
+        return Err(Error::InvalidArgument(format!(
+            "a flush job without size limit emitted {} tables",
+            built.len()
+        )));
+    }
+    Ok((built.pop(), stats))
+}
+
+/// Marks the flush finished however it ends.
+struct FlushGuard<'a>(&'a DbInner);
+
+impl Drop for FlushGuard<'_> {
+    fn drop(&mut self) {
+        self.0.lock_state().flushing = false;
+        self.0.notify();
+    }
+}
+
+impl DbInner {
+    /// Flushes every immutable memtable queued now into one L0 table (as RocksDB merges
+    /// the memtables a flush picks). `Ok(false)` if there was nothing to flush or another
+    /// flush runs. A failure is a background error.
+    pub(crate) fn flush_memtables(&self) -> Result<bool> {
+        let picked: Vec<Immutable> = {
+            let mut st = self.lock_state();
+            super::inner::writable(&st)?;
+            if st.flushing || st.imm.is_empty() {
+                return Ok(false);
+            }
+            st.flushing = true;
+            st.imm.iter().cloned().collect()
+        };
+        let _guard = FlushGuard(self);
+        let result = self.run_flush(&picked);
+        if let Err(e) = &result {
+            self.set_bg_error(e);
+        }
+        result.map(|()| true)
+    }
+
+    fn run_flush(&self, picked: &[Immutable]) -> Result<()> {
+        let start = std::time::Instant::now();
+        let mems: Vec<Arc<Memtable>> = picked.iter().map(|p| Arc::clone(&p.mem)).collect();
+        let (built, job) = build_l0(&mems, &self.snapshots.list(), self.table_options)?;
+        let mut edit = VersionEdit::new();
+        let mut bytes = 0;
+        if let Some(table) = built {
+            let number = self.new_file_number();
+            let meta = write_table(&self.fs, number, 0, &table)?;
+            bytes = meta.size;
+            edit.add_file(0, meta);
+        }
+        edit.log_number = picked.last().map(|p| p.next_wal);
+        let n = picked.len();
+        self.apply_edit(edit, |st| {
+            st.imm.drain(..n);
+        })?;
+        Counters::add(&self.counters.flushes, 1);
+        Counters::add(&self.counters.flush_bytes, bytes);
+        let out = JobOutput {
+            bytes_written: bytes,
+            files_written: job.outputs,
+            records_in: job.input_entries,
+            records_dropped: job.input_entries.saturating_sub(job.output_entries),
+            micros: self.job_micros(start),
+        };
+        self.book(|s| s.add_flush(&out));
+        for p in picked {
+            delete_file(&self.fs, &wal_file_name(p.wal))?;
+        }
+        self.refresh_tables_if_cleaned();
+        Ok(())
+    }
+}

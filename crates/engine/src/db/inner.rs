@@ -1,0 +1,353 @@
+//! The shared state of an open database and its locks.
+//!
+//! Locks, always taken in this order (a thread never takes an earlier one while holding a
+//! later one):
+//! 1. `writer`: one writer at a time; owns the WAL. Held across WAL I/O and memtable
+//!    switches (and, in threaded mode, while a stopped writer waits).
+//! 2. `inline`: serializes the deterministic mode's inline work.
+//! 3. `versions`: the version set; held across manifest I/O (`log_and_apply`), so that
+//!    versions are installed in the order they are logged.
+//! 4. `state`: memtables, the current version, running jobs, errors. Never held across
+//!    I/O, so readers only ever wait for short critical sections.
+//!
+//! The zone cleaner may call back into the database (its compaction requester) from inside
+//! any file-layer call that allocates a zone, i.e. from a thread that holds `writer`,
+//! `inline` or `versions`. A requested compaction needs `versions` and `state` only, and it
+//! is refused while the calling thread holds `versions` (tracked per thread), so the
+//! callback can never deadlock.
+
+use std::cell::Cell;
+use std::collections::{HashSet, VecDeque};
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+
+use zonefs::fs::{FileWriter, ZoneFs};
+
+use crate::compaction::Picker;
+use crate::key::SeqNo;
+use crate::log::LogWriter;
+use crate::memtable::Memtable;
+use crate::options::{ExecMode, Options};
+use crate::sst::TableOptions;
+use crate::version::{Version, VersionEdit, VersionSet};
+use crate::{Error, Result};
+
+use super::snapshot::SnapshotList;
+use super::stall::{DelayLimiter, DELAYED_WRITE_RATE};
+use super::stats::{CompactionRecord, Counters};
+use super::table_cache::TableCache;
+
+thread_local! {
+    /// Version-set locks this thread holds (of any database).
+    static VERSIONS_HELD: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether the calling thread holds a version-set lock.
+pub(crate) fn holds_versions_lock() -> bool {
+    VERSIONS_HELD.with(|n| n.get() > 0)
+}
+
+/// The version-set lock, counted per thread while held.
+pub(crate) struct VersionsGuard<'a> {
+    guard: MutexGuard<'a, VersionSet>,
+}
+
+impl<'a> VersionsGuard<'a> {
+    fn new(guard: MutexGuard<'a, VersionSet>) -> Self {
+        VERSIONS_HELD.with(|n| n.set(n.get() + 1));
+        VersionsGuard { guard }
+    }
+}
+
+impl Drop for VersionsGuard<'_> {
+    fn drop(&mut self) {
+        VERSIONS_HELD.with(|n| n.set(n.get().saturating_sub(1)));
+    }
+}
+
+impl Deref for VersionsGuard<'_> {
+    type Target = VersionSet;
+    fn deref(&self) -> &VersionSet {
+        &self.guard
+    }
+}
+
+impl DerefMut for VersionsGuard<'_> {
+    fn deref_mut(&mut self) -> &mut VersionSet {
+        &mut self.guard
+    }
+}
+
+/// A memtable waiting for its flush.
+#[derive(Clone)]
+pub(crate) struct Immutable {
+    pub mem: Arc<Memtable>,
+    /// The WAL holding its writes.
+    pub wal: u64,
+    /// The WAL of the memtable after it: the log number once it is flushed.
+    pub next_wal: u64,
+}
+
+/// A compaction in progress: what it takes and where it writes.
+#[derive(Clone, Debug)]
+pub(crate) struct Running {
+    pub id: u64,
+    pub output_level: usize,
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
+    pub files: Vec<u64>,
+}
+
+/// What the `state` lock protects.
+pub(crate) struct State {
+    pub mem: Arc<Memtable>,
+    /// Oldest first.
+    pub imm: VecDeque<Immutable>,
+    pub version: Arc<Version>,
+    /// Files running compactions use.
+    pub compacting: HashSet<u64>,
+    pub running: Vec<Running>,
+    pub flushing: bool,
+    /// The version changed since a compaction thread last found nothing to pick.
+    pub compaction_wanted: bool,
+    /// The first background error; the database refuses writes once it is set.
+    pub bg_error: Option<String>,
+    pub shutting_down: bool,
+}
+
+/// The writer's side: the WAL.
+pub(crate) struct Writer {
+    pub log: Option<LogWriter<FileWriter>>,
+    pub wal_number: u64,
+    pub delay: DelayLimiter,
+}
+
+impl Writer {
+    pub(crate) fn new(log: LogWriter<FileWriter>, wal_number: u64) -> Writer {
+        Writer {
+            log: Some(log),
+            wal_number,
+            delay: DelayLimiter::new(DELAYED_WRITE_RATE),
+        }
+    }
+
+    pub(crate) fn log(&mut self) -> Result<&mut LogWriter<FileWriter>> {
+        self.log
+            .as_mut()
+            .ok_or_else(|| Error::NotWritable("the WAL is closed".into()))
+    }
+}
+
+/// Everything an open database shares between the user's threads, its background threads
+/// and the zone cleaner's callback.
+pub(crate) struct DbInner {
+    pub fs: Arc<ZoneFs>,
+    pub options: Options,
+    pub table_options: TableOptions,
+    pub picker: Box<dyn Picker>,
+    pub tables: Arc<TableCache>,
+    pub snapshots: Arc<SnapshotList>,
+    versions: Mutex<VersionSet>,
+    state: Mutex<State>,
+    /// Signalled whenever `state` changes in a way someone may wait for.
+    changed: Condvar,
+    writer: Mutex<Writer>,
+    inline: Mutex<()>,
+    /// Every entry with a sequence number up to this one is readable.
+    pub last_seq: AtomicU64,
+    pub counters: Counters,
+    pub records: Mutex<Vec<CompactionRecord>>,
+    pub level_stats: Mutex<crate::compaction::CompactionStats>,
+    pub clean_at_fixed_point: AtomicBool,
+    /// The file layer's cleaning victims when the table cache was last refreshed.
+    pub gc_victims_seen: AtomicU64,
+    pub zone_capacity: u64,
+    pub compaction_ids: AtomicU64,
+}
+
+/// What [`DbInner::new`] starts from.
+pub(crate) struct Parts {
+    pub fs: Arc<ZoneFs>,
+    pub options: Options,
+    pub picker: Box<dyn Picker>,
+    pub versions: VersionSet,
+    pub writer: Writer,
+    pub last_seq: SeqNo,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl DbInner {
+    pub(crate) fn new(p: Parts) -> DbInner {
+        let version = p.versions.current();
+        let num_levels = version.num_levels();
+        let gc_victims = p.fs.stats().gc.victims;
+        DbInner {
+            table_options: TableOptions::from(&p.options),
+            tables: Arc::new(TableCache::new(Arc::clone(&p.fs))),
+            snapshots: Arc::new(SnapshotList::default()),
+            state: Mutex::new(State {
+                mem: Arc::new(Memtable::new()),
+                imm: VecDeque::new(),
+                version,
+                compacting: HashSet::new(),
+                running: Vec::new(),
+                flushing: false,
+                compaction_wanted: true,
+                bg_error: None,
+                shutting_down: false,
+            }),
+            versions: Mutex::new(p.versions),
+            changed: Condvar::new(),
+            writer: Mutex::new(p.writer),
+            inline: Mutex::new(()),
+            last_seq: AtomicU64::new(p.last_seq),
+            counters: Counters::default(),
+            records: Mutex::new(Vec::new()),
+            level_stats: Mutex::new(crate::compaction::CompactionStats::new(num_levels)),
+            clean_at_fixed_point: AtomicBool::new(false),
+            gc_victims_seen: AtomicU64::new(gc_victims),
+            zone_capacity: p.fs.device().geometry().zone_capacity,
+            compaction_ids: AtomicU64::new(0),
+            picker: p.picker,
+            options: p.options,
+            fs: p.fs,
+        }
+    }
+
+    pub(crate) fn deterministic(&self) -> bool {
+        self.options.mode == ExecMode::Deterministic
+    }
+
+    pub(crate) fn lock_state(&self) -> MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    pub(crate) fn lock_versions(&self) -> VersionsGuard<'_> {
+        VersionsGuard::new(lock(&self.versions))
+    }
+
+    pub(crate) fn lock_writer(&self) -> MutexGuard<'_, Writer> {
+        lock(&self.writer)
+    }
+
+    pub(crate) fn lock_inline(&self) -> MutexGuard<'_, ()> {
+        lock(&self.inline)
+    }
+
+    pub(crate) fn wait<'a>(&self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+        self.changed
+            .wait(st)
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub(crate) fn wait_timeout<'a>(
+        &self,
+        st: MutexGuard<'a, State>,
+        timeout: std::time::Duration,
+    ) -> MutexGuard<'a, State> {
+        self.changed
+            .wait_timeout(st, timeout)
+            .map(|(g, _)| g)
+            .unwrap_or_else(|e| e.into_inner().0)
+    }
+
+    pub(crate) fn notify(&self) {
+        self.changed.notify_all();
+    }
+
+    pub(crate) fn last_sequence(&self) -> SeqNo {
+        self.last_seq.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn new_file_number(&self) -> u64 {
+        self.lock_versions().new_file_number()
+    }
+
+    /// Records the first background error: from now on the database refuses writes.
+    pub(crate) fn set_bg_error(&self, e: &Error) {
+        let mut st = self.lock_state();
+        if st.bg_error.is_none() {
+            st.bg_error = Some(e.to_string());
+        }
+        drop(st);
+        self.notify();
+    }
+
+    /// `NotWritable` if a background error happened or the database is closing.
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        let st = self.lock_state();
+        writable(&st)
+    }
+
+    /// Logs `edit` (with the last sequence number), installs the version it makes and, in
+    /// the same step, applies `also` to the state. A failure is a background error: the
+    /// edit may or may not be durable, so nothing may rely on either outcome.
+    pub(crate) fn apply_edit(
+        &self,
+        edit: VersionEdit,
+        also: impl FnOnce(&mut State),
+    ) -> Result<Arc<Version>> {
+        let mut vs = self.lock_versions();
+        let seq = self.last_sequence().max(vs.last_sequence());
+        vs.set_last_sequence(seq);
+        if let Err(e) = vs.log_and_apply(edit) {
+            drop(vs);
+            self.set_bg_error(&e);
+            return Err(e);
+        }
+        let version = vs.current();
+        let mut st = self.lock_state();
+        st.version = Arc::clone(&version);
+        st.compaction_wanted = true;
+        also(&mut st);
+        drop(st);
+        drop(vs);
+        self.notify();
+        Ok(version)
+    }
+
+    /// Books work in the per-level compaction statistics.
+    pub(crate) fn book(&self, f: impl FnOnce(&mut crate::compaction::CompactionStats)) {
+        f(&mut lock(&self.level_stats));
+    }
+
+    /// A copy of the per-level compaction statistics.
+    pub(crate) fn level_stats(&self) -> crate::compaction::CompactionStats {
+        lock(&self.level_stats).clone()
+    }
+
+    /// A job's wall time in microseconds; 0 in deterministic mode, whose statistics must
+    /// be identical from run to run.
+    pub(crate) fn job_micros(&self, start: std::time::Instant) -> u64 {
+        if self.deterministic() {
+            return 0;
+        }
+        u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
+
+    /// Reopens cached tables if the zone cleaner cleaned victims since the last time, so
+    /// that the readers stop pinning the zones it moved data out of.
+    pub(crate) fn refresh_tables_if_cleaned(&self) {
+        let victims = self.fs.stats().gc.victims;
+        if self.gc_victims_seen.swap(victims, Ordering::Relaxed) != victims {
+            self.tables.refresh();
+        }
+    }
+}
+
+/// `NotWritable` if a background error happened or the database is closing.
+pub(crate) fn writable(st: &State) -> Result<()> {
+    if let Some(e) = &st.bg_error {
+        return Err(Error::NotWritable(format!(
+            "a background job failed earlier: {e}"
+        )));
+    }
+    if st.shutting_down {
+        return Err(Error::NotWritable("the database is closing".into()));
+    }
+    Ok(())
+}

@@ -1,0 +1,240 @@
+//! Open: create or recover the version set, delete files no version needs, replay the WALs
+//! into memtables and flush them to L0 (RocksDB's default), start a new WAL.
+//!
+//! WAL replay follows RocksDB's point-in-time recovery: records are replayed in WAL order
+//! up to the first torn tail. A torn tail (a record cut by a crash) ends the replay and is
+//! reported in [`RecoveryReport::truncated`]; it may only be in the last WAL that holds
+//! records, since a WAL is closed (synced) before the next one starts. Damage before a
+//! tail, a torn tail followed by more records, or a record that is not a valid batch is
+//! `Error::Corruption`.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use zonefs::fs::ZoneFs;
+use zonefs::meta::FileKind;
+
+use crate::batch::WriteBatch;
+use crate::key::SeqNo;
+use crate::log::{read_log, LogContents, LogTail, LogWriter};
+use crate::memtable::Memtable;
+use crate::options::Options;
+use crate::sst::TableOptions;
+use crate::version::{VersionEdit, VersionSet, DEFAULT_MAX_MANIFEST_BYTES};
+use crate::{Error, Result};
+
+use super::files::{delete_file, parse_file_name, wal_file_name, wal_hint, write_table, DbFile};
+use super::flush::build_l0;
+use super::inner::Writer;
+
+/// What open found and did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecoveryReport {
+    /// The database was created by this open.
+    pub created: bool,
+    /// WALs replayed, in order.
+    pub wals: Vec<u64>,
+    /// Batches replayed.
+    pub batches: u64,
+    /// A torn WAL tail that ended the replay: (WAL name, offset of the ignored bytes, why).
+    pub truncated: Option<(String, u64, String)>,
+    /// L0 tables written from the replayed writes.
+    pub tables: u64,
+    /// Files deleted because no version needs them (old WALs, SSTs of interrupted jobs,
+    /// temporary files).
+    pub deleted: Vec<String>,
+}
+
+/// The recovered parts a database starts from.
+pub(crate) struct Recovered {
+    pub versions: VersionSet,
+    pub writer: Writer,
+    pub last_seq: SeqNo,
+    pub report: RecoveryReport,
+}
+
+/// Creates or recovers the database on `fs`.
+pub(crate) fn recover(fs: &Arc<ZoneFs>, options: &Options) -> Result<Recovered> {
+    let mut report = RecoveryReport::default();
+    let mut vs = open_versions(fs, options, &mut report)?;
+    vs.set_max_manifest_bytes(manifest_limit(fs));
+    let wals = sort_files(fs, &mut vs, &mut report)?;
+    let logs = read_wals(fs, &wals, &mut report)?;
+    let mut edit = VersionEdit::new();
+    let last_seq = replay(fs, options, &mut vs, logs, &mut edit, &mut report)?;
+    let wal = vs.new_file_number();
+    edit.log_number = Some(wal);
+    vs.set_last_sequence(last_seq);
+    vs.log_and_apply(edit)?;
+    let name = wal_file_name(wal);
+    let file = fs
+        .create(&name, FileKind::Wal, wal_hint())
+        .map_err(|e| Error::fs(format!("create WAL '{name}'"), e))?;
+    for n in &report.wals {
+        let name = wal_file_name(*n);
+        delete_file(fs, &name)?;
+        report.deleted.push(name);
+    }
+    Ok(Recovered {
+        versions: vs,
+        writer: Writer::new(LogWriter::new(file), wal),
+        last_seq,
+        report,
+    })
+}
+
+/// The manifest size at which a new manifest starts. The manifest's writer stays open,
+/// every sync puts its record in a new block of whatever zone placement picks, and the zone
+/// cleaner never takes a zone holding extents of an open writer: a long manifest would keep
+/// more and more zones from being cleaned. Rolling it once it reaches 1/16 of a zone (and
+/// at most the version set's default) bounds that, at the cost of a snapshot record per
+/// roll.
+fn manifest_limit(fs: &ZoneFs) -> u64 {
+    let zone = fs.device().geometry().zone_capacity;
+    DEFAULT_MAX_MANIFEST_BYTES.min(zone / 16).max(4096)
+}
+
+fn open_versions(
+    fs: &Arc<ZoneFs>,
+    options: &Options,
+    report: &mut RecoveryReport,
+) -> Result<VersionSet> {
+    if VersionSet::exists(fs) {
+        if options.error_if_exists {
+            return Err(Error::InvalidArgument(
+                "a database exists on this file system and error_if_exists is set".into(),
+            ));
+        }
+        return VersionSet::recover(Arc::clone(fs), options);
+    }
+    if !options.create_if_missing {
+        return Err(Error::InvalidArgument(
+            "no database on this file system and create_if_missing is not set".into(),
+        ));
+    }
+    report.created = true;
+    VersionSet::create(Arc::clone(fs), options)
+}
+
+/// Deletes SSTs the version does not hold, temporary files and WALs below the log
+/// number; keeps every number found from being handed out again; returns the WALs to
+/// replay, in order.
+fn sort_files(fs: &ZoneFs, vs: &mut VersionSet, report: &mut RecoveryReport) -> Result<Vec<u64>> {
+    let version = vs.current();
+    let live: HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
+    let mut wals = Vec::new();
+    for f in fs.list() {
+        let obsolete = match parse_file_name(&f.name) {
+            DbFile::Sst(n) => {
+                vs.mark_file_number_used(n);
+                !live.contains(&n)
+            }
+            DbFile::Wal(n) => {
+                vs.mark_file_number_used(n);
+                let replay = n >= vs.log_number();
+                if replay {
+                    wals.push(n);
+                }
+                !replay
+            }
+            DbFile::Temp => true,
+            DbFile::Other => false,
+        };
+        if obsolete {
+            delete_file(fs, &f.name)?;
+            report.deleted.push(f.name);
+        }
+    }
+    wals.sort_unstable();
+    Ok(wals)
+}
+
+fn read_wals(
+    fs: &ZoneFs,
+    wals: &[u64],
+    report: &mut RecoveryReport,
+) -> Result<Vec<(u64, LogContents)>> {
+    let mut logs = Vec::with_capacity(wals.len());
+    for &n in wals {
+        let name = wal_file_name(n);
+        let data = fs
+            .open(&name)
+            .and_then(|r| r.read_all())
+            .map_err(|e| Error::fs(format!("read WAL '{name}'"), e))?;
+        logs.push((n, read_log(&data, &name)?));
+    }
+    // Point in time: nothing after a torn tail may be replayed, and a later WAL with
+    // records means the tail was not torn by a crash.
+    let torn = logs
+        .iter()
+        .position(|(_, c)| matches!(c.tail, LogTail::Truncated { .. }));
+    if let Some(i) = torn {
+        let name = wal_file_name(logs[i].0);
+        let later = logs[i + 1..].iter().any(|(_, c)| !c.records.is_empty());
+        if let LogTail::Truncated { offset, reason } = &logs[i].1.tail {
+            if later {
+                return Err(Error::corruption(
+                    format!("WAL '{name}'"),
+                    format!("damaged at offset {offset} ({reason}) but later WALs hold records"),
+                ));
+            }
+            report.truncated = Some((name, *offset, reason.clone()));
+        }
+    }
+    report.wals = wals.to_vec();
+    Ok(logs)
+}
+
+/// Replays the WAL records into memtables, writing an L0 table whenever a memtable fills
+/// and at the end; returns the last sequence number.
+fn replay(
+    fs: &ZoneFs,
+    options: &Options,
+    vs: &mut VersionSet,
+    logs: Vec<(u64, LogContents)>,
+    edit: &mut VersionEdit,
+    report: &mut RecoveryReport,
+) -> Result<SeqNo> {
+    let table = TableOptions::from(options);
+    let mut last = vs.last_sequence();
+    let mut mem = Arc::new(Memtable::new());
+    let mut flush = |mem: &Arc<Memtable>, vs: &mut VersionSet, report: &mut RecoveryReport| {
+        if let (Some(built), _) = build_l0(std::slice::from_ref(mem), &[], table)? {
+            let meta = write_table(fs, vs.new_file_number(), 0, &built)?;
+            edit.add_file(0, meta);
+            report.tables += 1;
+        }
+        Ok::<(), Error>(())
+    };
+    for (n, contents) in logs {
+        for record in contents.records {
+            let batch = WriteBatch::from_data(record).map_err(|e| in_wal(e, n))?;
+            let seq = batch.sequence();
+            for (i, op) in batch.ops().enumerate() {
+                mem.add(seq + i as u64, op.kind, op.key, op.value);
+            }
+            if batch.count() > 0 {
+                last = last.max(seq + u64::from(batch.count()) - 1);
+            }
+            report.batches += 1;
+            if mem.approximate_memory_usage() >= options.write_buffer_size {
+                flush(&mem, vs, report)?;
+                mem = Arc::new(Memtable::new());
+            }
+        }
+    }
+    if !mem.is_empty() {
+        flush(&mem, vs, report)?;
+    }
+    Ok(last)
+}
+
+fn in_wal(e: Error, number: u64) -> Error {
+    match e {
+        Error::Corruption { what, detail } => Error::corruption(
+            format!("WAL '{}'", wal_file_name(number)),
+            format!("{what}: {detail}"),
+        ),
+        other => other,
+    }
+}

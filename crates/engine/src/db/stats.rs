@@ -1,0 +1,252 @@
+//! Statistics of the database (DESIGN.md section 7): byte and count counters, the shape of
+//! the LSM, and one record per compaction with its zone figures.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::compaction::CompactionStats;
+
+/// Counters updated by the write path and the jobs.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub user_bytes: AtomicU64,
+    pub wal_bytes: AtomicU64,
+    pub writes: AtomicU64,
+    pub puts: AtomicU64,
+    pub deletes: AtomicU64,
+    pub flush_bytes: AtomicU64,
+    pub flushes: AtomicU64,
+    pub compaction_read_bytes: AtomicU64,
+    pub compaction_write_bytes: AtomicU64,
+    pub compactions: AtomicU64,
+    pub trivial_moves: AtomicU64,
+    pub trivial_move_bytes: AtomicU64,
+    pub requested_compactions: AtomicU64,
+    pub stall_ns: AtomicU64,
+    pub stops: AtomicU64,
+    pub delays: AtomicU64,
+}
+
+impl Counters {
+    pub(crate) fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+/// Files and bytes of one level now, with its compaction score.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LevelShape {
+    pub level: usize,
+    /// Files of the level.
+    pub files: usize,
+    /// Σ file sizes of the level.
+    pub bytes: u64,
+    /// RocksDB's score (L0: files / trigger; Ln: bytes / target), files being compacted
+    /// excluded.
+    pub score: f64,
+}
+
+/// One input file of a compaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompactionInput {
+    /// File number.
+    pub number: u64,
+    /// The level the file was in.
+    pub level: usize,
+    /// File size in bytes.
+    pub size: u64,
+    /// The zones holding the file and its bytes in each, just before it was deleted.
+    pub zones: Vec<(u32, u64)>,
+}
+
+/// One output file of a compaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompactionOutput {
+    /// File number.
+    pub number: u64,
+    /// File size in bytes.
+    pub size: u64,
+}
+
+/// What one (non-trivial) compaction read, wrote, and did to the zones of its inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompactionRecord {
+    /// 1 for the first compaction of this database handle, and so on.
+    pub id: u64,
+    /// The level the compaction started from, and the level it wrote.
+    pub level: usize,
+    pub output_level: usize,
+    /// Asked for by the zone cleaner (`compact`/`compensate` cleaning).
+    pub requested: bool,
+    pub inputs: Vec<CompactionInput>,
+    pub outputs: Vec<CompactionOutput>,
+    /// Bytes of the inputs in each zone holding them (S_m), by zone.
+    pub zone_bytes: Vec<(u32, u64)>,
+    /// Σ S_m² / (Σ S_m)² over the zones holding inputs: 1 when one zone holds them all.
+    pub s_same: f64,
+    /// Mean over the zones holding inputs of invalid bytes / zone capacity right after the
+    /// inputs were deleted. A zone that the deletion emptied (and the file layer reset at
+    /// once) counts the bytes it held before as invalid.
+    pub s_inval: f64,
+}
+
+impl CompactionRecord {
+    /// Σ input sizes.
+    pub fn input_bytes(&self) -> u64 {
+        self.inputs.iter().map(|f| f.size).sum()
+    }
+
+    /// Σ output sizes.
+    pub fn output_bytes(&self) -> u64 {
+        self.outputs.iter().map(|f| f.size).sum()
+    }
+
+    /// Number of zones that held inputs.
+    pub fn zones(&self) -> usize {
+        self.zone_bytes.len()
+    }
+}
+
+/// Σ per zone of the bytes the inputs hold there.
+pub(crate) fn zone_bytes(inputs: &[CompactionInput]) -> Vec<(u32, u64)> {
+    let mut per_zone: BTreeMap<u32, u64> = BTreeMap::new();
+    for (zone, bytes) in inputs.iter().flat_map(|f| &f.zones) {
+        *per_zone.entry(*zone).or_default() += bytes;
+    }
+    per_zone.into_iter().collect()
+}
+
+/// S_same = Σ S_m² / (Σ S_m)² (DESIGN.md 6.5); 0 for no bytes.
+pub(crate) fn s_same(zone_bytes: &[(u32, u64)]) -> f64 {
+    let total: f64 = zone_bytes.iter().map(|(_, b)| *b as f64).sum();
+    if total == 0.0 {
+        return 0.0;
+    }
+    let squares: f64 = zone_bytes.iter().map(|(_, b)| (*b as f64).powi(2)).sum();
+    squares / (total * total)
+}
+
+/// S_inval: the mean of `invalid / capacity` over `zones`, where `invalid` gives each
+/// zone's invalid bytes after the compaction.
+pub(crate) fn s_inval(zones: &[(u32, u64)], capacity: u64, invalid: impl Fn(u32) -> u64) -> f64 {
+    if zones.is_empty() || capacity == 0 {
+        return 0.0;
+    }
+    let sum: f64 = zones
+        .iter()
+        .map(|(z, _)| invalid(*z) as f64 / capacity as f64)
+        .sum();
+    sum / zones.len() as f64
+}
+
+/// Everything [`crate::db::Db::stats`] reports.
+#[derive(Clone, Debug, Default)]
+pub struct DbStats {
+    /// Σ key + value bytes of puts.
+    pub user_bytes: u64,
+    /// Bytes appended to WALs (record headers included).
+    pub wal_bytes: u64,
+    /// Write calls (batches), puts and deletes in them.
+    pub writes: u64,
+    pub puts: u64,
+    pub deletes: u64,
+    /// Bytes of the L0 files flushes wrote, and the number of flushes.
+    pub flush_bytes: u64,
+    pub flushes: u64,
+    /// Bytes compactions read (input files) and wrote (output files).
+    pub compaction_read_bytes: u64,
+    pub compaction_write_bytes: u64,
+    /// Compactions that merged files (trivial moves excluded).
+    pub compactions: u64,
+    /// Files moved down a level without rewriting, and their bytes.
+    pub trivial_moves: u64,
+    pub trivial_move_bytes: u64,
+    /// Compactions asked for by the zone cleaner (included in `compactions`).
+    pub requested_compactions: u64,
+    /// Bytes appended to manifests.
+    pub manifest_bytes: u64,
+    /// Time writers spent stopped or delayed, in nanoseconds, and how often each happened.
+    pub stall_ns: u64,
+    pub stall_stops: u64,
+    pub stall_delays: u64,
+    /// Files, bytes and score of each level now.
+    pub levels: Vec<LevelShape>,
+    /// The work booked per level (RocksDB's compaction stats).
+    pub level_stats: CompactionStats,
+    /// Every compaction record so far.
+    pub records: Vec<CompactionRecord>,
+}
+
+impl DbStats {
+    /// LSM write amplification: (flush + compaction bytes written) / user bytes (RocksDB's
+    /// W-Amp; WAL excluded). 0 before any user byte.
+    pub fn lsm_write_amp(&self) -> f64 {
+        if self.user_bytes == 0 {
+            return 0.0;
+        }
+        (self.flush_bytes + self.compaction_write_bytes) as f64 / self.user_bytes as f64
+    }
+
+    /// Mean S_same and S_inval over the compaction records (0 without records).
+    pub fn mean_zone_figures(&self) -> (f64, f64) {
+        if self.records.is_empty() {
+            return (0.0, 0.0);
+        }
+        let n = self.records.len() as f64;
+        let same: f64 = self.records.iter().map(|r| r.s_same).sum();
+        let inval: f64 = self.records.iter().map(|r| r.s_inval).sum();
+        (same / n, inval / n)
+    }
+
+    /// Files in every level.
+    pub fn total_files(&self) -> usize {
+        self.levels.iter().map(|l| l.files).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zone_figures_follow_design_formulas() {
+        let inputs = vec![
+            CompactionInput {
+                number: 1,
+                level: 1,
+                size: 300,
+                zones: vec![(4, 100), (5, 200)],
+            },
+            CompactionInput {
+                number: 2,
+                level: 2,
+                size: 100,
+                zones: vec![(5, 100)],
+            },
+        ];
+        let zb = zone_bytes(&inputs);
+        assert_eq!(zb, vec![(4, 100), (5, 300)]);
+        // (100² + 300²) / 400² = 100000 / 160000.
+        assert!((s_same(&zb) - 0.625).abs() < 1e-12);
+        assert_eq!(s_same(&[(1, 7)]), 1.0);
+        assert_eq!(s_same(&[]), 0.0);
+        let inval = s_inval(&zb, 1000, |z| if z == 4 { 500 } else { 1000 });
+        assert!((inval - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn write_amp_is_flush_plus_compaction_over_user() {
+        let s = DbStats {
+            user_bytes: 100,
+            flush_bytes: 100,
+            compaction_write_bytes: 150,
+            ..DbStats::default()
+        };
+        assert!((s.lsm_write_amp() - 2.5).abs() < 1e-12);
+        assert_eq!(DbStats::default().lsm_write_amp(), 0.0);
+    }
+}

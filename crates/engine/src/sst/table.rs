@@ -1,0 +1,347 @@
+//! Reading a table: [`Table::open`] reads and checks the footer, properties, index and
+//! filter once; data blocks are read, checksummed and validated on demand.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use super::block::{Block, BlockCursor, KeyBounds};
+use super::filter::Bloom;
+use super::format::{block_checksum, BlockHandle, Footer, BLOCK_TYPE_RAW, FOOTER_LEN};
+use super::TableProps;
+use crate::iter::InternalIterator;
+use crate::key::{self, SeqNo, ValueKind, MAX_SEQ};
+use crate::source::RandomAccess;
+use crate::{Error, Result};
+
+/// One index entry: a key `>=` every key of the data block and `<` every key of the next
+/// one, and where the block lies.
+struct IndexEntry {
+    separator: Vec<u8>,
+    handle: BlockHandle,
+}
+
+/// An open table.
+pub struct Table {
+    file: Arc<dyn RandomAccess>,
+    /// The file's name for errors.
+    what: String,
+    props: TableProps,
+    index: Vec<IndexEntry>,
+    filter: Option<Bloom>,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("file", &self.what)
+            .field("entries", &self.props.entries)
+            .field("data_blocks", &self.index.len())
+            .finish()
+    }
+}
+
+impl Table {
+    /// Opens the table in `file`: checks the footer and the layout of the blocks, reads the
+    /// properties, the index and the filter and verifies their checksums. Any damage is an
+    /// `Error::Corruption` naming the file and the block.
+    pub fn open(file: Arc<dyn RandomAccess>) -> Result<Table> {
+        let what = file.what();
+        let size = file.size();
+        let footer = read_footer(file.as_ref(), &what, size)?;
+        let mut table = Table {
+            file,
+            what,
+            props: TableProps::default(),
+            index: Vec::new(),
+            filter: None,
+        };
+        table.props = table.read_props(footer)?;
+        table.index = table.read_index(footer)?;
+        let filter = table.read_block(footer.filter, "filter")?;
+        table.filter = Bloom::decode(filter)
+            .map_err(|d| Error::corruption(table.origin("filter", footer.filter), d))?;
+        Ok(table)
+    }
+
+    /// The table's properties.
+    pub fn props(&self) -> &TableProps {
+        &self.props
+    }
+
+    /// False only if the table certainly holds no entry of `user_key` (bloom filter;
+    /// always true for a table without a filter).
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+    }
+
+    /// Newest entry of `user_key` with seq <= snapshot: Some((kind, value)) or None.
+    pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Result<Option<(ValueKind, Vec<u8>)>> {
+        if !self.may_contain(user_key) {
+            return Ok(None);
+        }
+        let target = key::seek_key(user_key, snapshot.min(MAX_SEQ));
+        let mut cursor = BlockCursor::default();
+        for i in self.first_block_for(&target)..self.index.len() {
+            let block = self.read_data_block(i)?;
+            cursor.seek(&block, &target)?;
+            if !cursor.valid() {
+                // Every key of this block is below the target: the answer, if any, is
+                // the first entry of the next block.
+                continue;
+            }
+            let parsed = key::parse(cursor.key())
+                .ok_or_else(|| block.corrupt("invalid internal key".into()))?;
+            if parsed.user_key != user_key {
+                return Ok(None);
+            }
+            return Ok(Some((parsed.kind, cursor.value(&block).to_vec())));
+        }
+        Ok(None)
+    }
+
+    /// A cursor over all entries of the table.
+    pub fn iter(self: &Arc<Self>) -> TableIter {
+        TableIter {
+            table: Arc::clone(self),
+            block_index: 0,
+            block: None,
+            cursor: BlockCursor::default(),
+        }
+    }
+
+    /// The first data block that may hold a key `>= target`.
+    fn first_block_for(&self, target: &[u8]) -> usize {
+        self.index
+            .partition_point(|e| key::compare(&e.separator, target) == Ordering::Less)
+    }
+
+    /// Names a block in errors: the file, the block's kind and its offset.
+    fn origin(&self, kind: &str, handle: BlockHandle) -> String {
+        format!("{}, {kind} block at offset {}", self.what, handle.offset)
+    }
+
+    /// Reads a block's contents and verifies its trailer.
+    fn read_block(&self, handle: BlockHandle, kind: &str) -> Result<Vec<u8>> {
+        let bad = |detail: String| Error::corruption(self.origin(kind, handle), detail);
+        let end = handle.end().filter(|&e| e <= self.file.size());
+        let len = end.and_then(|_| usize::try_from(handle.size).ok());
+        let Some(len) = len else {
+            return Err(bad(format!(
+                "block of {} bytes passes the end of the file",
+                handle.size
+            )));
+        };
+        let mut buf = vec![0u8; len + 5];
+        self.file.read_exact_at(handle.offset, &mut buf)?;
+        let block_type = buf[len];
+        let stored = u32::from_le_bytes([buf[len + 1], buf[len + 2], buf[len + 3], buf[len + 4]]);
+        let actual = block_checksum(&buf[..len], block_type);
+        if stored != actual {
+            return Err(bad(format!(
+                "checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
+            )));
+        }
+        if block_type != BLOCK_TYPE_RAW {
+            return Err(bad(format!("unknown block type {block_type}")));
+        }
+        buf.truncate(len);
+        Ok(buf)
+    }
+
+    fn read_props(&self, footer: Footer) -> Result<TableProps> {
+        let data = self.read_block(footer.props, "properties")?;
+        let bad =
+            |detail: String| Error::corruption(self.origin("properties", footer.props), detail);
+        let props = TableProps::decode(&data).map_err(bad)?;
+        let sizes_match = props.data_size == footer.filter.offset
+            && Some(props.filter_size) == footer.filter.end().map(|e| e - footer.filter.offset)
+            && Some(props.index_size) == footer.index.end().map(|e| e - footer.index.offset);
+        if !sizes_match {
+            return Err(bad("block sizes disagree with the footer".into()));
+        }
+        Ok(props)
+    }
+
+    /// Reads the index and checks that its data blocks tile the file from offset 0 to the
+    /// filter block, one per data block the properties count.
+    fn read_index(&self, footer: Footer) -> Result<Vec<IndexEntry>> {
+        let origin = self.origin("index", footer.index);
+        let block = Block::new(self.read_block(footer.index, "index")?, Arc::from(origin))?;
+        block.validate(KeyBounds::default())?;
+        let mut entries = Vec::new();
+        let mut cursor = BlockCursor::default();
+        let mut next_offset = Some(0u64);
+        cursor.seek_to_first(&block)?;
+        while cursor.valid() {
+            let handle = BlockHandle::decode_exact(cursor.value(&block))
+                .filter(|h| Some(h.offset) == next_offset)
+                .ok_or_else(|| {
+                    block.corrupt(format!("bad handle of data block {}", entries.len()))
+                })?;
+            next_offset = handle.end();
+            entries.push(IndexEntry {
+                separator: cursor.key().to_vec(),
+                handle,
+            });
+            cursor.next(&block)?;
+        }
+        if next_offset != Some(footer.filter.offset)
+            || entries.len() as u64 != self.props.data_blocks
+        {
+            return Err(block.corrupt(format!(
+                "{} data blocks do not cover the {} data bytes the properties announce",
+                entries.len(),
+                footer.filter.offset
+            )));
+        }
+        Ok(entries)
+    }
+
+    /// Reads data block `i` and validates it: keys ascend, lie within its index range, and
+    /// the first and last blocks start and end with the table's smallest and largest keys.
+    fn read_data_block(&self, i: usize) -> Result<Block> {
+        let entry = &self.index[i];
+        let origin = Arc::from(self.origin("data", entry.handle));
+        let block = Block::new(self.read_block(entry.handle, "data")?, origin)?;
+        let bounds = KeyBounds {
+            after: i.checked_sub(1).map(|p| &self.index[p].separator[..]),
+            upto: Some(&entry.separator),
+            first: (i == 0).then_some(&self.props.smallest[..]),
+            last: (i + 1 == self.index.len()).then_some(&self.props.largest[..]),
+        };
+        if block.validate(bounds)? == 0 {
+            return Err(block.corrupt("empty data block".into()));
+        }
+        Ok(block)
+    }
+}
+
+/// Reads and decodes the footer, and checks that the filter, index and properties blocks
+/// follow each other up to the footer.
+fn read_footer(file: &dyn RandomAccess, what: &str, size: u64) -> Result<Footer> {
+    let Some(at) = size.checked_sub(FOOTER_LEN) else {
+        return Err(Error::corruption(
+            what,
+            format!("{size} bytes cannot hold a table footer of {FOOTER_LEN} bytes"),
+        ));
+    };
+    let mut buf = vec![0u8; FOOTER_LEN as usize];
+    file.read_exact_at(at, &mut buf)?;
+    let bad = |detail: String| Error::corruption(format!("{what}, footer at offset {at}"), detail);
+    let f = Footer::decode(&buf).map_err(bad)?;
+    let tiled = f.filter.end() == Some(f.index.offset)
+        && f.index.end() == Some(f.props.offset)
+        && f.props.end() == Some(at);
+    if !tiled {
+        return Err(bad(format!(
+            "block handles do not fit the file of {size} bytes"
+        )));
+    }
+    Ok(f)
+}
+
+/// A cursor over a table's entries ([`InternalIterator`]). It reads one data block at a
+/// time and keeps it while it is positioned inside it.
+pub struct TableIter {
+    table: Arc<Table>,
+    block_index: usize,
+    block: Option<Block>,
+    cursor: BlockCursor,
+}
+
+impl TableIter {
+    /// Positions on the first entry of data block `i` (or invalid past the last block).
+    fn first_of_block(&mut self, i: usize) -> Result<()> {
+        if !self.load(i)? {
+            return Ok(());
+        }
+        let block = self.block.as_ref().ok_or_else(|| self.lost())?;
+        self.cursor.seek_to_first(block)
+    }
+
+    /// Makes data block `i` current (kept if it already is); false past the last block.
+    fn load(&mut self, i: usize) -> Result<bool> {
+        if self.block.is_some() && self.block_index == i {
+            return Ok(true);
+        }
+        self.block = None;
+        if i >= self.table.index.len() {
+            return Ok(false);
+        }
+        self.block = Some(self.table.read_data_block(i)?);
+        self.block_index = i;
+        Ok(true)
+    }
+
+    fn lost(&self) -> Error {
+        Error::corruption(self.table.what.clone(), "iterator lost its block")
+    }
+
+    fn seek_inner(&mut self, target: &[u8]) -> Result<()> {
+        let i = self.table.first_block_for(target);
+        if !self.load(i)? {
+            return Ok(());
+        }
+        let block = self.block.as_ref().ok_or_else(|| self.lost())?;
+        self.cursor.seek(block, target)?;
+        if !self.cursor.valid() {
+            self.first_of_block(i + 1)?;
+        }
+        Ok(())
+    }
+
+    fn next_inner(&mut self) -> Result<()> {
+        let Some(block) = self.block.as_ref() else {
+            return Ok(());
+        };
+        self.cursor.next(block)?;
+        if !self.cursor.valid() {
+            self.first_of_block(self.block_index + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Leaves the iterator invalid when a step failed.
+    fn settle(&mut self, result: Result<()>) -> Result<()> {
+        if result.is_err() {
+            self.block = None;
+        }
+        result
+    }
+}
+
+impl InternalIterator for TableIter {
+    fn valid(&self) -> bool {
+        self.block.is_some() && self.cursor.valid()
+    }
+
+    fn seek_to_first(&mut self) -> Result<()> {
+        let r = self.first_of_block(0);
+        self.settle(r)
+    }
+
+    fn seek(&mut self, target: &[u8]) -> Result<()> {
+        let r = self.seek_inner(target);
+        self.settle(r)
+    }
+
+    fn next(&mut self) -> Result<()> {
+        let r = self.next_inner();
+        self.settle(r)
+    }
+
+    fn key(&self) -> &[u8] {
+        if self.valid() {
+            self.cursor.key()
+        } else {
+            &[]
+        }
+    }
+
+    fn value(&self) -> &[u8] {
+        match &self.block {
+            Some(block) if self.cursor.valid() => self.cursor.value(block),
+            _ => &[],
+        }
+    }
+}

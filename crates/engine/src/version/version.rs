@@ -1,0 +1,484 @@
+//! A version: the SSTs of each level at one moment, immutable once built.
+//!
+//! Order within a level follows RocksDB: L0 newest first (largest sequence descending, then
+//! smallest sequence descending, then file number descending); L1 and deeper by smallest
+//! internal key (then file number), with internal-key ranges that never overlap. Two
+//! neighbours of a level may share a user key at their boundary (the older entries of the key
+//! continue in the next file), so user-key ranges of a deep level only ever touch.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use crate::key;
+use crate::{Error, Result};
+
+use super::edit::{check_file, VersionEdit};
+use super::FileMeta;
+
+/// The SSTs of every level. Cheap to share behind an `Arc`; changes make a new version
+/// ([`Version::apply`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Version {
+    levels: Vec<Vec<Arc<FileMeta>>>,
+    bytes: Vec<u64>,
+}
+
+impl Version {
+    /// An empty version of `num_levels` levels.
+    pub fn new(num_levels: usize) -> Version {
+        Version {
+            levels: vec![Vec::new(); num_levels],
+            bytes: vec![0; num_levels],
+        }
+    }
+
+    /// Number of levels (L0 included).
+    pub fn num_levels(&self) -> usize {
+        self.levels.len()
+    }
+
+    /// The files of `level` in level order (empty for a level beyond the last).
+    pub fn files(&self, level: usize) -> &[Arc<FileMeta>] {
+        self.levels.get(level).map_or(&[], Vec::as_slice)
+    }
+
+    /// Number of files of `level`.
+    pub fn num_files(&self, level: usize) -> usize {
+        self.files(level).len()
+    }
+
+    /// Σ file sizes of `level`.
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        self.bytes.get(level).copied().unwrap_or(0)
+    }
+
+    /// Every file with its level, level by level in level order.
+    pub fn all_files(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
+        self.levels
+            .iter()
+            .enumerate()
+            .flat_map(|(level, files)| files.iter().map(move |f| (level, f)))
+    }
+
+    /// The level holding file `number`, if any.
+    pub fn level_of(&self, number: u64) -> Option<usize> {
+        self.all_files()
+            .find(|(_, f)| f.number == number)
+            .map(|(level, _)| level)
+    }
+
+    /// RocksDB's `GetOverlappingInputs`: the files of `level` whose user-key range meets
+    /// `[begin, end]` (`None` = unbounded), in level order. For L0 the range grows to cover
+    /// every file it meets, until no file extends it (files of L0 overlap each other, and a
+    /// compaction must take all the L0 files that hold a key it takes).
+    pub fn overlapping(
+        &self,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Vec<Arc<FileMeta>> {
+        let files = self.files(level);
+        if level == 0 {
+            return overlapping_expanding(files, begin, end);
+        }
+        // User-key ranges of a deep level are sorted and only touch: both bounds are
+        // monotone along the level, so the hits are one contiguous run.
+        let first = begin.map_or(0, |b| files.partition_point(|f| f.largest_user_key() < b));
+        let last = end.map_or(files.len(), |e| {
+            files.partition_point(|f| f.smallest_user_key() <= e)
+        });
+        files[first..last.max(first)].to_vec()
+    }
+
+    /// The files that may hold `user_key`, in search order: L0 newest first, then each
+    /// deeper level in turn (one file, or the few that share the key at their boundary,
+    /// newer entries first).
+    pub fn files_for_key(&self, user_key: &[u8]) -> Vec<(usize, Arc<FileMeta>)> {
+        let mut out = Vec::new();
+        for (level, files) in self.levels.iter().enumerate() {
+            if level == 0 {
+                let hits = files.iter().filter(|f| contains(f, user_key));
+                out.extend(hits.map(|f| (0, Arc::clone(f))));
+                continue;
+            }
+            let first = files.partition_point(|f| f.largest_user_key() < user_key);
+            let hits = files[first..]
+                .iter()
+                .take_while(|f| f.smallest_user_key() <= user_key);
+            out.extend(hits.map(|f| (level, Arc::clone(f))));
+        }
+        out
+    }
+
+    /// The version after `edit` (RocksDB's `VersionBuilder`): deletions first, then
+    /// additions, then each changed level sorted. Refused as `Error::Corruption`: a level
+    /// beyond the last, deleting a file that is not in that level, adding a file number the
+    /// version already holds (or twice), a file with bad boundaries, overlapping files in L1
+    /// or deeper.
+    pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
+        let mut builder = Builder::new(self);
+        builder.apply(edit)?;
+        builder.finish()
+    }
+}
+
+/// Applies a series of edits to a base version at the cost of one version (recovery replays
+/// thousands). The checks of [`Version::apply`] run per edit, except the order and overlap
+/// checks of a level, which run once on the result (as RocksDB's builder does).
+pub(super) struct Builder<'a> {
+    base: &'a Version,
+    /// Levels changed so far, by file number; `None` = as in the base.
+    levels: Vec<Option<BTreeMap<u64, Arc<FileMeta>>>>,
+    /// The level of every file of the result.
+    located: HashMap<u64, usize>,
+}
+
+impl<'a> Builder<'a> {
+    pub(super) fn new(base: &'a Version) -> Builder<'a> {
+        Builder {
+            base,
+            levels: vec![None; base.num_levels()],
+            located: base.all_files().map(|(l, f)| (f.number, l)).collect(),
+        }
+    }
+
+    pub(super) fn apply(&mut self, edit: &VersionEdit) -> Result<()> {
+        for &(level, number) in &edit.deleted_files {
+            let level = self.check_level(level, || format!("deleted file {number}"))?;
+            if self.located.get(&number) != Some(&level) {
+                let place = match self.located.get(&number) {
+                    Some(l) => format!("it is in level {l}"),
+                    None => "it is not in the version".to_string(),
+                };
+                return Err(corrupt(format!(
+                    "cannot delete file {number} from level {level}: {place}"
+                )));
+            }
+            self.located.remove(&number);
+            self.level_mut(level).remove(&number);
+        }
+        for (level, meta) in &edit.new_files {
+            let n = meta.number;
+            let level = self.check_level(*level, || format!("new file {n}"))?;
+            check_file(meta)?;
+            if let Some(l) = self.located.get(&n) {
+                return Err(corrupt(format!(
+                    "cannot add file {n} to level {level}: it is already in level {l}"
+                )));
+            }
+            self.located.insert(n, level);
+            self.level_mut(level).insert(n, Arc::new(meta.clone()));
+        }
+        for (level, _) in &edit.compact_cursors {
+            self.check_level(*level, || "compact cursor".to_string())?;
+        }
+        Ok(())
+    }
+
+    fn level_mut(&mut self, level: usize) -> &mut BTreeMap<u64, Arc<FileMeta>> {
+        let base = self.base;
+        self.levels[level].get_or_insert_with(|| {
+            let files = base.files(level).iter();
+            files.map(|f| (f.number, Arc::clone(f))).collect()
+        })
+    }
+
+    fn check_level(&self, level: u32, what: impl Fn() -> String) -> Result<usize> {
+        let levels = self.base.num_levels();
+        match usize::try_from(level) {
+            Ok(l) if l < levels => Ok(l),
+            _ => Err(corrupt(format!(
+                "{} at level {level}: the database has {levels} levels",
+                what()
+            ))),
+        }
+    }
+
+    /// The resulting version: changed levels sorted and checked.
+    pub(super) fn finish(self) -> Result<Version> {
+        let mut next = self.base.clone();
+        for (level, changed) in self.levels.into_iter().enumerate() {
+            let Some(changed) = changed else { continue };
+            let mut files: Vec<Arc<FileMeta>> = changed.into_values().collect();
+            sort_level(level, &mut files);
+            check_disjoint(level, &files)?;
+            next.bytes[level] = files.iter().map(|f| f.size).sum();
+            next.levels[level] = files;
+        }
+        Ok(next)
+    }
+}
+
+fn corrupt(detail: String) -> Error {
+    Error::corruption("version edit", detail)
+}
+
+fn contains(f: &FileMeta, user_key: &[u8]) -> bool {
+    f.smallest_user_key() <= user_key && user_key <= f.largest_user_key()
+}
+
+/// L0's rule: a file that meets the range and sticks out of it widens the range, and the
+/// search starts over, until the range covers every file it meets.
+fn overlapping_expanding(
+    files: &[Arc<FileMeta>],
+    begin: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Vec<Arc<FileMeta>> {
+    let (mut begin, mut end) = (begin, end);
+    'search: loop {
+        let mut out = Vec::new();
+        for f in files {
+            if !f.overlaps(begin, end) {
+                continue;
+            }
+            if begin.is_some_and(|b| f.smallest_user_key() < b) {
+                begin = Some(f.smallest_user_key());
+                continue 'search;
+            }
+            if end.is_some_and(|e| f.largest_user_key() > e) {
+                end = Some(f.largest_user_key());
+                continue 'search;
+            }
+            out.push(Arc::clone(f));
+        }
+        return out;
+    }
+}
+
+/// Puts a level in RocksDB's order (see the module documentation).
+fn sort_level(level: usize, files: &mut [Arc<FileMeta>]) {
+    if level == 0 {
+        files.sort_by(|a, b| {
+            b.largest_seq
+                .cmp(&a.largest_seq)
+                .then(b.smallest_seq.cmp(&a.smallest_seq))
+                .then(b.number.cmp(&a.number))
+        });
+    } else {
+        files.sort_by(|a, b| key::compare(&a.smallest, &b.smallest).then(a.number.cmp(&b.number)));
+    }
+}
+
+fn check_disjoint(level: usize, files: &[Arc<FileMeta>]) -> Result<()> {
+    if level == 0 {
+        return Ok(());
+    }
+    for pair in files.windows(2) {
+        if key::compare(&pair[0].largest, &pair[1].smallest) != Ordering::Less {
+            return Err(corrupt(format!(
+                "level {level} would hold overlapping files {} and {}",
+                pair[0].number, pair[1].number
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::ValueKind;
+    use crate::version::edit::tests::file;
+    use proptest::prelude::*;
+
+    fn with_files(files: &[(u32, FileMeta)]) -> Version {
+        let edit = VersionEdit {
+            new_files: files.to_vec(),
+            ..VersionEdit::default()
+        };
+        Version::new(4).apply(&edit).unwrap()
+    }
+
+    fn numbers(files: &[Arc<FileMeta>]) -> Vec<u64> {
+        files.iter().map(|f| f.number).collect()
+    }
+
+    #[test]
+    fn levels_are_ordered_and_sized() {
+        let v = with_files(&[
+            (0, file(1, b"a", b"z", (1, 5))),
+            (0, file(2, b"c", b"d", (6, 9))),
+            (0, file(3, b"b", b"e", (6, 9))),
+            (1, file(4, b"m", b"p", (1, 1))),
+            (1, file(5, b"a", b"c", (1, 1))),
+        ]);
+        assert_eq!(numbers(v.files(0)), [3, 2, 1]);
+        assert_eq!(numbers(v.files(1)), [5, 4]);
+        assert_eq!(v.level_bytes(1), 1004 + 1005);
+        assert_eq!(v.level_of(4), Some(1));
+        assert_eq!(v.files(9).len(), 0);
+        assert_eq!(v.all_files().count(), 5);
+    }
+
+    #[test]
+    fn apply_refuses_bad_edits() {
+        let v = with_files(&[(1, file(4, b"m", b"p", (1, 1)))]);
+        let err = |edit: VersionEdit| v.apply(&edit).unwrap_err().to_string();
+        let del = |level, n| VersionEdit {
+            deleted_files: vec![(level, n)],
+            ..VersionEdit::default()
+        };
+        assert!(err(del(1, 9)).contains("not in the version"));
+        assert!(err(del(2, 4)).contains("it is in level 1"));
+        let mut twice = del(1, 4);
+        twice.delete_file(1, 4);
+        assert!(err(twice).contains("not in the version"));
+        let add = |level, f| VersionEdit {
+            new_files: vec![(level, f)],
+            ..VersionEdit::default()
+        };
+        assert!(err(add(1, file(5, b"o", b"q", (2, 2)))).contains("overlapping"));
+        assert!(err(add(2, file(4, b"a", b"b", (2, 2)))).contains("already in level 1"));
+        let mut dup = add(2, file(5, b"a", b"b", (2, 2)));
+        dup.add_file(3, file(5, b"a", b"b", (2, 2)));
+        assert!(err(dup).contains("already in level 2"));
+        let cursor = VersionEdit {
+            compact_cursors: vec![(4, b"k".to_vec())],
+            ..VersionEdit::default()
+        };
+        assert!(err(cursor).contains("compact cursor"));
+        assert!(err(add(7, file(5, b"a", b"b", (2, 2)))).contains("4 levels"));
+        // Touching user keys at a boundary are fine when the internal keys are ordered.
+        let mut touching = file(5, b"p", b"q", (0, 0));
+        touching.smallest = key::internal_key(b"p", 0, ValueKind::Put);
+        let mut prev = file(4, b"m", b"p", (1, 1));
+        prev.largest = key::internal_key(b"p", 1, ValueKind::Put);
+        let v = with_files(&[(1, prev), (1, touching)]);
+        assert_eq!(v.files_for_key(b"p").len(), 2);
+    }
+
+    #[test]
+    fn a_file_moves_between_levels_in_one_edit() {
+        let v = with_files(&[(1, file(4, b"m", b"p", (1, 1)))]);
+        let mut edit = VersionEdit::new();
+        edit.delete_file(1, 4);
+        edit.add_file(2, file(4, b"m", b"p", (1, 1)));
+        let v = v.apply(&edit).unwrap();
+        assert_eq!(v.level_of(4), Some(2));
+        assert_eq!((v.level_bytes(1), v.level_bytes(2)), (0, 1004));
+    }
+
+    #[test]
+    fn l0_range_grows_to_a_fixed_point() {
+        let v = with_files(&[
+            (0, file(1, b"a", b"c", (1, 1))),
+            (0, file(2, b"b", b"f", (2, 2))),
+            (0, file(3, b"e", b"h", (3, 3))),
+            (0, file(4, b"x", b"z", (4, 4))),
+        ]);
+        let got = v.overlapping(0, Some(b"g"), Some(b"g"));
+        assert_eq!(numbers(&got), [3, 2, 1]);
+        assert_eq!(numbers(&v.overlapping(0, Some(b"y"), None)), [4]);
+        assert!(v.overlapping(0, Some(b"i"), Some(b"w")).is_empty());
+    }
+
+    #[test]
+    fn files_for_key_search_order() {
+        let v = with_files(&[
+            (0, file(1, b"a", b"m", (1, 1))),
+            (0, file(2, b"k", b"z", (2, 2))),
+            (1, file(3, b"a", b"j", (0, 0))),
+            (1, file(4, b"k", b"p", (0, 0))),
+            (2, file(5, b"q", b"z", (0, 0))),
+        ]);
+        let got: Vec<(usize, u64)> = v
+            .files_for_key(b"l")
+            .iter()
+            .map(|(l, f)| (*l, f.number))
+            .collect();
+        assert_eq!(got, [(0, 2), (0, 1), (1, 4)]);
+    }
+
+    /// Random levels: L0 files anywhere, deep files cut from a sorted run of keys.
+    fn arb_version() -> impl Strategy<Value = Version> {
+        let l0 = proptest::collection::vec((0u8..40, 0u8..10), 0..8);
+        let deep = proptest::collection::vec(0u8..40, 0..16);
+        (l0, deep).prop_map(|(l0, mut cuts)| {
+            let mut files = Vec::new();
+            for (i, (start, len)) in l0.into_iter().enumerate() {
+                let (a, b) = ([start], [start.saturating_add(len)]);
+                let seq = i as u64 + 1;
+                files.push((0, file(i as u64 + 1, &a, &b, (seq, seq))));
+            }
+            cuts.sort_unstable();
+            for (j, pair) in cuts.chunks(2).enumerate() {
+                let (a, b) = ([pair[0]], [*pair.last().unwrap()]);
+                // Neighbours may share a user key: sequences fall along the level.
+                let seq = 100 - j as u64 * 2;
+                files.push((1, file(100 + j as u64, &a, &b, (seq - 1, seq))));
+            }
+            with_files(&files)
+        })
+    }
+
+    /// The model: widen the range by every file it meets until nothing changes.
+    fn model(files: &[Arc<FileMeta>], level: usize, b: Option<u8>, e: Option<u8>) -> Vec<u64> {
+        let (mut lo, mut hi) = (b.map(|x| vec![x]), e.map(|x| vec![x]));
+        loop {
+            let hits: Vec<&Arc<FileMeta>> = files
+                .iter()
+                .filter(|f| {
+                    lo.as_ref()
+                        .is_none_or(|l| f.largest_user_key() >= l.as_slice())
+                        && hi
+                            .as_ref()
+                            .is_none_or(|h| f.smallest_user_key() <= h.as_slice())
+                })
+                .collect();
+            if level > 0 {
+                return hits.iter().map(|f| f.number).collect();
+            }
+            let new_lo = lo.clone().map(|l| {
+                let min = hits.iter().map(|f| f.smallest_user_key().to_vec()).min();
+                min.map_or(l.clone(), |m| m.min(l))
+            });
+            let new_hi = hi.clone().map(|h| {
+                let max = hits.iter().map(|f| f.largest_user_key().to_vec()).max();
+                max.map_or(h.clone(), |m| m.max(h))
+            });
+            if new_lo == lo && new_hi == hi {
+                return hits.iter().map(|f| f.number).collect();
+            }
+            (lo, hi) = (new_lo, new_hi);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn overlapping_matches_the_model(
+            v in arb_version(),
+            b in proptest::option::of(0u8..45),
+            e in proptest::option::of(0u8..45),
+        ) {
+            for level in 0..2 {
+                let begin = b.map(|x| vec![x]);
+                let end = e.map(|x| vec![x]);
+                let got = v.overlapping(level, begin.as_deref(), end.as_deref());
+                prop_assert_eq!(numbers(&got), model(v.files(level), level, b, e), "level {}", level);
+            }
+        }
+
+        #[test]
+        fn files_for_key_matches_a_scan(v in arb_version(), k in 0u8..45) {
+            let got: Vec<(usize, u64)> =
+                v.files_for_key(&[k]).iter().map(|(l, f)| (*l, f.number)).collect();
+            let want: Vec<(usize, u64)> = v
+                .all_files()
+                .filter(|(_, f)| contains(f, &[k]))
+                .map(|(l, f)| (l, f.number))
+                .collect();
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn deleting_everything_empties_the_version(v in arb_version()) {
+            let mut edit = VersionEdit::new();
+            for (level, f) in v.all_files() {
+                edit.delete_file(level as u32, f.number);
+            }
+            let empty = v.apply(&edit).unwrap();
+            prop_assert_eq!(empty, Version::new(4));
+        }
+    }
+}

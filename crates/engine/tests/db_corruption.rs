@@ -1,0 +1,201 @@
+//! Damaged files: a flipped bit in an SST, the manifest or a WAL is a checksum error on
+//! open or on read — or, for the last record of a WAL, a documented truncation — never a
+//! panic and never a wrong value.
+
+mod support;
+
+use std::sync::Arc;
+
+use engine::db::{Db, ReadOptions, WriteOptions};
+use engine::options::{ExecMode, Options};
+use engine::version::CURRENT;
+use engine::Error;
+use support::*;
+use zns::ZonedDevice;
+use zonefs::fs::ZoneFs;
+
+const KEYS: u64 = 300;
+
+fn options() -> Options {
+    Options {
+        // One memtable holds everything: `flush` writes one table.
+        write_buffer_size: 1 << 20,
+        ..tiny_options(ExecMode::Deterministic)
+    }
+}
+
+fn key(k: u64) -> Vec<u8> {
+    format!("key{k:04}").into_bytes()
+}
+
+fn model() -> Model {
+    (0..KEYS).map(|k| (key(k), value(k, 50))).collect()
+}
+
+/// A database holding `model()` in one SST, closed; returns the device and the SST's name.
+fn one_table() -> (Arc<dyn ZonedDevice>, String) {
+    let (_mem, dev) = device(32, 256);
+    let fs = format(&dev, fs_options());
+    let db = Db::open(Arc::clone(&fs), options()).unwrap();
+    for (k, v) in model() {
+        db.put(&WriteOptions::default(), &k, &v).unwrap();
+    }
+    db.flush().unwrap();
+    db.close().unwrap();
+    let tables = ssts(&fs);
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    (dev, tables[0].clone())
+}
+
+/// Flips one bit of `name` with the file system unmounted, then mounts again.
+fn damage(dev: &Arc<dyn ZonedDevice>, name: &str, offset: u64, bit: u8) -> Arc<ZoneFs> {
+    let fs = mount(dev, fs_options());
+    flip_file_bit(&fs, dev.as_ref(), name, offset, bit);
+    drop(fs);
+    mount(dev, fs_options())
+}
+
+/// Reads everything; returns whether a corruption error showed. Every value returned must
+/// be the right one.
+fn read_checked(db: &Db) -> bool {
+    let want = model();
+    let ro = ReadOptions::default();
+    let mut corrupt = false;
+    let mut note = |e: Error| {
+        assert!(e.is_corruption(), "not a corruption error: {e}");
+        corrupt = true;
+    };
+    for k in (0..KEYS).map(key) {
+        match db.get(&ro, &k) {
+            Ok(got) => assert_eq!(got.as_ref(), want.get(&k), "get {k:?}"),
+            Err(e) => note(e),
+        }
+    }
+    match db.iter(&ro) {
+        Ok(it) => {
+            for item in it {
+                match item {
+                    Ok((k, v)) => assert_eq!(Some(&v), want.get(&k), "scan {k:?}"),
+                    Err(e) => {
+                        note(e);
+                        break;
+                    }
+                }
+            }
+        }
+        Err(e) => note(e),
+    }
+    corrupt
+}
+
+#[test]
+fn sst_bit_flips_are_checksum_errors() {
+    let (dev, name) = one_table();
+    let size = mount(&dev, fs_options()).file_info(&name).unwrap().size;
+    let mut detected = 0;
+    let offsets: Vec<u64> = (0..size)
+        .step_by(211)
+        .chain([size - 1, size - 20])
+        .collect();
+    for (i, &offset) in offsets.iter().enumerate() {
+        let (dev, name) = one_table();
+        let fs = damage(&dev, &name, offset, (i % 8) as u8);
+        match Db::open(fs, options()) {
+            Ok(db) => detected += u32::from(read_checked(&db)),
+            Err(e) => {
+                assert!(e.is_corruption(), "open: {e}");
+                detected += 1;
+            }
+        }
+    }
+    // Every byte of a table is under a checksum (blocks, index, filter, properties,
+    // footer).
+    assert_eq!(detected as usize, offsets.len(), "flips detected");
+}
+
+/// A database with several manifest records (one per flush), closed.
+fn several_edits() -> Arc<dyn ZonedDevice> {
+    let (_mem, dev) = device(32, 256);
+    let fs = format(&dev, fs_options());
+    let db = Db::open(Arc::clone(&fs), options()).unwrap();
+    for (i, (k, v)) in model().into_iter().enumerate() {
+        db.put(&WriteOptions::default(), &k, &v).unwrap();
+        if i % 100 == 99 {
+            db.flush().unwrap();
+        }
+    }
+    db.close().unwrap();
+    dev
+}
+
+fn manifest_name(fs: &ZoneFs) -> String {
+    let current = fs.open(CURRENT).unwrap().read_all().unwrap();
+    String::from_utf8(current).unwrap().trim().to_string()
+}
+
+#[test]
+fn manifest_bit_flips_before_the_tail_are_corruption() {
+    let dev = several_edits();
+    let fs = mount(&dev, fs_options());
+    let manifest = manifest_name(&fs);
+    let size = fs.file_info(&manifest).unwrap().size;
+    drop(fs);
+    // The first record (the snapshot) is followed by the edits of the flushes.
+    for offset in (0..40).chain([size / 3]) {
+        let dev = several_edits();
+        let fs = damage(&dev, &manifest, offset, (offset % 8) as u8);
+        match Db::open(fs, options()) {
+            Err(e) => assert!(e.is_corruption(), "offset {offset}: {e}"),
+            Ok(db) => panic!("offset {offset}: opened {:?}", db.live_files().len()),
+        }
+    }
+}
+
+/// A database whose writes are only in its WAL (synced, no flush), closed.
+fn wal_only(batches: u64) -> (Arc<dyn ZonedDevice>, String) {
+    let (_mem, dev) = device(32, 256);
+    let fs = format(&dev, fs_options());
+    let db = Db::open(Arc::clone(&fs), options()).unwrap();
+    for k in 0..batches {
+        db.put(&WriteOptions::synced(), &key(k), &value(k, 50))
+            .unwrap();
+    }
+    db.close().unwrap();
+    let wal = fs
+        .list()
+        .into_iter()
+        .map(|f| f.name)
+        .find(|n| n.ends_with(".log"))
+        .unwrap();
+    (dev, wal)
+}
+
+#[test]
+fn wal_bit_flip_before_the_tail_is_corruption() {
+    for offset in [0, 5, 13, 30, 200] {
+        let (dev, wal) = wal_only(20);
+        let fs = damage(&dev, &wal, offset, 3);
+        let err = Db::open(fs, options()).unwrap_err();
+        assert!(err.is_corruption(), "offset {offset}: {err}");
+    }
+}
+
+#[test]
+fn wal_bit_flip_in_the_last_record_is_a_documented_truncation() {
+    let (dev, wal) = wal_only(20);
+    let size = mount(&dev, fs_options()).file_info(&wal).unwrap().size;
+    let fs = damage(&dev, &wal, size - 3, 1);
+    let db = Db::open(fs, options()).unwrap();
+    let (name, _, reason) = db.recovery().truncated.clone().expect("a truncation");
+    assert_eq!(name, wal);
+    assert!(!reason.is_empty());
+    let ro = ReadOptions::default();
+    for k in 0..19 {
+        assert_eq!(db.get(&ro, &key(k)).unwrap(), Some(value(k, 50)));
+    }
+    assert_eq!(
+        db.get(&ro, &key(19)).unwrap(),
+        None,
+        "the torn write is gone"
+    );
+}

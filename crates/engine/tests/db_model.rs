@@ -1,0 +1,309 @@
+//! Model test: random sequences of puts, deletes, batches, gets, bounded scans, snapshot
+//! reads, flushes and reopens against a `BTreeMap`, in both execution modes, with options
+//! so small that flushes, compactions and trivial moves all happen (the totals over all
+//! cases are checked at the end).
+
+mod support;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use engine::batch::WriteBatch;
+use engine::db::{Db, ReadOptions, Snapshot, WriteOptions};
+use engine::options::{ExecMode, Options};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use support::*;
+use zns::ZonedDevice;
+use zonefs::fs::ZoneFs;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Put {
+        key: u8,
+        len: u8,
+        sync: bool,
+    },
+    Delete {
+        key: u8,
+    },
+    Batch(Vec<(u8, Option<u8>)>),
+    /// Keys past every other key, in order: files that overlap nothing below them.
+    Append {
+        count: u8,
+    },
+    Get {
+        key: u8,
+    },
+    Scan {
+        lower: Option<u8>,
+        upper: Option<u8>,
+    },
+    TakeSnapshot,
+    SnapshotRead {
+        which: usize,
+        key: u8,
+    },
+    SnapshotScan {
+        which: usize,
+    },
+    DropSnapshot {
+        which: usize,
+    },
+    Flush,
+    Reopen {
+        remount: bool,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        30 => (0u8..48, 0u8..200, prop::bool::weighted(0.1))
+            .prop_map(|(key, len, sync)| Op::Put { key, len, sync }),
+        8 => (0u8..48).prop_map(|key| Op::Delete { key }),
+        6 => prop::collection::vec((0u8..48, prop::option::of(0u8..80)), 1..8).prop_map(Op::Batch),
+        3 => (10u8..60).prop_map(|count| Op::Append { count }),
+        10 => (0u8..50).prop_map(|key| Op::Get { key }),
+        4 => (prop::option::of(0u8..48), prop::option::of(0u8..48))
+            .prop_map(|(lower, upper)| Op::Scan { lower, upper }),
+        3 => Just(Op::TakeSnapshot),
+        4 => (0usize..4, 0u8..48).prop_map(|(which, key)| Op::SnapshotRead { which, key }),
+        2 => (0usize..4).prop_map(|which| Op::SnapshotScan { which }),
+        2 => (0usize..4).prop_map(|which| Op::DropSnapshot { which }),
+        2 => Just(Op::Flush),
+        1 => prop::bool::ANY.prop_map(|remount| Op::Reopen { remount }),
+    ]
+}
+
+fn key(k: u8) -> Vec<u8> {
+    format!("key{k:03}").into_bytes()
+}
+
+/// Totals over every case of a run.
+#[derive(Default)]
+struct Totals {
+    flushes: AtomicU64,
+    compactions: AtomicU64,
+    trivial_moves: AtomicU64,
+    deep_levels: AtomicU64,
+}
+
+struct Harness {
+    dev: Arc<dyn ZonedDevice>,
+    fs: Arc<ZoneFs>,
+    db: Option<Db>,
+    options: Options,
+    model: Model,
+    snapshots: Vec<(Snapshot, Model)>,
+    appended: u32,
+    version: u64,
+    /// Flushes, compactions and trivial moves of the handles closed so far.
+    counted: (u64, u64, u64),
+}
+
+impl Harness {
+    fn new(mode: ExecMode) -> Harness {
+        let (_mem, dev) = device(96, 256);
+        let fs = format(&dev, fs_options());
+        let options = tiny_options(mode);
+        let db = Db::open(Arc::clone(&fs), options.clone()).unwrap();
+        Harness {
+            dev,
+            fs,
+            db: Some(db),
+            options,
+            model: Model::new(),
+            snapshots: Vec::new(),
+            appended: 0,
+            version: 0,
+            counted: (0, 0, 0),
+        }
+    }
+
+    fn db(&self) -> &Db {
+        self.db.as_ref().unwrap()
+    }
+
+    fn next_value(&mut self, len: u8) -> Vec<u8> {
+        self.version += 1;
+        value(self.version, usize::from(len))
+    }
+
+    fn apply(&mut self, op: &Op) {
+        let wo = WriteOptions::default();
+        match op {
+            Op::Put { key: k, len, sync } => {
+                let v = self.next_value(*len);
+                let wo = WriteOptions { sync: *sync, ..wo };
+                self.db().put(&wo, &key(*k), &v).unwrap();
+                self.model.insert(key(*k), v);
+            }
+            Op::Delete { key: k } => {
+                self.db().delete(&wo, &key(*k)).unwrap();
+                self.model.remove(&key(*k));
+            }
+            Op::Batch(ops) => {
+                let mut batch = WriteBatch::new();
+                let mut after = self.model.clone();
+                for (k, v) in ops {
+                    match v {
+                        Some(len) => {
+                            let v = self.next_value(*len);
+                            batch.put(&key(*k), &v);
+                            after.insert(key(*k), v);
+                        }
+                        None => {
+                            batch.delete(&key(*k));
+                            after.remove(&key(*k));
+                        }
+                    }
+                }
+                self.db().write(&wo, batch).unwrap();
+                self.model = after;
+            }
+            Op::Append { count } => {
+                for _ in 0..*count {
+                    self.appended += 1;
+                    let k = format!("zz{:06}", self.appended).into_bytes();
+                    let v = self.next_value(60);
+                    self.db().put(&wo, &k, &v).unwrap();
+                    self.model.insert(k, v);
+                }
+            }
+            Op::Get { key: k } => {
+                let got = self.db().get(&ReadOptions::default(), &key(*k)).unwrap();
+                assert_eq!(got.as_ref(), self.model.get(&key(*k)), "get {k}");
+            }
+            Op::Scan { lower, upper } => self.scan(*lower, *upper),
+            Op::TakeSnapshot => {
+                if self.snapshots.len() < 4 {
+                    let s = self.db().snapshot();
+                    self.snapshots.push((s, self.model.clone()));
+                }
+            }
+            Op::SnapshotRead { which, key: k } => {
+                if let Some((s, m)) = self.snapshots.get(*which) {
+                    let got = self.db().get(&ReadOptions::at(s), &key(*k)).unwrap();
+                    assert_eq!(got.as_ref(), m.get(&key(*k)), "snapshot read {k}");
+                }
+            }
+            Op::SnapshotScan { which } => {
+                if let Some((s, m)) = self.snapshots.get(*which) {
+                    assert_eq!(
+                        &scan_all(self.db(), &ReadOptions::at(s)),
+                        m,
+                        "snapshot scan"
+                    );
+                }
+            }
+            Op::DropSnapshot { which } => {
+                if *which < self.snapshots.len() {
+                    self.snapshots.remove(*which);
+                }
+            }
+            Op::Flush => self.db().flush().unwrap(),
+            Op::Reopen { remount } => self.reopen(*remount),
+        }
+    }
+
+    fn count(&mut self, db: &Db) {
+        let s = db.stats();
+        self.counted.0 += s.flushes;
+        self.counted.1 += s.compactions;
+        self.counted.2 += s.trivial_moves;
+    }
+
+    fn scan(&self, lower: Option<u8>, upper: Option<u8>) {
+        let ro = ReadOptions {
+            lower_bound: lower.map(key),
+            upper_bound: upper.map(key),
+            ..ReadOptions::default()
+        };
+        let got = scan_all(self.db(), &ro);
+        let want: Model = self
+            .model
+            .iter()
+            .filter(|(k, _)| ro.lower_bound.as_ref().is_none_or(|l| *k >= l))
+            .filter(|(k, _)| ro.upper_bound.as_ref().is_none_or(|u| *k < u))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(got, want, "scan {lower:?}..{upper:?}");
+    }
+
+    fn reopen(&mut self, remount: bool) {
+        self.snapshots.clear();
+        let db = self.db.take().unwrap();
+        self.count(&db);
+        db.close().unwrap();
+        if remount {
+            self.fs = mount(&self.dev, fs_options());
+        }
+        self.db = Some(Db::open(Arc::clone(&self.fs), self.options.clone()).unwrap());
+    }
+
+    fn finish(mut self, totals: &Totals) {
+        let keys: Vec<Vec<u8>> = (0..48).map(key).collect();
+        assert_holds(self.db(), &self.model, &keys, "end");
+        self.db().wait_for_background().unwrap();
+        let s = self.db().stats();
+        totals.flushes.fetch_add(s.flushes, Ordering::Relaxed);
+        totals
+            .compactions
+            .fetch_add(s.compactions, Ordering::Relaxed);
+        totals
+            .trivial_moves
+            .fetch_add(s.trivial_moves, Ordering::Relaxed);
+        let deep = s
+            .levels
+            .iter()
+            .filter(|l| l.level >= 2 && l.files > 0)
+            .count();
+        totals.deep_levels.fetch_add(deep as u64, Ordering::Relaxed);
+        self.reopen(true);
+        assert_holds(self.db(), &self.model, &keys, "after the last reopen");
+    }
+}
+
+fn run_model(mode: ExecMode, cases: u32) {
+    let totals = Totals::default();
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    runner
+        .run(&prop::collection::vec(op(), 100..500), |ops| {
+            let mut h = Harness::new(mode);
+            for op in &ops {
+                h.apply(op);
+            }
+            h.finish(&totals);
+            Ok(())
+        })
+        .unwrap();
+    let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+    eprintln!(
+        "{mode:?}: {cases} cases, {} flushes, {} compactions, {} trivial moves",
+        get(&totals.flushes),
+        get(&totals.compactions),
+        get(&totals.trivial_moves)
+    );
+    assert!(get(&totals.flushes) > 0, "no flush happened");
+    assert!(get(&totals.compactions) > 0, "no compaction happened");
+    assert!(get(&totals.trivial_moves) > 0, "no trivial move happened");
+    assert!(
+        get(&totals.deep_levels) > 0,
+        "no level below L1 was ever used"
+    );
+}
+
+#[test]
+fn model_deterministic() {
+    run_model(ExecMode::Deterministic, 64);
+}
+
+#[test]
+fn model_threaded() {
+    run_model(ExecMode::Threaded, 32);
+}

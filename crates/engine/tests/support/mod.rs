@@ -1,0 +1,150 @@
+//! Shared support of the engine's tests: small zoned devices, tiny LSM options that make
+//! flushes and compactions happen after a few writes, and readers of the whole database.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use engine::db::{Db, ReadOptions};
+use engine::options::{ExecMode, Options};
+use zns::{Geometry, IoCategory, MemDevice, ZoneState, ZonedDevice};
+use zonefs::fs::{FsOptions, ZoneFs};
+
+pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+pub const KIB: u64 = 1024;
+
+/// `zones` zones of `zone_kib` KiB, 4 KiB blocks, ZN540-like open/active limits.
+pub fn device(zones: u32, zone_kib: u64) -> (Arc<MemDevice>, Arc<dyn ZonedDevice>) {
+    let geo = Geometry::new(zones, zone_kib * KIB)
+        .with_block_size(4096)
+        .with_limits(14, 14);
+    let mem = Arc::new(MemDevice::new(geo).expect("valid geometry"));
+    let dev: Arc<dyn ZonedDevice> = mem.clone();
+    (mem, dev)
+}
+
+pub fn fs_options() -> FsOptions {
+    FsOptions::default().with_meta_zones(2)
+}
+
+pub fn format(dev: &Arc<dyn ZonedDevice>, opts: FsOptions) -> Arc<ZoneFs> {
+    Arc::new(ZoneFs::format(dev.clone(), opts).expect("format"))
+}
+
+pub fn mount(dev: &Arc<dyn ZonedDevice>, opts: FsOptions) -> Arc<ZoneFs> {
+    Arc::new(ZoneFs::mount(dev.clone(), opts).expect("mount"))
+}
+
+/// Options small enough that a few hundred writes flush, compact (into L1, L2, L3) and
+/// move files: 4 KiB memtables, 4 KiB SSTs of 512-byte blocks, L1 of 12 KiB, × 4 per level,
+/// L0 compaction at 2 files.
+pub fn tiny_options(mode: ExecMode) -> Options {
+    Options {
+        write_buffer_size: 4096,
+        target_file_size_base: 4096,
+        max_bytes_for_level_base: 12 * KIB,
+        max_bytes_for_level_multiplier: 4.0,
+        level0_file_num_compaction_trigger: 2,
+        level0_slowdown_writes_trigger: 8,
+        level0_stop_writes_trigger: 12,
+        num_levels: 5,
+        block_size: 512,
+        mode,
+        ..Options::default()
+    }
+}
+
+/// Every key and value of the database, through an iterator.
+pub fn scan_all(db: &Db, opts: &ReadOptions<'_>) -> Model {
+    let mut out = Model::new();
+    for item in db.iter(opts).expect("iterator") {
+        let (k, v) = item.expect("iterate");
+        out.insert(k, v);
+    }
+    out
+}
+
+/// Panics unless the database holds exactly `model` (by scan and by point reads of every
+/// key of `keys`).
+pub fn assert_holds(db: &Db, model: &Model, keys: &[Vec<u8>], context: &str) {
+    let ro = ReadOptions::default();
+    assert_eq!(&scan_all(db, &ro), model, "{context}: scan");
+    for k in keys {
+        let got = db.get(&ro, k).expect("get");
+        assert_eq!(got.as_ref(), model.get(k), "{context}: get {k:?}");
+    }
+}
+
+/// A value of `len` bytes determined by `seed`.
+pub fn value(seed: u64, len: usize) -> Vec<u8> {
+    (0..len as u64)
+        .map(|i| ((seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 17) ^ (i * 31)) as u8)
+        .collect()
+}
+
+/// Rewrites a zone's written bytes after `f` changed them (a zone is only rewritable
+/// whole): a way to damage stored data on purpose. The file system must not be mounted.
+pub fn rewrite_zone(dev: &dyn ZonedDevice, zone: u32, f: impl FnOnce(&mut Vec<u8>)) {
+    let geo = dev.geometry();
+    let info = dev.zone_info(zone).unwrap();
+    let len = match info.state {
+        ZoneState::Full => geo.zone_capacity,
+        _ => info.written(),
+    };
+    let mut bytes = vec![0u8; len as usize];
+    dev.read(info.start, &mut bytes, IoCategory::User).unwrap();
+    f(&mut bytes);
+    let block = geo.block_size as usize;
+    bytes.resize(bytes.len().div_ceil(block) * block, 0);
+    dev.reset_zone(zone).unwrap();
+    if !bytes.is_empty() {
+        dev.write(info.start, &bytes, IoCategory::User).unwrap();
+    }
+    dev.sync().unwrap();
+}
+
+/// Flips bit `bit` of byte `offset` of file `name` on the device (unmounted after this).
+pub fn flip_file_bit(fs: &ZoneFs, dev: &dyn ZonedDevice, name: &str, offset: u64, bit: u8) {
+    let state = fs.metadata();
+    let (_, meta) = state
+        .files()
+        .find(|(_, m)| m.name == name)
+        .unwrap_or_else(|| panic!("no file {name}"));
+    let mut at = offset;
+    for e in &meta.extents {
+        if at < e.len {
+            let (zone, pos) = (e.zone, (e.offset + at) as usize);
+            rewrite_zone(dev, zone, |bytes| bytes[pos] ^= 1 << bit);
+            return;
+        }
+        at -= e.len;
+    }
+    panic!("offset {offset} is beyond file {name}");
+}
+
+/// Names and sizes of every file.
+pub fn file_list(fs: &ZoneFs) -> Vec<(String, u64)> {
+    fs.list().into_iter().map(|f| (f.name, f.size)).collect()
+}
+
+/// Every file's content.
+pub fn file_contents(fs: &ZoneFs) -> BTreeMap<String, Vec<u8>> {
+    fs.list()
+        .into_iter()
+        .map(|f| {
+            let data = fs.open(&f.name).unwrap().read_all().unwrap();
+            (f.name, data)
+        })
+        .collect()
+}
+
+/// Names of the SST files.
+pub fn ssts(fs: &ZoneFs) -> Vec<String> {
+    fs.list()
+        .into_iter()
+        .map(|f| f.name)
+        .filter(|n| n.ends_with(".sst"))
+        .collect()
+}
