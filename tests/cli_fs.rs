@@ -1018,10 +1018,10 @@ fn help_lists_the_commands_and_flags() {
         assert!(mkfs.contains(flag), "mkfs --help lacks {flag}");
     }
     let inspect = ok(&["inspect", "--help"]);
-    for word in ["zones", "files", "df", "dump", "Examples"] {
+    for word in ["zones", "files", "df", "dump", "levels", "Examples"] {
         assert!(inspect.contains(word), "inspect --help lacks {word}");
     }
-    let (_, msg) = fails_run(&["inspect", "levels", "--device", "file:x.img"], 2);
-    assert!(msg.contains("'levels'"), "{msg}");
+    let (_, msg) = fails_run(&["inspect", "tree", "--device", "file:x.img"], 2);
+    assert!(msg.contains("'tree'"), "{msg}");
     assert!(!Path::new("x.img").exists());
 }

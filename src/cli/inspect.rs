@@ -30,6 +30,7 @@ Examples:
   zkv inspect files --device file:/tmp/zns.img --json
   zkv inspect df    --device file:/tmp/zns.img
   zkv inspect dump  --device file:/tmp/zns.img > dump.json
+  zkv inspect levels --device file:/tmp/zns.img
 
 The device is never written: an image is opened read-only, the file system is mounted
 read-only with the options its metadata records, and what a read-write mount would change
@@ -55,6 +56,9 @@ enum InspectCommand {
     /// Everything as JSON: zones, files with their extents, space, and the frames of the
     /// metadata zones
     Dump(DumpArgs),
+    /// The LSM tree: files, bytes and compaction score per level, and RocksDB's
+    /// compaction stats table
+    Levels(super::levels::LevelsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -119,6 +123,7 @@ pub fn run(args: InspectArgs) -> CliResult {
             df(&view, a.reserved_zones, a.json, &mut out)?;
         }
         InspectCommand::Dump(a) => dump(&a.dev.device, a.reserved_zones, &mut out)?,
+        InspectCommand::Levels(a) => return super::levels::run(a),
     }
     out.flush()
 }

@@ -83,7 +83,7 @@ pub struct MkfsArgs {
     force: bool,
 }
 
-fn parse_gc_mode(s: &str) -> Result<CleaningMode, String> {
+pub(crate) fn parse_gc_mode(s: &str) -> Result<CleaningMode, String> {
     CleaningMode::from_name(s).ok_or_else(|| {
         let known: Vec<&str> = CleaningMode::ALL.iter().map(|m| m.name()).collect();
         format!("unknown cleaning mode (known: {})", known.join(", "))

@@ -7,13 +7,17 @@
 //! Contract (docs/CLI.md): success exits 0; a failure prints exactly one `error: <message>`
 //! line on stderr and exits 1, or 2 for a usage error (bad flag or value).
 
+pub mod bench;
 pub mod device;
 pub mod error;
 pub mod fsview;
 pub mod geometry;
 pub mod inspect;
+pub mod kv;
+pub mod levels;
 pub mod mkfs;
 pub mod pattern;
+pub mod scratch;
 pub mod size;
 pub mod table;
 pub mod zone;
@@ -56,6 +60,16 @@ enum Command {
     /// Show a zkv file system's zones, files and space without changing the device
     #[command(arg_required_else_help = true)]
     Inspect(inspect::InspectArgs),
+    /// Run db_bench and YCSB workloads on an emulated zoned device and report the figures
+    Bench(Box<bench::BenchArgs>),
+    /// Set a key to a value (creates the database on first use); synced before it returns
+    Put(kv::PutArgs),
+    /// Print the value of a key (exit code 1 if it has none); never writes the device
+    Get(kv::GetArgs),
+    /// Delete a key; synced before it returns
+    Delete(kv::DeleteArgs),
+    /// List keys and values in key order, within bounds; never writes the device
+    Scan(kv::ScanArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -63,6 +77,11 @@ fn run(cli: Cli) -> CliResult {
         Command::Zone(args) => zone::run(args),
         Command::Mkfs(args) => mkfs::run(args),
         Command::Inspect(args) => inspect::run(args),
+        Command::Bench(args) => bench::run(*args),
+        Command::Put(args) => kv::put(args),
+        Command::Get(args) => kv::get(args),
+        Command::Delete(args) => kv::delete(args),
+        Command::Scan(args) => kv::scan(args),
     }
 }
 

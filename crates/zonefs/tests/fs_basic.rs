@@ -262,3 +262,55 @@ fn files_survive_reopening_a_file_backed_device() {
         .iter()
         .any(|z| z.state == ZoneState::Full));
 }
+
+/// A policy given at format time places the files, the file system says whether it wants
+/// neighbourhoods in hints, and the hint reaches it whole.
+#[test]
+fn a_policy_given_at_format_places_and_sees_the_whole_hint() {
+    use std::sync::{Arc, Mutex};
+    use zonefs::placement::{Decision, Liza, Neighbors, PlacementCtx, PlacementPolicy};
+
+    struct Asking(Arc<Mutex<Vec<Option<Neighbors>>>>);
+    impl PlacementPolicy for Asking {
+        fn name(&self) -> &'static str {
+            "asking"
+        }
+        fn place(&self, ctx: &PlacementCtx<'_>) -> Decision {
+            self.0.lock().unwrap().push(ctx.hint.neighbors.clone());
+            Liza.place(ctx)
+        }
+        fn wants_neighbors(&self) -> bool {
+            true
+        }
+    }
+
+    let (_, dev) = mem_device(geometry(16, 256, 14, 14));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let policy = Box::new(Asking(Arc::clone(&seen)));
+    let fs = ZoneFs::format_with_policy(dev.clone(), opts(), policy).unwrap();
+    assert!(fs.placement_wants_neighbors());
+    assert_eq!(fs.placement_policy(), "asking");
+    let neighbors = Neighbors {
+        level_scores: vec![1.5, 0.5],
+        ..Neighbors::default()
+    };
+    let mut h = hint(FileKind::Sst, Some(1));
+    h.neighbors = Some(neighbors.clone());
+    let mut w = fs.create("000001.sst", FileKind::Sst, h).unwrap();
+    w.append(&data(1, 0, 10_000)).unwrap();
+    w.close().unwrap();
+    assert!(seen
+        .lock()
+        .unwrap()
+        .iter()
+        .all(|n| n == &Some(neighbors.clone())));
+    assert!(!seen.lock().unwrap().is_empty());
+    assert!(!fs.inline_cleaning());
+    fs.set_inline_cleaning(true);
+    assert!(fs.inline_cleaning());
+    drop(fs);
+    // A later mount places with the policy the options name.
+    let fs = mount(&dev, opts());
+    assert!(!fs.placement_wants_neighbors());
+    assert_eq!(fs.placement_policy(), "liza");
+}

@@ -13,7 +13,7 @@ mod score;
 mod sica;
 mod stats;
 #[cfg(test)]
-mod test_util;
+pub(crate) mod test_util;
 
 pub use min_overlap::MinOverlap;
 pub use oldest_largest_seq::OldestLargestSeq;

@@ -1,7 +1,6 @@
 //! The public face of the database: [`Db`] and its read and write options.
 
 use std::collections::HashSet;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -87,6 +86,7 @@ impl Db {
             writer: rec.writer,
             last_seq: rec.last_seq,
         }));
+        inner.count_recovery_flushes(&rec.report.flushes);
         fs.set_compaction_requester(Arc::new(Requester {
             inner: Arc::downgrade(&inner),
         }));
@@ -164,11 +164,23 @@ impl Db {
         self.inner.wait_idle()
     }
 
-    /// Turns the file layer's inline zone cleaning on or off, and with it the cleaning at
-    /// the deterministic mode's fixed point (after the compactions a write triggers).
+    /// Turns the file layer's inline zone cleaning on or off. The deterministic mode's
+    /// fixed point follows the file layer's setting (`ZoneFs::inline_cleaning`), however
+    /// it was set: with it on, the fixed point cleans after the compactions a write
+    /// triggers.
     pub fn set_inline_cleaning(&self, on: bool) {
         self.inner.fs.set_inline_cleaning(on);
-        self.inner.clean_at_fixed_point.store(on, Ordering::Relaxed);
+    }
+
+    /// Compacts until no level has a score ≥ 1 and waits for it (deterministic mode: runs
+    /// the fixed point). The memtable is not flushed; call [`Db::flush`] first for that.
+    /// Returns the background error if a job failed.
+    pub fn compact_all(&self) -> Result<()> {
+        if self.inner.deterministic() {
+            return self.inner.run_inline();
+        }
+        self.inner.want_compaction();
+        self.inner.wait_idle()
     }
 
     /// Waits for background work, stops the threads and syncs the WAL. The memtable is

@@ -13,6 +13,7 @@ use crate::{Error, Result};
 
 use super::files::{parse_file_name, sst_file_name, DbFile};
 use super::inner::{holds_versions_lock, writable, DbInner};
+use super::stats::Counters;
 
 impl DbInner {
     /// The deterministic mode's fixed point: flush what is queued, compact until no level
@@ -21,7 +22,7 @@ impl DbInner {
         let _inline = self.lock_inline();
         while self.flush_memtables()? {}
         while self.compact_once()? {}
-        if self.clean_at_fixed_point.load(Ordering::Relaxed) {
+        if self.fs.inline_cleaning() {
             let cleaned = self.fs.maybe_clean();
             if let Err(e) = cleaned {
                 let e = Error::fs("zone cleaning at the fixed point", e);
@@ -48,6 +49,23 @@ impl DbInner {
                 return Ok(());
             }
             st = self.wait(st);
+        }
+    }
+
+    /// Makes the compaction threads look for work again (they stop looking once a pick
+    /// finds nothing, until the version changes).
+    pub(crate) fn want_compaction(&self) {
+        self.lock_state().compaction_wanted = true;
+        self.notify();
+    }
+
+    /// Counts the flushes recovery made at open as flushes of this handle (RocksDB books
+    /// them in the L0 compaction statistics as well).
+    pub(crate) fn count_recovery_flushes(&self, flushes: &[crate::compaction::JobOutput]) {
+        for out in flushes {
+            Counters::add(&self.counters.flushes, 1);
+            Counters::add(&self.counters.flush_bytes, out.bytes_written);
+            self.book(|s| s.add_flush(out));
         }
     }
 

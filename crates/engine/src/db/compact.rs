@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use zonefs::fs::{ZoneFs, ZoneStat};
 
-use crate::compaction::job::{run_job, JobParams, JobStats};
+use crate::compaction::job::{run_job_with, JobParams, JobRules, JobStats};
 use crate::compaction::{
     pick_compaction, pick_requested, Compaction, JobOutput, PickCtx, ZoneLookup,
 };
@@ -236,10 +236,18 @@ impl DbInner {
             max_grandparent_overlap: self.options.max_compaction_bytes(),
             table: self.table_options,
         };
+        // RocksDB 7.8's output sizing and bottommost tombstone rule.
+        let rules = JobRules {
+            dynamic_file_size: self.options.level_compaction_dynamic_file_size,
+            bottommost: c.bottommost,
+        };
+        let inputs: HashSet<u64> = c.input_files().map(|f| f.number).collect();
         let mut outputs = Vec::new();
-        let result = run_job(&mut input, &params, &mut |table| {
+        let result = run_job_with(&mut input, &params, &rules, &mut |table| {
             let number = self.new_file_number();
-            outputs.push(write_table(&self.fs, number, c.output_level, &table)?);
+            let neighbors = self.sst_neighbors(c.output_level, &table, &inputs, &outputs);
+            let meta = write_table(&self.fs, number, c.output_level, &table, neighbors)?;
+            outputs.push(meta);
             Ok(())
         });
         match result {

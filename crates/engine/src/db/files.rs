@@ -7,7 +7,7 @@
 
 use zonefs::fs::{FsError, ZoneFs};
 use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint};
+use zonefs::placement::{Lifetime, Neighbors, PlacementHint};
 
 use crate::key;
 use crate::sst::BuiltTable;
@@ -56,8 +56,12 @@ pub(crate) fn wal_hint() -> PlacementHint {
 }
 
 /// The hint of an SST of `level` whose table is complete: RocksDB's lifetime for the level,
-/// the exact size and user-key range.
-pub(crate) fn sst_hint(level: usize, built: &BuiltTable) -> PlacementHint {
+/// the exact size and user-key range, and the neighbourhood if the policy wants it.
+pub(crate) fn sst_hint(
+    level: usize,
+    built: &BuiltTable,
+    neighbors: Option<Neighbors>,
+) -> PlacementHint {
     let level = Some(u8::try_from(level).unwrap_or(u8::MAX));
     PlacementHint {
         kind: Some(FileKind::Sst),
@@ -66,10 +70,12 @@ pub(crate) fn sst_hint(level: usize, built: &BuiltTable) -> PlacementHint {
         size: built.data.len() as u64,
         smallest_key: key::user_key(&built.props.smallest).to_vec(),
         largest_key: key::user_key(&built.props.largest).to_vec(),
+        neighbors,
     }
 }
 
-/// Creates SST `number` of `level` with its hint, writes the built table and syncs it.
+/// Creates SST `number` of `level` with its hint (`neighbors` included), writes the built
+/// table and syncs it.
 /// A failed write leaves no file behind when the file layer can still delete it (a file
 /// that survives a crash is not in any version and is deleted at the next open).
 pub(crate) fn write_table(
@@ -77,10 +83,11 @@ pub(crate) fn write_table(
     number: u64,
     level: usize,
     built: &BuiltTable,
+    neighbors: Option<Neighbors>,
 ) -> Result<FileMeta> {
     let name = sst_file_name(number);
     let mut writer = fs
-        .create(&name, FileKind::Sst, sst_hint(level, built))
+        .create(&name, FileKind::Sst, sst_hint(level, built, neighbors))
         .map_err(|e| Error::fs(format!("create table '{name}'"), e))?;
     let written = writer.append(&built.data).and_then(|()| writer.close());
     if let Err(e) = written {

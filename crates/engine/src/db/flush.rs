@@ -1,6 +1,7 @@
 //! Flush: immutable memtables → one L0 table, then the version edit that adds it and
 //! advances the log number, then the flushed WALs are deleted.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::compaction::job::{run_job, JobParams, JobStats};
@@ -95,7 +96,8 @@ impl DbInner {
         let mut bytes = 0;
         if let Some(table) = built {
             let number = self.new_file_number();
-            let meta = write_table(&self.fs, number, 0, &table)?;
+            let neighbors = self.sst_neighbors(0, &table, &HashSet::new(), &[]);
+            let meta = write_table(&self.fs, number, 0, &table, neighbors)?;
             bytes = meta.size;
             edit.add_file(0, meta);
         }

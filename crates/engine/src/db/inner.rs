@@ -19,7 +19,7 @@
 use std::cell::Cell;
 use std::collections::{HashSet, VecDeque};
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use zonefs::fs::{FileWriter, ZoneFs};
@@ -159,7 +159,6 @@ pub(crate) struct DbInner {
     pub counters: Counters,
     pub records: Mutex<Vec<CompactionRecord>>,
     pub level_stats: Mutex<crate::compaction::CompactionStats>,
-    pub clean_at_fixed_point: AtomicBool,
     /// The file layer's cleaning victims when the table cache was last refreshed.
     pub gc_victims_seen: AtomicU64,
     pub zone_capacity: u64,
@@ -208,7 +207,6 @@ impl DbInner {
             counters: Counters::default(),
             records: Mutex::new(Vec::new()),
             level_stats: Mutex::new(crate::compaction::CompactionStats::new(num_levels)),
-            clean_at_fixed_point: AtomicBool::new(false),
             gc_victims_seen: AtomicU64::new(gc_victims),
             zone_capacity: p.fs.device().geometry().zone_capacity,
             compaction_ids: AtomicU64::new(0),

@@ -6,6 +6,7 @@
 //! - `write`: the write path, stalls, memtable switches; `read`: gets and iterators;
 //! - `flush`, `compact`: the jobs; `background`: threads, the deterministic fixed point
 //!   and the zone cleaner's compaction requests;
+//! - `hints`: the neighbourhood in SST placement hints;
 //! - `table_cache`, `files`, `snapshot`, `stall`, `stats`: their helpers.
 
 mod api;
@@ -13,6 +14,7 @@ mod background;
 mod compact;
 mod files;
 mod flush;
+mod hints;
 mod inner;
 mod read;
 mod recovery;

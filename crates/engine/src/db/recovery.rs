@@ -23,8 +23,16 @@ use crate::sst::TableOptions;
 use crate::version::{VersionEdit, VersionSet, DEFAULT_MAX_MANIFEST_BYTES};
 use crate::{Error, Result};
 
+use zonefs::placement::Neighbors;
+
+use crate::compaction::JobOutput;
+use crate::sst::BuiltTable;
+use crate::version::FileMeta;
+
+use super::compact::FsZones;
 use super::files::{delete_file, parse_file_name, wal_file_name, wal_hint, write_table, DbFile};
 use super::flush::build_l0;
+use super::hints::{table_neighbors, HintScope};
 use super::inner::Writer;
 
 /// What open found and did.
@@ -40,6 +48,8 @@ pub struct RecoveryReport {
     pub truncated: Option<(String, u64, String)>,
     /// L0 tables written from the replayed writes.
     pub tables: u64,
+    /// The flushes that wrote them (counted in the database's statistics as flushes).
+    pub flushes: Vec<JobOutput>,
     /// Files deleted because no version needs them (old WALs, SSTs of interrupted jobs,
     /// temporary files).
     pub deleted: Vec<String>,
@@ -195,17 +205,14 @@ fn replay(
     edit: &mut VersionEdit,
     report: &mut RecoveryReport,
 ) -> Result<SeqNo> {
-    let table = TableOptions::from(options);
+    let mut l0 = RecoveryFlush {
+        fs,
+        options,
+        table: TableOptions::from(options),
+        written: Vec::new(),
+    };
     let mut last = vs.last_sequence();
     let mut mem = Arc::new(Memtable::new());
-    let mut flush = |mem: &Arc<Memtable>, vs: &mut VersionSet, report: &mut RecoveryReport| {
-        if let (Some(built), _) = build_l0(std::slice::from_ref(mem), &[], table)? {
-            let meta = write_table(fs, vs.new_file_number(), 0, &built)?;
-            edit.add_file(0, meta);
-            report.tables += 1;
-        }
-        Ok::<(), Error>(())
-    };
     for (n, contents) in logs {
         for record in contents.records {
             let batch = WriteBatch::from_data(record).map_err(|e| in_wal(e, n))?;
@@ -218,15 +225,69 @@ fn replay(
             }
             report.batches += 1;
             if mem.approximate_memory_usage() >= options.write_buffer_size {
-                flush(&mem, vs, report)?;
+                l0.flush(&mem, vs, report)?;
                 mem = Arc::new(Memtable::new());
             }
         }
     }
     if !mem.is_empty() {
-        flush(&mem, vs, report)?;
+        l0.flush(&mem, vs, report)?;
+    }
+    for meta in l0.written {
+        edit.add_file(0, meta);
     }
     Ok(last)
+}
+
+/// Writes replayed memtables to L0 (before the database exists, so with the recovered
+/// version as the hints' neighbourhood).
+struct RecoveryFlush<'a> {
+    fs: &'a ZoneFs,
+    options: &'a Options,
+    table: TableOptions,
+    /// Tables written so far, in order.
+    written: Vec<FileMeta>,
+}
+
+impl RecoveryFlush<'_> {
+    fn flush(
+        &mut self,
+        mem: &Arc<Memtable>,
+        vs: &mut VersionSet,
+        report: &mut RecoveryReport,
+    ) -> Result<()> {
+        let (Some(built), job) = build_l0(std::slice::from_ref(mem), &[], self.table)? else {
+            return Ok(());
+        };
+        let neighbors = self.neighbors(vs, &built);
+        let meta = write_table(self.fs, vs.new_file_number(), 0, &built, neighbors)?;
+        report.tables += 1;
+        report.flushes.push(JobOutput {
+            bytes_written: meta.size,
+            files_written: 1,
+            records_in: job.input_entries,
+            records_dropped: job.input_entries.saturating_sub(job.output_entries),
+            micros: 0,
+        });
+        self.written.push(meta);
+        Ok(())
+    }
+
+    fn neighbors(&self, vs: &VersionSet, built: &BuiltTable) -> Option<Neighbors> {
+        if !self.fs.placement_wants_neighbors() {
+            return None;
+        }
+        let none = HashSet::new();
+        let scope = HintScope {
+            version: &vs.current(),
+            options: self.options,
+            compacting: &none,
+            job_inputs: &none,
+            job_outputs: &self.written,
+            zones: &FsZones(self.fs),
+        };
+        Some(table_neighbors(&scope, 0, built))
+    }
 }
 
 fn in_wal(e: Error, number: u64) -> Error {

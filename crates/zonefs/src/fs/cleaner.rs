@@ -1103,6 +1103,11 @@ impl ZoneFs {
         self.shared.cleaner.signal.update(|st| st.inline = on);
     }
 
+    /// Whether inline cleaning is on ([`ZoneFs::set_inline_cleaning`]).
+    pub fn inline_cleaning(&self) -> bool {
+        self.shared.cleaner.signal.lock().inline
+    }
+
     /// Starts the background cleaner: a thread woken when a writer asks for a zone while
     /// the free-space ratio is below `gc_start` (and when a writer finds no zone, which then
     /// waits for it). It sleeps on a condition variable otherwise. Dropping the handle

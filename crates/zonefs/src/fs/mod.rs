@@ -108,6 +108,17 @@ impl ZoneFs {
         &self.shared.opts
     }
 
+    /// Whether the placement policy reads [`crate::placement::PlacementHint::neighbors`]:
+    /// the engine computes them only then.
+    pub fn placement_wants_neighbors(&self) -> bool {
+        self.shared.policy.wants_neighbors()
+    }
+
+    /// The name of the placement policy in use.
+    pub fn placement_policy(&self) -> &'static str {
+        self.shared.policy.name()
+    }
+
     /// Mounted with [`ZoneFs::mount_read_only`]: every change fails with
     /// [`FsError::ReadOnly`].
     pub fn is_read_only(&self) -> bool {

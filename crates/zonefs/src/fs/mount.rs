@@ -30,25 +30,20 @@ impl ZoneFs {
     /// Erases the device (metadata and data zones) and writes an empty file system that
     /// records `opts`.
     pub fn format(dev: Arc<dyn ZonedDevice>, opts: FsOptions) -> FsResult<ZoneFs> {
-        let (budget, policy) = prepare(dev.as_ref(), &opts)?;
-        let mut state = FsState::new(ZoneLayout::of_device(&dev.geometry(), opts.meta_zones));
-        state
-            .apply(&Record::Options(opts.to_stored()))
-            .map_err(|e| FsError::rejected("format: record the options", e))?;
-        let log = MetaLog::format_state(Arc::clone(&dev), &state)
-            .map_err(|e| FsError::meta("format the metadata log", e))?;
-        let report = data_zone_report(dev.as_ref(), opts.meta_zones)?;
-        let erasable = |i: &&ZoneInfo| {
-            !matches!(
-                i.state,
-                ZoneState::Empty | ZoneState::Offline | ZoneState::ReadOnly
-            )
-        };
-        for info in report.iter().filter(erasable) {
-            dev.reset_zone(info.zone)
-                .map_err(|e| FsError::device(format!("format: reset zone {}", info.zone), e))?;
-        }
-        build(dev, opts, (budget, policy), state, log)
+        let prepared = prepare(dev.as_ref(), &opts)?;
+        format_prepared(dev, opts, prepared)
+    }
+
+    /// Like [`ZoneFs::format`], but placing files with `policy` instead of the one
+    /// `opts.placement` names: for policies that are not known by name (tests,
+    /// experiments). The metadata still records `opts.placement`, which a later mount uses.
+    pub fn format_with_policy(
+        dev: Arc<dyn ZonedDevice>,
+        opts: FsOptions,
+        policy: Box<dyn PlacementPolicy>,
+    ) -> FsResult<ZoneFs> {
+        let (budget, _) = prepare(dev.as_ref(), &opts)?;
+        format_prepared(dev, opts, (budget, policy))
     }
 
     /// Mounts a formatted device with `opts`: recovers the metadata, rebuilds the zone
@@ -83,6 +78,32 @@ impl ZoneFs {
 }
 
 const RECOVER: &str = "mount: recover the metadata log";
+
+/// Erases the device and writes an empty file system that records `opts`.
+fn format_prepared(
+    dev: Arc<dyn ZonedDevice>,
+    opts: FsOptions,
+    prepared: (Budget, Box<dyn PlacementPolicy>),
+) -> FsResult<ZoneFs> {
+    let mut state = FsState::new(ZoneLayout::of_device(&dev.geometry(), opts.meta_zones));
+    state
+        .apply(&Record::Options(opts.to_stored()))
+        .map_err(|e| FsError::rejected("format: record the options", e))?;
+    let log = MetaLog::format_state(Arc::clone(&dev), &state)
+        .map_err(|e| FsError::meta("format the metadata log", e))?;
+    let report = data_zone_report(dev.as_ref(), opts.meta_zones)?;
+    let erasable = |i: &&ZoneInfo| {
+        !matches!(
+            i.state,
+            ZoneState::Empty | ZoneState::Offline | ZoneState::ReadOnly
+        )
+    };
+    for info in report.iter().filter(erasable) {
+        dev.reset_zone(info.zone)
+            .map_err(|e| FsError::device(format!("format: reset zone {}", info.zone), e))?;
+    }
+    build(dev, opts, prepared, state, log)
+}
 
 type Recover = fn(Arc<dyn ZonedDevice>, u32) -> MetaResult<(FsState, MetaLog)>;
 

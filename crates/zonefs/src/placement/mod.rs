@@ -66,6 +66,44 @@ pub struct PlacementHint {
     pub size: u64,
     pub smallest_key: Vec<u8>,
     pub largest_key: Vec<u8>,
+    /// The SSTs around this one when it was created, for key-range-aware policies (CAZA,
+    /// CAZA+). `None` when the policy does not want them
+    /// ([`PlacementPolicy::wants_neighbors`]), for files that are not SSTs, and in hints the
+    /// cleaner rebuilds from metadata to migrate an extent.
+    pub neighbors: Option<Neighbors>,
+}
+
+/// An existing SST as the engine saw it when it built a hint.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SstRef {
+    /// Its file name in this file system.
+    pub name: String,
+    /// The engine's file number.
+    pub number: u64,
+    pub level: u8,
+    pub size: u64,
+    pub smallest_key: Vec<u8>,
+    pub largest_key: Vec<u8>,
+    /// The zones holding it and its bytes in each, in zone order (`ZoneFs::zones_of`).
+    pub zones: Vec<(u32, u64)>,
+}
+
+/// The neighbourhood of a new SST of level L with user-key range K, taken from the
+/// engine's current version at creation time. Files the job creating the SST is about to
+/// delete (its own inputs) are left out of every list: no policy should follow them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Neighbors {
+    /// SSTs of level L−1 whose key range meets K, in key order (empty for L0).
+    pub overlap_above: Vec<SstRef>,
+    /// SSTs of level L+1 whose key range meets K, in key order.
+    pub overlap_below: Vec<SstRef>,
+    /// The SST of level L whose largest key is the greatest one below K's smallest key.
+    pub closest_before: Option<SstRef>,
+    /// The SST of level L whose smallest key is the least one above K's largest key.
+    pub closest_after: Option<SstRef>,
+    /// RocksDB's compaction score of each level (index = level; the last level has none
+    /// and shows 0).
+    pub level_scores: Vec<f64>,
 }
 
 /// How a data zone is used right now, as the allocator sees it.
@@ -121,6 +159,13 @@ pub trait PlacementPolicy: Send + Sync {
     fn name(&self) -> &'static str;
 
     fn place(&self, ctx: &PlacementCtx<'_>) -> Decision;
+
+    /// Whether the policy reads [`PlacementHint::neighbors`]. Finding the overlapping SSTs
+    /// and their zones costs the engine a version walk and a metadata lookup per file, so
+    /// it fills them only when the policy says yes.
+    fn wants_neighbors(&self) -> bool {
+        false
+    }
 }
 
 /// The placement policies known by name.

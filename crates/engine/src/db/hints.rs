@@ -1,0 +1,240 @@
+//! The neighbourhood part of an SST's placement hint ([`Neighbors`]): the SSTs of the
+//! adjacent levels that overlap the new file's key range, the closest ones of its own level,
+//! where each of them lives, and the level scores. Key-range-aware placement (CAZA, CAZA+)
+//! reads it; the database computes it only when the file layer's policy asks
+//! (`ZoneFs::placement_wants_neighbors`), since it walks the version and looks up zones.
+//!
+//! Everything comes from the version current when the file is created. The files of the job
+//! that creates it (a compaction's inputs, of both levels) are left out of every list: they
+//! are deleted as soon as the job's edit is installed, so placing the new file next to them
+//! would place it next to space about to become invalid. The SSTs the job already wrote are
+//! not in the version yet but will be in the new file's level: they count as same-level
+//! files for the closest-range search.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use zonefs::placement::{Neighbors, SstRef};
+
+use crate::compaction::{compute_scores, ZoneLookup};
+use crate::key;
+use crate::options::Options;
+use crate::sst::BuiltTable;
+use crate::version::{sst_file_name, FileMeta, Version};
+
+use super::compact::FsZones;
+use super::inner::DbInner;
+
+impl DbInner {
+    /// The neighbourhood of the SST `built` about to be created in `level` by a job that
+    /// reads `job_inputs` and already wrote `job_outputs`; `None` (and nothing computed)
+    /// unless the placement policy wants it.
+    pub(crate) fn sst_neighbors(
+        &self,
+        level: usize,
+        built: &BuiltTable,
+        job_inputs: &HashSet<u64>,
+        job_outputs: &[FileMeta],
+    ) -> Option<Neighbors> {
+        if !self.fs.placement_wants_neighbors() {
+            return None;
+        }
+        let (version, compacting) = {
+            let st = self.lock_state();
+            (Arc::clone(&st.version), st.compacting.clone())
+        };
+        let scope = HintScope {
+            version: &version,
+            options: &self.options,
+            compacting: &compacting,
+            job_inputs,
+            job_outputs,
+            zones: &FsZones(&self.fs),
+        };
+        Some(table_neighbors(&scope, level, built))
+    }
+}
+
+/// [`neighbors`] of a built table.
+pub(crate) fn table_neighbors(
+    scope: &HintScope<'_>,
+    level: usize,
+    built: &BuiltTable,
+) -> Neighbors {
+    let smallest = key::user_key(&built.props.smallest);
+    let largest = key::user_key(&built.props.largest);
+    neighbors(scope, level, smallest, largest)
+}
+
+/// What the neighbourhood of a new SST is computed from.
+pub(crate) struct HintScope<'a> {
+    pub version: &'a Version,
+    pub options: &'a Options,
+    /// Files being compacted now (they do not count in the scores, as in RocksDB).
+    pub compacting: &'a HashSet<u64>,
+    /// Files the job creating the SST is about to delete.
+    pub job_inputs: &'a HashSet<u64>,
+    /// SSTs the job already wrote into the new file's level.
+    pub job_outputs: &'a [FileMeta],
+    pub zones: &'a dyn ZoneLookup,
+}
+
+/// The neighbourhood of a new SST of `level` over user keys `[smallest, largest]`.
+pub(crate) fn neighbors(
+    scope: &HintScope<'_>,
+    level: usize,
+    smallest: &[u8],
+    largest: &[u8],
+) -> Neighbors {
+    let overlapping = |l: usize| -> Vec<SstRef> {
+        level_files(scope, l)
+            .filter(|f| f.smallest_user_key() <= largest && smallest <= f.largest_user_key())
+            .map(|f| sst_ref(scope, l, f))
+            .collect()
+    };
+    let same_level = || {
+        level_files(scope, level).chain(
+            scope
+                .job_outputs
+                .iter()
+                .filter(|f| !scope.job_inputs.contains(&f.number)),
+        )
+    };
+    let before = same_level()
+        .filter(|f| f.largest_user_key() < smallest)
+        .max_by(|a, b| a.largest_user_key().cmp(b.largest_user_key()));
+    let after = same_level()
+        .filter(|f| f.smallest_user_key() > largest)
+        .min_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
+    Neighbors {
+        overlap_above: level.checked_sub(1).map(overlapping).unwrap_or_default(),
+        overlap_below: overlapping(level + 1),
+        closest_before: before.map(|f| sst_ref(scope, level, f)),
+        closest_after: after.map(|f| sst_ref(scope, level, f)),
+        level_scores: level_scores(scope),
+    }
+}
+
+/// The files of `level` in the version, without the job's inputs (none past the last
+/// level).
+fn level_files<'s>(scope: &'s HintScope<'_>, level: usize) -> impl Iterator<Item = &'s FileMeta> {
+    let files = if level < scope.version.num_levels() {
+        scope.version.files(level)
+    } else {
+        &[]
+    };
+    files
+        .iter()
+        .map(|f| &**f)
+        .filter(|f| !scope.job_inputs.contains(&f.number))
+}
+
+/// A file as a hint lists it. A file a concurrent compaction deleted meanwhile shows no
+/// zones (the lookup finds nothing): it is about to stop mattering anyway.
+fn sst_ref(scope: &HintScope<'_>, level: usize, f: &FileMeta) -> SstRef {
+    SstRef {
+        name: sst_file_name(f.number),
+        number: f.number,
+        level: u8::try_from(level).unwrap_or(u8::MAX),
+        size: f.size,
+        smallest_key: f.smallest_user_key().to_vec(),
+        largest_key: f.largest_user_key().to_vec(),
+        zones: scope.zones.zones_of(f.number),
+    }
+}
+
+/// The score of every level, by level (RocksDB computes none for the last level: 0).
+fn level_scores(scope: &HintScope<'_>) -> Vec<f64> {
+    let mut scores = vec![0.0; scope.version.num_levels()];
+    for s in compute_scores(scope.version, scope.options, scope.compacting) {
+        if let Some(slot) = scores.get_mut(s.level) {
+            *slot = s.score;
+        }
+    }
+    scores
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::test_util::{file, version_of};
+
+    /// Zones by file number: file n lives in zone n (n·10 bytes) and zone 100.
+    struct FakeZones;
+
+    impl ZoneLookup for FakeZones {
+        fn zones_of(&self, n: u64) -> Vec<(u32, u64)> {
+            vec![(n as u32, n * 10), (100, 1)]
+        }
+    }
+
+    fn names(refs: &[SstRef]) -> Vec<u64> {
+        refs.iter().map(|r| r.number).collect()
+    }
+
+    /// L1: 1 [a,c] 2 [d,f] 3 [g,i] 4 [j,l]; L2: 5 [a,e] 6 [f,h] 7 [i,m]; L3: 8 [a,z];
+    /// L0: 9 [e,g].
+    fn lsm() -> Version {
+        version_of(
+            4,
+            &[
+                (0, file(9, b"e", b"g", 100)),
+                (1, file(1, b"a", b"c", 100)),
+                (1, file(2, b"d", b"f", 100)),
+                (1, file(3, b"g", b"i", 100)),
+                (1, file(4, b"j", b"l", 100)),
+                (2, file(5, b"a", b"e", 100)),
+                (2, file(6, b"f", b"h", 100)),
+                (2, file(7, b"i", b"m", 100)),
+                (3, file(8, b"a", b"z", 100)),
+            ],
+        )
+    }
+
+    #[test]
+    fn lists_overlaps_closest_files_and_zones_without_the_job_inputs() {
+        let version = lsm();
+        let options = Options::default();
+        let none = HashSet::new();
+        // A compaction of L1 file 2 with L2 files 5 and 6 writes [d,g] to L2 after having
+        // written an output [a,b].
+        let inputs: HashSet<u64> = [2, 5, 6].into();
+        let earlier = [file(20, b"a", b"b", 50)];
+        let scope = HintScope {
+            version: &version,
+            options: &options,
+            compacting: &inputs,
+            job_inputs: &inputs,
+            job_outputs: &earlier,
+            zones: &FakeZones,
+        };
+        let n = neighbors(&scope, 2, b"d", b"g");
+        assert_eq!(names(&n.overlap_above), vec![3]);
+        assert_eq!(names(&n.overlap_below), vec![8]);
+        assert_eq!(n.closest_before.as_ref().map(|r| r.number), Some(20));
+        assert_eq!(n.closest_after.as_ref().map(|r| r.number), Some(7));
+        let three = &n.overlap_above[0];
+        assert_eq!((three.level, three.size), (1, 100));
+        assert_eq!(
+            (&three.smallest_key[..], &three.largest_key[..]),
+            (&b"g"[..], &b"i"[..])
+        );
+        assert_eq!(three.zones, vec![(3, 30), (100, 1)]);
+        assert_eq!(three.name, sst_file_name(3));
+        assert_eq!(n.level_scores.len(), 4);
+        // A flush output of L0 [f,k]: L1 overlaps 2, 3, 4; nothing above; the L0 file 9
+        // overlaps it, so it is neither before nor after.
+        let scope = HintScope {
+            compacting: &none,
+            job_inputs: &none,
+            job_outputs: &[],
+            ..scope
+        };
+        let n = neighbors(&scope, 0, b"f", b"k");
+        assert_eq!(names(&n.overlap_below), vec![2, 3, 4]);
+        assert!(n.overlap_above.is_empty() && n.closest_before.is_none());
+        assert!(n.closest_after.is_none());
+        // The last level has no level below.
+        assert!(neighbors(&scope, 3, b"a", b"b").overlap_below.is_empty());
+    }
+}

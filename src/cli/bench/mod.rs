@@ -1,0 +1,680 @@
+//! `zkv bench`: db_bench and YCSB workloads on an emulated zoned device, with the LSM's,
+//! the device's and the zone cleaner's figures at the end (DESIGN.md sections 7 to 9).
+//!
+//! Everything the flags say is checked before any work starts (workloads, options, the
+//! device's room for the data, the JSON path); a failure during the run (out of space)
+//! still prints and writes the report of what ran, then exits non-zero.
+
+mod report;
+mod runner;
+mod verify;
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bench::ycsb::MAX_VALUE_SIZE;
+use bench::{
+    parse_workload_list, DbBenchConfig, DbBenchGenerator, WorkloadName, WorkloadSpec, YcsbWorkload,
+};
+use clap::builder::PossibleValuesParser;
+use clap::Args;
+use engine::compaction::PICKERS;
+use engine::db::{Db, WriteOptions};
+use engine::options::{ExecMode, Options};
+use serde_json::{json, Value};
+use zns::{DeviceSpec, Geometry, MemDevice, ZonedDevice};
+use zonefs::fs::{
+    CleanerThread, CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_GC_STOP,
+};
+use zonefs::meta::DEFAULT_META_ZONES;
+use zonefs::placement::POLICIES;
+
+use super::device::parse_device;
+use super::error::{CliError, CliResult};
+use super::fsview::fs_error;
+use super::geometry::{create_image, GeometryArgs};
+use super::mkfs::parse_gc_mode;
+use super::size::{format_size, parse_positive_size, MIB};
+use super::Out;
+use report::Report;
+use runner::{Job, Runner};
+use verify::VerifyResult;
+
+/// Device shape when no geometry flag says otherwise: DESIGN.md section 10's scale.
+const DEFAULT_ZONES: u32 = 100;
+const DEFAULT_ZONE_SIZE: u64 = 64 * MIB;
+
+const BENCH_HELP: &str = "\
+Examples:
+  zkv bench --workload fillrandom --num 100000 --value-size 1KiB
+  zkv bench --workload fillseq,overwrite --num 20000 --value-size 256 --zones 32 \\
+            --zone-size 4MiB --write-buffer-size 256KiB --target-file-size-base 256KiB \\
+            --max-bytes-for-level-base 1MiB --mode deterministic --verify --json run.json
+
+Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom (db_bench),
+ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations); a comma list runs
+in sequence on the same store. The device defaults to 100 zones of 64 MiB in memory;
+file:PATH creates a new image that is kept after the run. Engine options default to
+RocksDB's; the picker defaults to sica and the placement to liza (the papers' baseline).";
+
+#[derive(Debug, Args)]
+#[command(after_help = BENCH_HELP)]
+pub struct BenchArgs {
+    /// Workloads to run in sequence on the same store, comma separated
+    #[arg(long, value_name = "LIST", default_value = "fillrandom", value_parser = parse_workloads)]
+    workload: WorkloadList,
+
+    /// Operations per workload, and the key space 0..num (YCSB: records and operations)
+    #[arg(long, value_name = "N", default_value_t = 1_000_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    num: u64,
+
+    /// Key size of the db_bench workloads (YCSB keys are YCSB's `user...` strings)
+    #[arg(long, value_name = "SIZE", default_value = "16", value_parser = parse_positive_size,
+          allow_hyphen_values = true)]
+    key_size: u64,
+
+    /// Value size of every put
+    #[arg(long, value_name = "SIZE", default_value = "1024", value_parser = parse_positive_size,
+          allow_hyphen_values = true)]
+    value_size: u64,
+
+    /// Seed of the key and value streams: the same seed gives the same operations
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    seed: u64,
+
+    /// readrandomwriterandom: reads in every 100 operations
+    #[arg(long, value_name = "PERCENT", default_value_t = 90,
+          value_parser = clap::value_parser!(u32).range(0..=100))]
+    readwritepercent: u32,
+
+    /// Read back every key written at the end and compare it with the last value written
+    #[arg(long)]
+    verify: bool,
+
+    /// The device: mem, or file:PATH (a new image, created with the geometry flags)
+    #[arg(long, value_name = "DEVICE", default_value = "mem", value_parser = parse_device)]
+    device: DeviceSpec,
+
+    #[command(flatten)]
+    geometry: GeometryArgs,
+
+    /// Data zones kept as over-provisioning for the zone cleaner
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    reserved_zones: u32,
+
+    /// Placement policy of the file layer
+    #[arg(long, value_name = "POLICY", default_value = "liza",
+          value_parser = PossibleValuesParser::new(POLICIES))]
+    placement: String,
+
+    /// Compaction picker (RocksDB's compaction_pri; RocksDB's default is min-overlap)
+    #[arg(long, value_name = "PICKER", default_value = "sica",
+          value_parser = PossibleValuesParser::new(PICKERS))]
+    picker: String,
+
+    /// Zone cleaning starts when free space drops below this percent of the usable space
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_START)]
+    gc_start: u8,
+
+    /// A zone cleaning run stops once free space reaches this percent
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_STOP)]
+    gc_stop: u8,
+
+    /// What the zone cleaner does with valid data: copy, compact or compensate
+    #[arg(long, value_name = "MODE", default_value = "copy", value_parser = parse_gc_mode)]
+    gc_mode: CleaningMode,
+
+    /// Memtable size [default: 64 MiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size,
+          allow_hyphen_values = true)]
+    write_buffer_size: Option<u64>,
+
+    /// SST target size [default: 64 MiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size,
+          allow_hyphen_values = true)]
+    target_file_size_base: Option<u64>,
+
+    /// Target bytes of L1 [default: 256 MiB]
+    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size,
+          allow_hyphen_values = true)]
+    max_bytes_for_level_base: Option<u64>,
+
+    /// Target of Ln+1 = target of Ln × this [default: 10]
+    #[arg(long, value_name = "X")]
+    max_bytes_for_level_multiplier: Option<f64>,
+
+    /// L0 files that trigger an L0 compaction [default: 4]
+    #[arg(long, value_name = "N")]
+    level0_file_num_compaction_trigger: Option<u32>,
+
+    /// threaded (background flush and compaction threads) or deterministic (inline; the
+    /// same seed gives the same bytes)
+    #[arg(long, value_name = "MODE", default_value = "threaded", value_parser = parse_mode)]
+    mode: ExecMode,
+
+    /// Compaction threads (threaded mode) [default: 1]
+    #[arg(long, value_name = "N")]
+    compaction_threads: Option<u32>,
+
+    /// Flush threads (threaded mode) [default: 1]
+    #[arg(long, value_name = "N")]
+    flush_threads: Option<u32>,
+
+    /// Do not write the WAL (db_bench's --disable_wal)
+    #[arg(long)]
+    disable_wal: bool,
+
+    /// Sync the WAL on every write (db_bench's --sync)
+    #[arg(long)]
+    sync: bool,
+
+    /// Bloom filter bits per key, 0 = no filter [default: 10]
+    #[arg(long, value_name = "BITS")]
+    bloom_bits: Option<u32>,
+
+    /// Wait until flushes and compactions are done before the final statistics
+    /// (db_bench's waitforcompaction)
+    #[arg(long)]
+    wait_for_compaction: bool,
+
+    /// Operations between two points of the JSON time series [default: --num / 100]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    sample_interval: Option<u64>,
+
+    /// Write the JSON report (DESIGN.md section 9) to this file
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+}
+
+/// `--workload`, parsed by clap so that an unknown name is a usage error.
+#[derive(Clone, Debug)]
+pub struct WorkloadList(Vec<WorkloadName>);
+
+fn parse_workloads(s: &str) -> Result<WorkloadList, bench::Error> {
+    parse_workload_list(s).map(WorkloadList)
+}
+
+fn parse_mode(s: &str) -> Result<ExecMode, String> {
+    ExecMode::from_name(s).ok_or_else(|| "expected threaded or deterministic".to_string())
+}
+
+/// The scheme a placement and picker make, as the papers name it (DESIGN.md section 8).
+fn scheme_name(placement: &str, picker: &str, gc_mode: CleaningMode) -> &'static str {
+    if gc_mode != CleaningMode::Copy {
+        return "custom";
+    }
+    match (placement, picker) {
+        ("liza", "sica") => "baseline",
+        ("liza", "acc") => "a-liza",
+        ("caza+", "sica") => "caza",
+        ("caza+", "acc") => "a-caza",
+        ("caza", "sica") => "caza22",
+        _ => "custom",
+    }
+}
+
+/// Everything checked and ready before the device is touched.
+struct Plan {
+    options: Options,
+    write: WriteOptions,
+    fs_options: FsOptions,
+    geometry: Geometry,
+    jobs: Vec<Job>,
+    json: Option<(PathBuf, File)>,
+}
+
+/// The store a run works on. Field order is drop order: the database before the cleaner.
+struct Store {
+    db: Db,
+    fs: Arc<ZoneFs>,
+    cleaner: Option<CleanerThread>,
+}
+
+pub fn run(a: BenchArgs) -> CliResult {
+    let mut plan = a.plan()?;
+    let jobs = std::mem::take(&mut plan.jobs);
+    let store = a.open_store(&plan)?;
+    let mut out = Out::new();
+    let interval = a.sample_interval.unwrap_or((a.num / 100).max(1));
+    let runner = Runner::new(
+        &store.db,
+        plan.write,
+        a.seed,
+        a.value_size as usize,
+        interval,
+        a.verify,
+    )?;
+    let (measured, failed) = runner.run(jobs, &mut out);
+    let mut failed = settle(&store, failed, a.wait_for_compaction);
+    // Statistics first, so that the verification's reads are not counted as the workload's.
+    let (db, table, fs) = (
+        store.db.stats(),
+        store.db.compaction_stats_table(),
+        store.fs.stats(),
+    );
+    // A read error of the check is reported like a failed run: the report still goes out.
+    let verify = measured.oracle.as_ref().and_then(|oracle| {
+        oracle
+            .check(|k| store.db.get(&Default::default(), k))
+            .map_err(|e| failed = failed.take().or(Some(engine_error("verify", e))))
+            .ok()
+    });
+    let report = Report {
+        scheme: scheme_name(&a.placement, &a.picker, a.gc_mode).to_string(),
+        workload: a.workload_names(),
+        config: a.config(&plan, interval),
+        measured: &measured,
+        db,
+        table,
+        fs,
+        verify: verify.clone(),
+        error: failed.as_ref().map(ToString::to_string),
+    };
+    report::print_human(&report, &mut out)?;
+    if let Some((path, file)) = plan.json {
+        write_json(&path, file, &report::to_json(&report))?;
+    }
+    let closed = store
+        .db
+        .close()
+        .map_err(|e| engine_error("closing the database", e));
+    failed.map_or(Ok(()), Err)?;
+    closed?;
+    verify.map_or(Ok(()), check_verify)
+}
+
+/// After the workloads: waits for background work if asked (db_bench's
+/// `waitforcompaction`), and adds a zone cleaner failure to the run's first error.
+fn settle(store: &Store, failed: Option<CliError>, wait: bool) -> Option<CliError> {
+    let mut failed = failed;
+    if failed.is_none() && wait {
+        failed = store
+            .db
+            .wait_for_background()
+            .err()
+            .map(|e| engine_error("waiting for compaction", e));
+    }
+    let cleaner = store.cleaner.as_ref().and_then(|c| c.last_error());
+    failed.or_else(|| cleaner.map(|e| CliError::invalid(format!("zone cleaner: {e}"))))
+}
+
+fn engine_error(what: &str, e: engine::Error) -> CliError {
+    CliError::invalid(format!("{what}: {e}"))
+}
+
+fn check_verify(v: VerifyResult) -> CliResult {
+    if v.mismatches == 0 {
+        return Ok(());
+    }
+    Err(CliError::invalid(format!(
+        "verify: {} of {} keys do not hold the last value written ({})",
+        v.mismatches,
+        v.checked,
+        v.examples.join("; ")
+    )))
+}
+
+fn write_json(path: &Path, file: File, report: &Value) -> CliResult {
+    let context = || format!("--json {}", path.display());
+    let mut w = BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut w, report).map_err(|e| CliError::io(context(), e.into()))?;
+    writeln!(w)
+        .and_then(|()| w.flush())
+        .map_err(|e| CliError::io(context(), e))
+}
+
+impl BenchArgs {
+    /// Checks every flag and builds what the run needs, in the order a user would fix
+    /// them; nothing is created except the (truncated) JSON file, last.
+    fn plan(&self) -> CliResult<Plan> {
+        let options = self.engine_options()?;
+        let write = self.write_options()?;
+        let fs_options = self.fs_options()?;
+        let geometry = self.geometry_or_default()?;
+        let jobs = self.jobs()?;
+        self.check_space(&options, &fs_options, &geometry)?;
+        self.check_device()?;
+        let json = self.open_json()?;
+        Ok(Plan {
+            options,
+            write,
+            fs_options,
+            geometry,
+            jobs,
+            json,
+        })
+    }
+
+    fn engine_options(&self) -> CliResult<Options> {
+        let d = Options::default();
+        if self.mode == ExecMode::Deterministic
+            && (self.compaction_threads.is_some() || self.flush_threads.is_some())
+        {
+            return Err(CliError::invalid(
+                "--compaction-threads and --flush-threads apply to --mode threaded only \
+                 (deterministic mode runs every job inline)",
+            ));
+        }
+        let o = Options {
+            write_buffer_size: self.write_buffer_size.unwrap_or(d.write_buffer_size),
+            target_file_size_base: self
+                .target_file_size_base
+                .unwrap_or(d.target_file_size_base),
+            max_bytes_for_level_base: self
+                .max_bytes_for_level_base
+                .unwrap_or(d.max_bytes_for_level_base),
+            max_bytes_for_level_multiplier: self
+                .max_bytes_for_level_multiplier
+                .unwrap_or(d.max_bytes_for_level_multiplier),
+            level0_file_num_compaction_trigger: self
+                .level0_file_num_compaction_trigger
+                .unwrap_or(d.level0_file_num_compaction_trigger),
+            max_background_compactions: self
+                .compaction_threads
+                .unwrap_or(d.max_background_compactions),
+            max_background_flushes: self.flush_threads.unwrap_or(d.max_background_flushes),
+            compaction_pri: self.picker.clone(),
+            bloom_bits_per_key: self.bloom_bits.unwrap_or(d.bloom_bits_per_key),
+            mode: self.mode,
+            ..d
+        };
+        o.check().map_err(|e| CliError::invalid(e.to_string()))?;
+        Ok(o)
+    }
+
+    fn write_options(&self) -> CliResult<WriteOptions> {
+        if self.sync && self.disable_wal {
+            return Err(CliError::invalid(
+                "--sync and --disable-wal together: a write cannot be synced to a WAL it \
+                 does not write",
+            ));
+        }
+        Ok(WriteOptions {
+            sync: self.sync,
+            disable_wal: self.disable_wal,
+        })
+    }
+
+    fn fs_options(&self) -> CliResult<FsOptions> {
+        let o = FsOptions::default()
+            .with_meta_zones(DEFAULT_META_ZONES)
+            .with_reserved_zones(self.reserved_zones)
+            .with_placement(self.placement.clone())
+            .with_gc(self.gc_start, self.gc_stop)
+            .with_gc_mode(self.gc_mode);
+        o.check_gc()
+            .map_err(|e| CliError::invalid(format!("--gc-start/--gc-stop: {e}")))?;
+        Ok(o)
+    }
+
+    /// The geometry flags with bench's defaults for the zone count and size.
+    fn geometry_or_default(&self) -> CliResult<Geometry> {
+        let g = &self.geometry;
+        let filled = GeometryArgs {
+            zones: Some(g.zones.unwrap_or(DEFAULT_ZONES)),
+            zone_size: Some(g.zone_size.unwrap_or(DEFAULT_ZONE_SIZE)),
+            zone_capacity: g.zone_capacity,
+            max_open: g.max_open,
+            max_active: g.max_active,
+            block_size: g.block_size,
+        };
+        filled.geometry("")
+    }
+
+    /// The request streams, one per workload, validated. Each workload gets its own seed
+    /// (seed + its position), as db_bench gives each benchmark its own, so that
+    /// `fillrandom,overwrite` do not draw the same keys.
+    fn jobs(&self) -> CliResult<Vec<Job>> {
+        if self.value_size > MAX_VALUE_SIZE {
+            return Err(CliError::invalid(format!(
+                "--value-size {}: at most {} is supported",
+                format_size(self.value_size),
+                format_size(MAX_VALUE_SIZE)
+            )));
+        }
+        let bad = |e: bench::Error| CliError::invalid(format!("--workload: {e}"));
+        let mut jobs = Vec::new();
+        for (i, name) in self.workload.0.iter().enumerate() {
+            let seed = self.seed.wrapping_add(i as u64);
+            jobs.push(match *name {
+                WorkloadName::DbBench(w) => {
+                    let config = DbBenchConfig {
+                        num: self.num,
+                        key_size: usize::try_from(self.key_size).unwrap_or(usize::MAX),
+                        read_write_percent: self.readwritepercent,
+                    };
+                    Job::DbBench(Box::new(
+                        DbBenchGenerator::new(w, config, seed).map_err(bad)?,
+                    ))
+                }
+                WorkloadName::Ycsb(id) => {
+                    let mut spec = WorkloadSpec::core(id).with_counts(self.num, self.num);
+                    spec.value_size = Some(self.value_size);
+                    Job::Ycsb {
+                        name: id.name(),
+                        workload: Box::new(YcsbWorkload::new(spec, seed).map_err(bad)?),
+                    }
+                }
+            });
+        }
+        Ok(jobs)
+    }
+
+    /// Refuses a device that cannot hold the data (see [`space_needed`]).
+    fn check_space(&self, o: &Options, fs: &FsOptions, geo: &Geometry) -> CliResult {
+        let overhead = fs.meta_zones + fs.reserved_zones;
+        let data_zones = geo.zones.saturating_sub(overhead);
+        let usable = u64::from(data_zones) * geo.zone_capacity;
+        let (live, needed) = self.space_needed(o);
+        if needed <= usable {
+            return Ok(());
+        }
+        Err(CliError::invalid(format!(
+            "device too small: {} operations of {} B keys and {} B values need about {} \
+             ({} of live data × 1.25, the space amplification of a leveled LSM, plus 3 \
+             memtables/WALs and 2 SSTs in flight), but {} zones of {} capacity leave {} \
+             for data ({} metadata, {} reserved); add --zones or lower --num",
+            self.num,
+            self.key_size,
+            self.value_size,
+            mib(needed),
+            mib(live),
+            geo.zones,
+            format_size(geo.zone_capacity),
+            mib(usable),
+            fs.meta_zones,
+            fs.reserved_zones,
+        )))
+    }
+
+    /// (live bytes, bytes needed): keys the run leaves behind × (key + value + 8 bytes of
+    /// sequence number and type), × 1.25 for a leveled LSM's space amplification, plus
+    /// three write buffers (memtable WALs and a flush output) and two SSTs being written.
+    fn space_needed(&self, o: &Options) -> (u64, u64) {
+        let mut live: u64 = 0;
+        let (mut db_bench, mut ycsb_keys) = (false, 0u64);
+        for name in &self.workload.0 {
+            match name {
+                WorkloadName::DbBench(_) => db_bench = true,
+                WorkloadName::Ycsb(id) => {
+                    let p = WorkloadSpec::core(*id).proportions;
+                    let all = p.read + p.update + p.insert + p.scan + p.read_modify_write;
+                    let inserts = (self.num as f64 * p.insert / all).ceil() as u64;
+                    ycsb_keys = ycsb_keys.max(self.num + inserts);
+                }
+            }
+        }
+        let entry = |key: u64| key.saturating_add(self.value_size).saturating_add(8);
+        if db_bench {
+            live = live.saturating_add(self.num.saturating_mul(entry(self.key_size)));
+        }
+        // YCSB keys are `user` and up to 20 digits.
+        live = live.saturating_add(ycsb_keys.saturating_mul(entry(24)));
+        let buffers = o
+            .write_buffer_size
+            .saturating_mul(3)
+            .saturating_add(o.target_file_size_base.saturating_mul(2));
+        (live, live.saturating_add(live / 4).saturating_add(buffers))
+    }
+
+    fn check_device(&self) -> CliResult {
+        match &self.device {
+            DeviceSpec::Mem => Ok(()),
+            DeviceSpec::File(path) if path.symlink_metadata().is_ok() => {
+                Err(CliError::invalid(format!(
+                    "{}: already exists; zkv bench creates a new image and never \
+                     overwrites a file",
+                    path.display()
+                )))
+            }
+            DeviceSpec::File(_) => Ok(()),
+            DeviceSpec::Zbd(_) => Err(CliError::invalid(format!(
+                "--device {}: zkv bench runs on mem or a new file: image so far",
+                self.device
+            ))),
+        }
+    }
+
+    /// Opens (truncating) the JSON file now, so that an unwritable path fails before the
+    /// run rather than after it.
+    fn open_json(&self) -> CliResult<Option<(PathBuf, File)>> {
+        let Some(path) = &self.json else {
+            return Ok(None);
+        };
+        let file = File::create(path)
+            .map_err(|e| CliError::io(format!("--json {}", path.display()), e))?;
+        Ok(Some((path.clone(), file)))
+    }
+
+    /// Device, file system, zone cleaner and database, as the plan says.
+    fn open_store(&self, plan: &Plan) -> CliResult<Store> {
+        let dev = self.make_device(plan.geometry)?;
+        let fs = self.format(dev, plan)?;
+        let device = self.device.to_string();
+        // Threaded mode cleans in the background; deterministic mode at the fixed point.
+        let cleaner = match self.mode {
+            ExecMode::Threaded => Some(fs.start_cleaner().map_err(|e| fs_error(&device, e))?),
+            ExecMode::Deterministic => None,
+        };
+        let db = Db::open(Arc::clone(&fs), plan.options.clone())
+            .map_err(|e| CliError::invalid(format!("{device}: opening the database: {e}")))?;
+        if cleaner.is_none() {
+            db.set_inline_cleaning(true);
+        }
+        Ok(Store { db, fs, cleaner })
+    }
+
+    fn make_device(&self, geo: Geometry) -> CliResult<Arc<dyn ZonedDevice>> {
+        Ok(match &self.device {
+            DeviceSpec::File(path) => Arc::new(create_image(path, geo, "zkv bench")?),
+            _ => Arc::new(MemDevice::new(geo)?),
+        })
+    }
+
+    /// Formats the device; a new image whose format fails is removed again.
+    fn format(&self, dev: Arc<dyn ZonedDevice>, plan: &Plan) -> CliResult<Arc<ZoneFs>> {
+        let device = self.device.to_string();
+        match ZoneFs::format(dev, plan.fs_options.clone()) {
+            Ok(fs) => Ok(Arc::new(fs)),
+            Err(e) => {
+                if let DeviceSpec::File(path) = &self.device {
+                    let _ = std::fs::remove_file(path);
+                }
+                Err(fs_error(&device, e))
+            }
+        }
+    }
+
+    fn workload_names(&self) -> String {
+        let names: Vec<&str> = self.workload.0.iter().map(|w| w.name()).collect();
+        names.join(",")
+    }
+
+    /// Every effective option of the run, for the JSON report's `config`.
+    fn config(&self, plan: &Plan, sample_interval: u64) -> Value {
+        let mut all = serde_json::Map::new();
+        for part in [
+            self.run_config(plan, sample_interval),
+            device_config(&plan.geometry, &plan.fs_options),
+            engine_config(&plan.options),
+        ] {
+            if let Value::Object(m) = part {
+                all.extend(m);
+            }
+        }
+        Value::Object(all)
+    }
+
+    fn run_config(&self, plan: &Plan, sample_interval: u64) -> Value {
+        json!({
+            "workload": self.workload_names(), "num": self.num, "key_size": self.key_size,
+            "value_size": self.value_size, "seed": self.seed,
+            "readwritepercent": self.readwritepercent, "verify": self.verify,
+            "sync": plan.write.sync, "disable_wal": plan.write.disable_wal,
+            "wait_for_compaction": self.wait_for_compaction,
+            "sample_interval": sample_interval, "device": self.device.to_string(),
+        })
+    }
+}
+
+fn device_config(g: &Geometry, f: &FsOptions) -> Value {
+    json!({
+        "zones": g.zones, "zone_size": g.zone_size,
+        "zone_capacity": g.zone_capacity, "block_size": g.block_size,
+        "max_open": g.max_open, "max_active": g.max_active,
+        "meta_zones": f.meta_zones, "reserved_zones": f.reserved_zones,
+        "placement": f.placement, "finish_threshold": f.finish_threshold,
+        "gc_start": f.gc_start, "gc_stop": f.gc_stop, "gc_mode": f.gc_mode.name(),
+    })
+}
+
+fn engine_config(o: &Options) -> Value {
+    let mut m = json!({
+        "picker": o.compaction_pri, "mode": o.mode.name(),
+        "write_buffer_size": o.write_buffer_size,
+        "max_write_buffer_number": o.max_write_buffer_number, "num_levels": o.num_levels,
+        "target_file_size_base": o.target_file_size_base,
+        "target_file_size_multiplier": o.target_file_size_multiplier,
+        "max_bytes_for_level_base": o.max_bytes_for_level_base,
+        "max_bytes_for_level_multiplier": o.max_bytes_for_level_multiplier,
+        "level0_file_num_compaction_trigger": o.level0_file_num_compaction_trigger,
+        "level0_slowdown_writes_trigger": o.level0_slowdown_writes_trigger,
+        "level0_stop_writes_trigger": o.level0_stop_writes_trigger,
+    });
+    let more = json!({
+        "soft_pending_compaction_bytes_limit": o.soft_pending_compaction_bytes_limit,
+        "hard_pending_compaction_bytes_limit": o.hard_pending_compaction_bytes_limit,
+        "max_compaction_bytes": o.max_compaction_bytes(),
+        "level_compaction_dynamic_file_size": o.level_compaction_dynamic_file_size,
+        "compaction_threads": o.max_background_compactions,
+        "flush_threads": o.max_background_flushes,
+        "bloom_bits": o.bloom_bits_per_key, "sst_block_size": o.block_size,
+        "block_restart_interval": o.block_restart_interval,
+    });
+    if let (Value::Object(m), Value::Object(more)) = (&mut m, more) {
+        m.extend(more);
+    }
+    m
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / MIB as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes_are_named_as_the_papers_name_them() {
+        assert_eq!(scheme_name("liza", "sica", CleaningMode::Copy), "baseline");
+        assert_eq!(
+            scheme_name("liza", "min-overlap", CleaningMode::Copy),
+            "custom"
+        );
+        assert_eq!(scheme_name("liza", "sica", CleaningMode::Compact), "custom");
+    }
+}

@@ -1,0 +1,421 @@
+//! The bench report: db_bench-style lines, the latency summary, the compaction stats table
+//! and the zone/cleaning summary for people; the DESIGN.md section 9 JSON for programs.
+//!
+//! Sections without a source yet (Prophet's `lifetime`, BlobDB's `blob`, the picker's
+//! `policy_us.picker`, the device's `busy_ns`, which needs a timing model) are left out
+//! rather than filled with zeros that would look measured.
+
+use engine::db::{CompactionRecord, DbStats};
+use hdrhistogram::Histogram;
+use serde_json::{json, Map, Value};
+use zns::IoCategory;
+use zonefs::fs::FsStats;
+
+use super::runner::{Latency, Measured, PhaseResult, Sample};
+use super::verify::VerifyResult;
+use crate::cli::error::CliResult;
+use crate::cli::Out;
+
+/// Everything the report is made of, gathered once the run is over.
+pub struct Report<'a> {
+    pub scheme: String,
+    pub workload: String,
+    pub config: Value,
+    pub measured: &'a Measured,
+    pub db: DbStats,
+    pub table: String,
+    pub fs: FsStats,
+    pub verify: Option<VerifyResult>,
+    pub error: Option<String>,
+}
+
+/// db_bench's result line: `fillrandom   :      12.345 micros/op 81000 ops/sec ...`.
+pub fn result_line(r: &PhaseResult) -> String {
+    let micros = if r.ops == 0 {
+        0.0
+    } else {
+        r.seconds * 1e6 / r.ops as f64
+    };
+    let mut line = format!(
+        "{:<12} : {:>11.3} micros/op {} ops/sec {:.3} seconds {} operations; {:>6.1} MB/s",
+        r.name,
+        micros,
+        per_sec(r.ops, r.seconds) as u64,
+        r.seconds,
+        r.ops,
+        r.bytes as f64 / 1_048_576.0 / r.seconds.max(f64::MIN_POSITIVE),
+    );
+    if r.gets > 0 {
+        line.push_str(&format!(" ({} of {} found)", r.found, r.gets));
+    }
+    line
+}
+
+fn per_sec(n: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        n as f64 / seconds
+    } else {
+        0.0
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// WAL + flush + compaction output (+ blob writes, of which zkv has none yet): what the
+/// LSM asked the file layer to write (DESIGN.md section 7).
+fn lsm_bytes(db: &DbStats) -> u64 {
+    db.wal_bytes + db.flush_bytes + db.compaction_write_bytes
+}
+
+// ---------------------------------------------------------------- human output
+
+pub fn print_human(r: &Report<'_>, out: &mut Out) -> CliResult {
+    out.line("")?;
+    for line in latency_lines(&r.measured.latency) {
+        out.line(line)?;
+    }
+    out.line("")?;
+    out.line(r.table.trim_end())?;
+    out.line("")?;
+    for line in zone_lines(r) {
+        out.line(line)?;
+    }
+    if let Some(v) = &r.verify {
+        out.line(format!(
+            "Verify: {} keys checked, {} mismatches",
+            v.checked, v.mismatches
+        ))?;
+    }
+    out.flush()
+}
+
+fn latency_lines(l: &Latency) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "Latency (us)", "count", "p50", "p95", "p99", "p99.9", "max"
+    )];
+    for (name, h) in [("put", &l.put), ("get", &l.get), ("scan", &l.scan)] {
+        if h.is_empty() {
+            continue;
+        }
+        let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        lines.push(format!(
+            "{:<12} {:>10} {:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>10.3}",
+            name,
+            h.len(),
+            us(0.5),
+            us(0.95),
+            us(0.99),
+            us(0.999),
+            h.max() as f64 / 1000.0
+        ));
+    }
+    lines
+}
+
+/// Approximate binary size for reading (`12.3 MiB`); the JSON keeps exact bytes.
+fn human_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+fn zone_lines(r: &Report<'_>) -> Vec<String> {
+    let (fs, db) = (&r.fs, &r.db);
+    let device = fs.device_written_total();
+    let by_cat: Vec<String> = IoCategory::ALL
+        .iter()
+        .filter(|c| fs.device_written(**c) > 0)
+        .map(|c| format!("{} {}", c.name(), human_bytes(fs.device_written(*c))))
+        .collect();
+    let mut lines = vec![
+        format!(
+            "Zones: {} data zones ({} reserved): {} empty, {} active, {} full; free {:.1}% of {} usable",
+            fs.data_zones,
+            fs.reserved_zones,
+            fs.empty_zones,
+            fs.active_zones,
+            fs.full_zones,
+            fs.free_ratio * 100.0,
+            human_bytes(fs.usable_bytes)
+        ),
+        format!(
+            "Device: {} written ({}), {} read",
+            human_bytes(device),
+            by_cat.join(", "),
+            human_bytes(fs.device_read_bytes.iter().sum())
+        ),
+        format!(
+            "Write amplification: LSM {:.3}, device {:.3}, total {:.3}",
+            db.lsm_write_amp(),
+            ratio(device, lsm_bytes(db)),
+            ratio(device, db.user_bytes)
+        ),
+        format!(
+            "Zone resets: {} ({} zero-copy), finishes {}",
+            fs.zone_resets, fs.zero_copy_resets, fs.finishes
+        ),
+        format!(
+            "Cleaning: {} runs, {} victims, {} copied, {} compacted, blocked {:.3} ms ({} times)",
+            fs.gc.runs,
+            fs.gc.victims,
+            human_bytes(fs.gc.copy_bytes),
+            human_bytes(fs.gc.compacted_bytes),
+            fs.gc.blocking_ns as f64 / 1e6,
+            fs.gc.blocking_events
+        ),
+    ];
+    let z = ZoneFigures::of(db.records.iter());
+    if z.compactions > 0 {
+        lines.push(format!(
+            "Compaction inputs: {} compactions, S_same {:.3}, S_inval {:.3}, {:.2} zones per compaction",
+            z.compactions, z.s_same, z.s_inval, z.zones
+        ));
+    }
+    lines.push(format!(
+        "Write stalls: {:.3} ms ({} stops, {} delays)",
+        db.stall_ns as f64 / 1e6,
+        db.stall_stops,
+        db.stall_delays
+    ));
+    lines
+}
+
+// ---------------------------------------------------------------- JSON
+
+pub fn to_json(r: &Report<'_>) -> Value {
+    let mut top = Map::new();
+    top.insert("scheme".into(), json!(r.scheme));
+    top.insert("config".into(), r.config.clone());
+    top.insert("workload".into(), json!(r.workload));
+    top.insert("workloads".into(), phases_json(&r.measured.phases));
+    top.insert("user".into(), user_json(&r.measured.phases, &r.db));
+    top.insert("lsm".into(), lsm_json(&r.db));
+    top.insert("device".into(), device_json(&r.fs, &r.db));
+    top.insert("gc".into(), gc_json(&r.fs));
+    top.insert("compaction".into(), compaction_json(&r.db.records));
+    top.insert("latency_us".into(), latency_json(&r.measured.latency));
+    if let Some(v) = &r.verify {
+        top.insert(
+            "verify".into(),
+            json!({ "checked": v.checked, "mismatches": v.mismatches }),
+        );
+    }
+    if r.fs.placement_decisions > 0 {
+        top.insert(
+            "policy_us".into(),
+            json!({ "placement": r.fs.placement_mean_us() }),
+        );
+    }
+    top.insert("timeseries".into(), timeseries_json(&r.measured.samples));
+    if let Some(e) = &r.error {
+        top.insert("error".into(), json!(e));
+    }
+    Value::Object(top)
+}
+
+fn phases_json(phases: &[PhaseResult]) -> Value {
+    phases
+        .iter()
+        .map(|p| {
+            json!({
+                "name": p.name, "ops": p.ops, "put_ops": p.puts, "get_ops": p.gets,
+                "scan_ops": p.scans, "found": p.found, "bytes": p.bytes,
+                "seconds": p.seconds, "ops_per_sec": per_sec(p.ops, p.seconds),
+            })
+        })
+        .collect()
+}
+
+fn user_json(phases: &[PhaseResult], db: &DbStats) -> Value {
+    let sum = |f: fn(&PhaseResult) -> u64| phases.iter().map(f).sum::<u64>();
+    let ops = sum(|p| p.ops);
+    let seconds: f64 = phases.iter().map(|p| p.seconds).sum();
+    json!({
+        "ops": ops, "bytes": db.user_bytes, "put_ops": sum(|p| p.puts),
+        "get_ops": sum(|p| p.gets), "scan_ops": sum(|p| p.scans),
+        "seconds": seconds, "ops_per_sec": per_sec(ops, seconds),
+    })
+}
+
+fn lsm_json(db: &DbStats) -> Value {
+    json!({
+        "flush_bytes": db.flush_bytes, "compaction_bytes": db.compaction_write_bytes,
+        "compaction_read_bytes": db.compaction_read_bytes, "blob_bytes": 0,
+        "wal_bytes": db.wal_bytes, "manifest_bytes": db.manifest_bytes,
+        "wa": db.lsm_write_amp(), "flushes": db.flushes, "compactions": db.compactions,
+        "trivial_moves": db.trivial_moves, "trivial_move_bytes": db.trivial_move_bytes,
+        "stall_ns": db.stall_ns, "stall_stops": db.stall_stops, "stall_delays": db.stall_delays,
+    })
+}
+
+fn device_json(fs: &FsStats, db: &DbStats) -> Value {
+    let written = fs.device_written_total();
+    let by_cat: Map<String, Value> = IoCategory::ALL
+        .iter()
+        .map(|c| (c.name().to_string(), json!(fs.device_written(*c))))
+        .collect();
+    json!({
+        "write_bytes": written, "read_bytes": fs.device_read_bytes.iter().sum::<u64>(),
+        "write_bytes_by_category": by_cat,
+        "wa": ratio(written, lsm_bytes(db)), "total_wa": ratio(written, db.user_bytes),
+        "zone_resets": fs.zone_resets, "zero_copy_resets": fs.zero_copy_resets,
+        "finishes": fs.finishes, "free_ratio": fs.free_ratio,
+        "usable_bytes": fs.usable_bytes, "free_bytes": fs.free_bytes,
+    })
+}
+
+fn gc_json(fs: &FsStats) -> Value {
+    let gc = &fs.gc;
+    json!({
+        "runs": gc.runs, "victims": gc.victims, "copy_bytes": gc.copy_bytes,
+        "compacted_bytes": gc.compacted_bytes, "resets": gc.resets,
+        "blocking_ns": gc.blocking_ns, "blocking_events": gc.blocking_events,
+    })
+}
+
+/// Means over compaction records of the zone figures of DESIGN.md section 7.
+struct ZoneFigures {
+    compactions: usize,
+    s_same: f64,
+    s_inval: f64,
+    zones: f64,
+    invalidated_per_zone: f64,
+}
+
+impl ZoneFigures {
+    fn of<'r>(records: impl Iterator<Item = &'r CompactionRecord>) -> ZoneFigures {
+        let mut f = ZoneFigures {
+            compactions: 0,
+            s_same: 0.0,
+            s_inval: 0.0,
+            zones: 0.0,
+            invalidated_per_zone: 0.0,
+        };
+        for r in records {
+            f.compactions += 1;
+            f.s_same += r.s_same;
+            f.s_inval += r.s_inval;
+            f.zones += r.zones() as f64;
+            let bytes: u64 = r.zone_bytes.iter().map(|(_, b)| b).sum();
+            f.invalidated_per_zone += ratio(bytes, r.zones() as u64);
+        }
+        if f.compactions > 0 {
+            let n = f.compactions as f64;
+            f.s_same /= n;
+            f.s_inval /= n;
+            f.zones /= n;
+            f.invalidated_per_zone /= n;
+        }
+        f
+    }
+
+    /// The figures as JSON; means are left out when no compaction ran (they have no value).
+    fn to_json(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("compactions".into(), json!(self.compactions));
+        if self.compactions > 0 {
+            m.insert("s_same".into(), json!(self.s_same));
+            m.insert("s_inval".into(), json!(self.s_inval));
+            m.insert("zones_per_compaction".into(), json!(self.zones));
+            m.insert(
+                "invalidated_bytes_per_zone".into(),
+                json!(self.invalidated_per_zone),
+            );
+        }
+        m
+    }
+}
+
+/// Overall and per start level (the level a compaction's first inputs came from).
+fn compaction_json(records: &[CompactionRecord]) -> Value {
+    let mut top = ZoneFigures::of(records.iter()).to_json();
+    let max_level = records.iter().map(|r| r.level).max();
+    let per_level: Vec<Value> = (0..=max_level.unwrap_or(0))
+        .filter(|_| max_level.is_some())
+        .filter_map(|level| {
+            let f = ZoneFigures::of(records.iter().filter(|r| r.level == level));
+            (f.compactions > 0).then(|| {
+                let mut m = f.to_json();
+                m.insert("level".into(), json!(level));
+                Value::Object(m)
+            })
+        })
+        .collect();
+    top.insert("per_level".into(), Value::Array(per_level));
+    Value::Object(top)
+}
+
+fn latency_json(l: &Latency) -> Value {
+    let mut m = Map::new();
+    for (name, h) in [("put", &l.put), ("get", &l.get), ("scan", &l.scan)] {
+        if !h.is_empty() {
+            m.insert(name.into(), percentiles(h));
+        }
+    }
+    Value::Object(m)
+}
+
+fn percentiles(h: &Histogram<u64>) -> Value {
+    let us = |q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+    json!({
+        "count": h.len(), "mean": h.mean() / 1000.0, "p50": us(0.5), "p95": us(0.95),
+        "p99": us(0.99), "p999": us(0.999), "max": h.max() as f64 / 1000.0,
+    })
+}
+
+fn timeseries_json(samples: &[Sample]) -> Value {
+    samples
+        .iter()
+        .map(|s| {
+            json!({
+                "t": s.t, "phase": s.phase, "free_ratio": s.free_ratio,
+                "gc_copy_bytes": s.gc_copy_bytes, "device_write_bytes": s.device_write_bytes,
+                "zone_resets": s.zone_resets, "stall_ns": s.stall_ns,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_line_has_db_bench_layout() {
+        let r = PhaseResult {
+            name: "fillrandom".into(),
+            ops: 1000,
+            puts: 1000,
+            bytes: 1_048_576,
+            seconds: 0.5,
+            ..PhaseResult::default()
+        };
+        assert_eq!(
+            result_line(&r),
+            "fillrandom   :     500.000 micros/op 2000 ops/sec 0.500 seconds 1000 operations;    2.0 MB/s"
+        );
+    }
+
+    #[test]
+    fn human_bytes_are_short() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(3 << 30), "3.0 GiB");
+    }
+}

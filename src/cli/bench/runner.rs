@@ -1,0 +1,290 @@
+//! Running the workloads against the database: one operation at a time (db_bench's and
+//! YCSB's single client thread), timing each put, get and scan, feeding the oracle and
+//! sampling the time series.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use bench::{DbBenchGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
+use engine::db::{Db, ReadOptions, WriteOptions};
+use hdrhistogram::Histogram;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::report::result_line;
+use super::verify::Oracle;
+use crate::cli::error::{CliError, CliResult};
+use crate::cli::Out;
+
+/// One workload of `--workload`, with its request stream ready.
+pub enum Job {
+    DbBench(Box<DbBenchGenerator>),
+    /// YCSB: the load phase, then the run phase, on the same generator.
+    Ycsb {
+        name: &'static str,
+        workload: Box<YcsbWorkload>,
+    },
+}
+
+/// What one phase (a db_bench benchmark, or a YCSB load or run) did.
+#[derive(Clone, Debug, Default)]
+pub struct PhaseResult {
+    pub name: String,
+    pub ops: u64,
+    pub puts: u64,
+    pub gets: u64,
+    pub scans: u64,
+    /// Gets that found their key.
+    pub found: u64,
+    /// Key + value bytes written by puts and returned by gets and scans (db_bench's MB/s).
+    pub bytes: u64,
+    pub seconds: f64,
+}
+
+/// Per-operation latencies in nanoseconds, one histogram per kind of call.
+pub struct Latency {
+    pub put: Histogram<u64>,
+    pub get: Histogram<u64>,
+    pub scan: Histogram<u64>,
+}
+
+/// Up to an hour per operation; longer ones are recorded as an hour.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+impl Latency {
+    fn new() -> CliResult<Latency> {
+        let h = || {
+            Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
+                .map_err(|e| CliError::invalid(format!("latency histogram: {e}")))
+        };
+        Ok(Latency {
+            put: h()?,
+            get: h()?,
+            scan: h()?,
+        })
+    }
+}
+
+fn record(h: &mut Histogram<u64>, elapsed: Duration) {
+    let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+    h.saturating_record(ns.max(1));
+}
+
+/// One point of the time series, taken every `sample_interval` operations.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// Operations done so far, over all phases (the x axis; not wall time, so that
+    /// deterministic runs give identical series).
+    pub t: u64,
+    pub phase: String,
+    pub free_ratio: f64,
+    pub gc_copy_bytes: u64,
+    pub device_write_bytes: u64,
+    pub zone_resets: u64,
+    pub stall_ns: u64,
+}
+
+/// Everything the run measured.
+pub struct Measured {
+    pub phases: Vec<PhaseResult>,
+    pub latency: Latency,
+    pub samples: Vec<Sample>,
+    pub oracle: Option<Oracle>,
+}
+
+pub struct Runner<'a> {
+    db: &'a Db,
+    write: WriteOptions,
+    values: ValueGenerator,
+    value_size: usize,
+    value: Vec<u8>,
+    sample_interval: u64,
+    ops_done: u64,
+    m: Measured,
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(
+        db: &'a Db,
+        write: WriteOptions,
+        seed: u64,
+        value_size: usize,
+        sample_interval: u64,
+        verify: bool,
+    ) -> CliResult<Runner<'a>> {
+        Ok(Runner {
+            db,
+            write,
+            values: ValueGenerator::new(seed),
+            value_size,
+            value: Vec::with_capacity(value_size),
+            sample_interval: sample_interval.max(1),
+            ops_done: 0,
+            m: Measured {
+                phases: Vec::new(),
+                latency: Latency::new()?,
+                samples: Vec::new(),
+                oracle: verify.then(Oracle::default),
+            },
+        })
+    }
+
+    /// Runs the jobs in order, printing each phase's line as it ends. A failure (e.g. out
+    /// of space) stops the run; what was measured up to it is kept and returned with it.
+    pub fn run(mut self, jobs: Vec<Job>, out: &mut Out) -> (Measured, Option<CliError>) {
+        self.sample("start");
+        let mut failed = None;
+        for job in jobs {
+            if let Err(e) = self.run_job(job, out) {
+                failed = Some(e);
+                break;
+            }
+        }
+        (self.m, failed)
+    }
+
+    fn run_job(&mut self, job: Job, out: &mut Out) -> CliResult {
+        match job {
+            Job::DbBench(mut g) => {
+                let name = g.workload().name().to_string();
+                let total = g.remaining();
+                self.phase(&name, total, out, || Ok(g.next_op()))
+            }
+            Job::Ycsb { name, workload } => {
+                let mut w = workload;
+                let (load, run) = w.remaining();
+                self.phase(&format!("{name}-load"), load, out, || Ok(w.next_load()))?;
+                self.phase(name, run, out, || {
+                    w.next_op()
+                        .map_err(|e| CliError::invalid(format!("{name}: {e}")))
+                })
+            }
+        }
+    }
+
+    /// Runs one phase to its end, then prints its db_bench line. The phase's figures are
+    /// kept even when an operation fails.
+    fn phase(
+        &mut self,
+        name: &str,
+        total: u64,
+        out: &mut Out,
+        mut next: impl FnMut() -> CliResult<Option<Op>>,
+    ) -> CliResult {
+        let bar = progress_bar(name, total);
+        let mut r = PhaseResult {
+            name: name.to_string(),
+            ..PhaseResult::default()
+        };
+        let start = Instant::now();
+        let outcome = loop {
+            let op = match next() {
+                Ok(Some(op)) => op,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            };
+            if let Err(e) = self.exec(&op, &mut r) {
+                break Err(CliError::invalid(format!(
+                    "{name}: operation {} ({}): {e}",
+                    r.ops + 1,
+                    op.kind.name()
+                )));
+            }
+            r.ops += 1;
+            self.ops_done += 1;
+            if self.ops_done.is_multiple_of(self.sample_interval) {
+                self.sample(name);
+            }
+            bar.inc(1);
+        };
+        r.seconds = start.elapsed().as_secs_f64();
+        bar.finish_and_clear();
+        self.sample(name);
+        let line = result_line(&r);
+        self.m.phases.push(r);
+        outcome?;
+        out.line(line)?;
+        out.flush()
+    }
+
+    fn exec(&mut self, op: &Op, r: &mut PhaseResult) -> engine::Result<()> {
+        match op.kind {
+            OpKind::Read => self.get(&op.key, r),
+            OpKind::Insert | OpKind::Update => self.put(&op.key, r),
+            OpKind::ReadModifyWrite => {
+                self.get(&op.key, r)?;
+                self.put(&op.key, r)
+            }
+            OpKind::Scan { len } => self.scan(&op.key, len, r),
+        }
+    }
+
+    fn put(&mut self, key: &[u8], r: &mut PhaseResult) -> engine::Result<()> {
+        self.values.fill(self.value_size, &mut self.value);
+        let start = Instant::now();
+        self.db.put(&self.write, key, &self.value)?;
+        record(&mut self.m.latency.put, start.elapsed());
+        if let Some(oracle) = &mut self.m.oracle {
+            oracle.put(key, &self.value);
+        }
+        r.puts += 1;
+        r.bytes += (key.len() + self.value.len()) as u64;
+        Ok(())
+    }
+
+    fn get(&mut self, key: &[u8], r: &mut PhaseResult) -> engine::Result<()> {
+        let start = Instant::now();
+        let found = self.db.get(&ReadOptions::default(), key)?;
+        record(&mut self.m.latency.get, start.elapsed());
+        r.gets += 1;
+        if let Some(v) = found {
+            r.found += 1;
+            r.bytes += (key.len() + v.len()) as u64;
+        }
+        Ok(())
+    }
+
+    /// YCSB's scan: `len` records in key order from `key` on.
+    fn scan(&mut self, key: &[u8], len: u64, r: &mut PhaseResult) -> engine::Result<()> {
+        let start = Instant::now();
+        let mut it = self.db.iter(&ReadOptions::default())?;
+        it.seek(key)?;
+        let mut n = 0;
+        while n < len && it.valid() {
+            r.bytes += (it.key().len() + it.value().len()) as u64;
+            n += 1;
+            it.next()?;
+        }
+        record(&mut self.m.latency.scan, start.elapsed());
+        r.scans += 1;
+        Ok(())
+    }
+
+    fn sample(&mut self, phase: &str) {
+        let fs = self.db.file_system().stats();
+        let db = self.db.stats();
+        self.m.samples.push(Sample {
+            t: self.ops_done,
+            phase: phase.to_string(),
+            free_ratio: fs.free_ratio,
+            gc_copy_bytes: fs.gc.copy_bytes,
+            device_write_bytes: fs.device_written_total(),
+            zone_resets: fs.zone_resets,
+            stall_ns: db.stall_ns,
+        });
+    }
+}
+
+/// A progress bar on a terminal; nothing when stderr is a pipe or a file.
+fn progress_bar(name: &str, total: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} ops, {per_sec}, eta {eta}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(name.to_string());
+    bar
+}

@@ -1,0 +1,162 @@
+//! `--verify`: an oracle of what every key must hold at the end of the run.
+//!
+//! Per key, the oracle keeps a digest of the last value written (or that the key was
+//! deleted), not the value itself, so it costs a few dozen bytes per key whatever the value
+//! size. Every write of a run carries a different value (`bench::ValueGenerator`), so a
+//! store that returns an older value of a key is caught, not only one that loses it.
+
+use std::collections::HashMap;
+
+/// What a key must hold: the length and a 64-bit digest of its value, or nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Expect {
+    Value { len: usize, digest: u64 },
+    Deleted,
+}
+
+impl Expect {
+    fn of(value: &[u8]) -> Expect {
+        Expect::Value {
+            len: value.len(),
+            digest: digest(value),
+        }
+    }
+}
+
+/// FNV-1a 64: enough to tell two different values of one key apart (a collision would
+/// need two writes of the same key to agree on 64 bits and the length).
+fn digest(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xCBF2_9CE4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01B3)
+    })
+}
+
+/// The keys written so far and what they must hold.
+#[derive(Debug, Default)]
+pub struct Oracle {
+    keys: HashMap<Vec<u8>, Expect>,
+}
+
+/// The outcome of [`Oracle::check`].
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct VerifyResult {
+    /// Keys read back.
+    pub checked: u64,
+    /// Keys whose value was missing, stale, corrupt or unexpectedly present.
+    pub mismatches: u64,
+    /// The first few mismatching keys, described, for the error message.
+    pub examples: Vec<String>,
+}
+
+/// How many mismatching keys are named in the error message.
+const EXAMPLES: usize = 3;
+
+impl Oracle {
+    /// Records a put of `value` under `key`.
+    pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.keys.insert(key.to_vec(), Expect::of(value));
+    }
+
+    /// Records a delete of `key`.
+    #[cfg_attr(not(test), allow(dead_code))] // no workload deletes yet
+    pub fn delete(&mut self, key: &[u8]) {
+        self.keys.insert(key.to_vec(), Expect::Deleted);
+    }
+
+    /// Reads back every key through `get` and compares. Keys are checked in sorted order so
+    /// that the examples named are the same from run to run. An error of `get` stops the
+    /// check and is returned.
+    pub fn check<E>(
+        &self,
+        mut get: impl FnMut(&[u8]) -> Result<Option<Vec<u8>>, E>,
+    ) -> Result<VerifyResult, E> {
+        let mut keys: Vec<(&Vec<u8>, &Expect)> = self.keys.iter().collect();
+        keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut result = VerifyResult::default();
+        for (key, expect) in keys {
+            let found = get(key)?;
+            result.checked += 1;
+            if let Some(problem) = compare(*expect, found.as_deref()) {
+                result.mismatches += 1;
+                if result.examples.len() < EXAMPLES {
+                    result
+                        .examples
+                        .push(format!("key {}: {problem}", show_key(key)));
+                }
+            }
+        }
+        Ok(result)
+    }
+}
+
+fn compare(expect: Expect, found: Option<&[u8]>) -> Option<&'static str> {
+    match (expect, found) {
+        (Expect::Deleted, None) => None,
+        (Expect::Deleted, Some(_)) => Some("deleted but found"),
+        (Expect::Value { .. }, None) => Some("not found"),
+        (want, Some(v)) if Expect::of(v) == want => None,
+        (_, Some(_)) => Some("holds another value"),
+    }
+}
+
+/// A key as text when it is printable (YCSB's `user...`), else in hex (db_bench's).
+fn show_key(key: &[u8]) -> String {
+    match std::str::from_utf8(key) {
+        Ok(s) if s.chars().all(|c| c.is_ascii_graphic()) => s.to_string(),
+        _ => key.iter().map(|b| format!("{b:02x}")).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+    use std::convert::Infallible;
+
+    fn check(oracle: &Oracle, store: &BTreeMap<Vec<u8>, Vec<u8>>) -> VerifyResult {
+        let result: Result<_, Infallible> = oracle.check(|k| Ok(store.get(k).cloned()));
+        result.unwrap()
+    }
+
+    #[test]
+    fn a_faithful_store_passes() {
+        let mut oracle = Oracle::default();
+        let mut store = BTreeMap::new();
+        for (k, v) in [(b"a", b"1"), (b"b", b"2"), (b"a", b"3")] {
+            oracle.put(k, v);
+            store.insert(k.to_vec(), v.to_vec());
+        }
+        oracle.delete(b"c");
+        let r = check(&oracle, &store);
+        assert_eq!((r.checked, r.mismatches), (3, 0));
+    }
+
+    #[test]
+    fn stale_missing_and_resurrected_keys_are_caught() {
+        let mut oracle = Oracle::default();
+        oracle.put(b"stale", b"new value");
+        oracle.put(b"lost", b"x");
+        oracle.put(b"\x00\x01", b"short");
+        oracle.delete(b"zombie");
+        let store: BTreeMap<Vec<u8>, Vec<u8>> = [
+            (b"stale".to_vec(), b"old value".to_vec()),
+            (b"\x00\x01".to_vec(), b"shorter".to_vec()),
+            (b"zombie".to_vec(), b"back".to_vec()),
+        ]
+        .into();
+        let r = check(&oracle, &store);
+        assert_eq!((r.checked, r.mismatches), (4, 4));
+        assert_eq!(r.examples.len(), EXAMPLES);
+        assert_eq!(r.examples[0], "key 0001: holds another value");
+        assert_eq!(r.examples[1], "key lost: not found");
+        assert_eq!(r.examples[2], "key stale: holds another value");
+    }
+
+    #[test]
+    fn a_read_error_stops_the_check() {
+        let mut oracle = Oracle::default();
+        oracle.put(b"k", b"v");
+        let r: Result<VerifyResult, &str> = oracle.check(|_| Err("device gone"));
+        assert_eq!(r, Err("device gone"));
+    }
+}

@@ -1,0 +1,394 @@
+//! `zkv put`, `get`, `delete` and `scan`: the database by hand.
+//!
+//! Each command mounts the file system with the options its metadata records, opens the
+//! database, does one thing and closes it. Writes are synced to the WAL before the command
+//! returns. Reads open the database on a scratch view of the device ([`super::scratch`]),
+//! because opening a database writes (WAL replay into L0, a manifest edit, a new WAL): the
+//! device itself is only read, and reads may share an image with other readers.
+
+use std::sync::Arc;
+
+use clap::Args;
+use engine::db::{Db, ReadOptions, WriteOptions};
+use engine::options::{ExecMode, Options};
+use engine::version::VersionSet;
+use serde::Serialize;
+use zns::DeviceSpec;
+use zonefs::fs::ZoneFs;
+
+use super::device::{open_persistent, parse_device, Access};
+use super::error::{CliError, CliResult};
+use super::fsview::fs_error;
+use super::scratch::scratch_device;
+use super::Out;
+
+const KV_EXAMPLES: &str = "\
+Examples:
+  zkv put    --device file:/tmp/zns.img user1 alice
+  zkv get    --device file:/tmp/zns.img user1
+  zkv delete --device file:/tmp/zns.img user1
+  zkv scan   --device file:/tmp/zns.img --from user --to userz --limit 10
+  zkv put    --device file:/tmp/zns.img --hex 00ff deadbeef
+
+The device must hold a zkv file system ('zkv mkfs'); the first put creates the database.
+put and delete are synced before the command returns. get and scan never write the device:
+the database is opened on an in-memory copy-on-write view of it.";
+
+#[derive(Debug, Args)]
+struct DbDevice {
+    /// The device: file:PATH or zbd:/dev/DEV, formatted by 'zkv mkfs'
+    #[arg(long, value_name = "DEVICE", value_parser = parse_device)]
+    device: DeviceSpec,
+
+    /// Keys and values are hex digits (binary data) instead of UTF-8 text
+    #[arg(long)]
+    hex: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = KV_EXAMPLES)]
+pub struct PutArgs {
+    #[command(flatten)]
+    dev: DbDevice,
+    /// The key
+    #[arg(allow_hyphen_values = true)]
+    key: String,
+    /// The value
+    #[arg(allow_hyphen_values = true)]
+    value: String,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = KV_EXAMPLES)]
+pub struct GetArgs {
+    #[command(flatten)]
+    dev: DbDevice,
+    /// The key
+    #[arg(allow_hyphen_values = true)]
+    key: String,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = KV_EXAMPLES)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    dev: DbDevice,
+    /// The key
+    #[arg(allow_hyphen_values = true)]
+    key: String,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = KV_EXAMPLES)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    dev: DbDevice,
+    /// First key to list (inclusive)
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
+    from: Option<String>,
+    /// Key to stop before (exclusive)
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
+    to: Option<String>,
+    /// List at most N keys
+    #[arg(long, value_name = "N")]
+    limit: Option<usize>,
+    /// Print a JSON list of {key, value} instead of one line per key
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn put(args: PutArgs) -> CliResult {
+    let key = decode(&args.key, args.dev.hex, "key")?;
+    let value = decode(&args.value, args.dev.hex, "value")?;
+    let spec = &args.dev.device;
+    let db = open_for_write(spec, true)?;
+    let result = db.put(&WriteOptions::synced(), &key, &value);
+    finish_write(spec, db, result)
+}
+
+pub fn delete(args: DeleteArgs) -> CliResult {
+    let key = decode(&args.key, args.dev.hex, "key")?;
+    let spec = &args.dev.device;
+    let db = open_for_write(spec, false)?;
+    let result = db.delete(&WriteOptions::synced(), &key);
+    finish_write(spec, db, result)
+}
+
+pub fn get(args: GetArgs) -> CliResult {
+    let key = decode(&args.key, args.dev.hex, "key")?;
+    let spec = &args.dev.device;
+    let db = open_for_read(spec)?;
+    let found = db
+        .get(&ReadOptions::default(), &key)
+        .map_err(|e| db_error(spec, e))?;
+    close(spec, db)?;
+    let Some(value) = found else {
+        return Err(CliError::invalid(format!(
+            "key {} not found on {spec}",
+            quoted(&key, args.dev.hex)
+        )));
+    };
+    let mut out = Out::new();
+    out.line(show(&value, args.dev.hex))?;
+    out.flush()
+}
+
+pub fn scan(args: ScanArgs) -> CliResult {
+    let hex = args.dev.hex;
+    let bound = |b: &Option<String>, what| b.as_deref().map(|s| decode(s, hex, what)).transpose();
+    let opts = ReadOptions {
+        lower_bound: bound(&args.from, "--from key")?,
+        upper_bound: bound(&args.to, "--to key")?,
+        ..ReadOptions::default()
+    };
+    let spec = &args.dev.device;
+    let db = open_for_read(spec)?;
+    let entries =
+        collect(&db, &opts, args.limit.unwrap_or(usize::MAX)).map_err(|e| db_error(spec, e));
+    close(spec, db)?;
+    let entries = entries?;
+    let mut out = Out::new();
+    if args.json {
+        print_json(&entries, hex, &mut out)?;
+    } else {
+        for (k, v) in &entries {
+            out.line(format!("{}\t{}", show(k, hex), show(v, hex)))?;
+        }
+    }
+    out.flush()
+}
+
+/// The first `limit` entries within the read's bounds, in key order.
+fn collect(
+    db: &Db,
+    opts: &ReadOptions<'_>,
+    limit: usize,
+) -> engine::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let mut entries = Vec::new();
+    if limit == 0 {
+        return Ok(entries);
+    }
+    let mut it = db.iter(opts)?;
+    it.seek_to_first()?;
+    while it.valid() && entries.len() < limit {
+        entries.push((it.key().to_vec(), it.value().to_vec()));
+        it.next()?;
+    }
+    Ok(entries)
+}
+
+#[derive(Serialize)]
+struct EntryJson {
+    key: String,
+    value: String,
+}
+
+/// JSON strings must be text: without `--hex`, a key or value that is not UTF-8 is refused
+/// (before anything is printed) rather than shown with replacement characters.
+fn print_json(entries: &[(Vec<u8>, Vec<u8>)], hex: bool, out: &mut Out) -> CliResult {
+    let field = |bytes: &[u8], what: &str| -> CliResult<String> {
+        if hex {
+            return Ok(to_hex(bytes));
+        }
+        String::from_utf8(bytes.to_vec()).map_err(|_| {
+            CliError::invalid(format!(
+                "{what} {} is not UTF-8 text and cannot be a JSON string; add --hex",
+                quoted(bytes, false)
+            ))
+        })
+    };
+    let list = entries
+        .iter()
+        .map(|(k, v)| {
+            Ok(EntryJson {
+                key: field(k, "key")?,
+                value: field(v, &format!("the value of key {}", quoted(k, false)))?,
+            })
+        })
+        .collect::<CliResult<Vec<_>>>()?;
+    let text = serde_json::to_string_pretty(&list)
+        .map_err(|e| CliError::invalid(format!("cannot encode JSON: {e}")))?;
+    out.line(text)
+}
+
+// ---------------------------------------------------------------------------------------
+// Opening and closing
+
+/// The options every command opens the database with: RocksDB's defaults, background work
+/// inline (one short command gains nothing from threads, and the result is repeatable).
+fn base_options() -> Options {
+    Options {
+        mode: ExecMode::Deterministic,
+        ..Options::default()
+    }
+}
+
+/// For reads: no compaction is ever due, since whatever an open would compact is dropped
+/// with the scratch device anyway. The triggers are not recorded, so this changes nothing
+/// for later opens.
+fn read_options() -> Options {
+    let never = u32::MAX / 2;
+    Options {
+        create_if_missing: false,
+        level0_file_num_compaction_trigger: never,
+        level0_slowdown_writes_trigger: never,
+        level0_stop_writes_trigger: never,
+        max_bytes_for_level_base: u64::MAX / 2,
+        ..base_options()
+    }
+}
+
+/// Mounts the device read-write and opens the database; `create`: create it if the file
+/// system holds none.
+fn open_for_write(spec: &DeviceSpec, create: bool) -> CliResult<Db> {
+    let dev = open_persistent(spec, Access::ReadWrite)?;
+    let fs = mount(spec, dev)?;
+    if !create && !VersionSet::exists(&fs) {
+        return Err(no_database(spec));
+    }
+    let options = Options {
+        create_if_missing: create,
+        ..base_options()
+    };
+    Db::open(fs, options).map_err(|e| db_error(spec, e))
+}
+
+/// Opens the database on a scratch view of the device: the device is opened read-only
+/// (an image takes a shared lock) and never written.
+fn open_for_read(spec: &DeviceSpec) -> CliResult<Db> {
+    let base = open_persistent(spec, Access::ReadOnly)?;
+    let fs = mount(spec, scratch_device(base)?)?;
+    if !VersionSet::exists(&fs) {
+        return Err(no_database(spec));
+    }
+    Db::open(fs, read_options()).map_err(|e| db_error(spec, e))
+}
+
+fn mount(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliResult<Arc<ZoneFs>> {
+    let fs = ZoneFs::mount_stored(dev).map_err(|e| fs_error(&spec.to_string(), e))?;
+    Ok(Arc::new(fs))
+}
+
+/// Ends a write command: the write's own error first, then closing (which waits for the
+/// background work the write started and syncs the WAL) and a device sync, so that the
+/// file system's metadata is on disk too when the command returns.
+fn finish_write(spec: &DeviceSpec, db: Db, result: engine::Result<()>) -> CliResult {
+    let fs = Arc::clone(db.file_system());
+    if let Err(e) = result {
+        // The write failed: closing may fail for the same reason, and says less.
+        let _ = db.close();
+        return Err(db_error(spec, e));
+    }
+    close(spec, db)?;
+    fs.device().sync()?;
+    Ok(())
+}
+
+fn close(spec: &DeviceSpec, db: Db) -> CliResult {
+    db.close().map_err(|e| db_error(spec, e))
+}
+
+/// An engine error, with the device it happened on.
+pub fn db_error(spec: &DeviceSpec, e: engine::Error) -> CliError {
+    CliError::invalid(format!("{spec}: {e}"))
+}
+
+/// The error for a file system without a database.
+pub fn no_database(spec: &DeviceSpec) -> CliError {
+    CliError::invalid(format!("no zkv database on {spec} ('zkv put' creates one)"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Keys and values on the command line
+
+/// The bytes of a key or value given as text, or as hex digits with `--hex`.
+fn decode(text: &str, hex: bool, what: &str) -> CliResult<Vec<u8>> {
+    if !hex {
+        return Ok(text.as_bytes().to_vec());
+    }
+    from_hex(text).map_err(|why| CliError::invalid(format!("--hex {what} '{text}': {why}")))
+}
+
+fn from_hex(text: &str) -> Result<Vec<u8>, String> {
+    let digits = text.as_bytes();
+    if !digits.len().is_multiple_of(2) {
+        return Err(format!(
+            "odd number of hex digits ({}); each byte takes two",
+            digits.len()
+        ));
+    }
+    let digit = |c: u8| {
+        (c as char)
+            .to_digit(16)
+            .ok_or_else(|| format!("'{}' is not a hex digit", c.escape_ascii()))
+    };
+    digits
+        .chunks(2)
+        .map(|pair| Ok((digit(pair[0])? * 16 + digit(pair[1])?) as u8))
+        .collect()
+}
+
+fn to_hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// How a key or value is printed: hex digits, or text with tabs, line breaks, backslashes,
+/// other control characters and bytes that are not UTF-8 escaped, so that every entry of
+/// `scan` stays one line with one tab.
+fn show(bytes: &[u8], hex: bool) -> String {
+    if hex {
+        return to_hex(bytes);
+    }
+    let mut s = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => s.push_str("\\\\"),
+                '\t' => s.push_str("\\t"),
+                '\n' => s.push_str("\\n"),
+                '\r' => s.push_str("\\r"),
+                c if c.is_control() => s.push_str(&format!("\\u{{{:x}}}", c as u32)),
+                c => s.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            s.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    s
+}
+
+/// A key in a message: `'text'` (escaped as printed), or hex digits with `--hex`.
+fn quoted(bytes: &[u8], hex: bool) -> String {
+    if hex {
+        format!("0x{}", to_hex(bytes))
+    } else {
+        format!("'{}'", show(bytes, false))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips_and_rejects_bad_digits() {
+        assert_eq!(from_hex("00fFa1").unwrap(), vec![0, 0xff, 0xa1]);
+        assert_eq!(from_hex("").unwrap(), Vec::<u8>::new());
+        assert_eq!(to_hex(&[0, 0xff, 0xa1]), "00ffa1");
+        assert!(from_hex("abc").unwrap_err().contains("odd number"));
+        assert!(from_hex("zz")
+            .unwrap_err()
+            .contains("'z' is not a hex digit"));
+        assert!(from_hex("é0").is_err());
+    }
+
+    #[test]
+    fn text_is_shown_on_one_line() {
+        assert_eq!(show(b"plain text", false), "plain text");
+        assert_eq!(show(b"a\tb\nc\\", false), "a\\tb\\nc\\\\");
+        assert_eq!(show(b"\x00ok\xff", false), "\\u{0}ok\\xff");
+        assert_eq!(show("é".as_bytes(), false), "é");
+        assert_eq!(show(b"\x01", true), "01");
+    }
+}

@@ -1,0 +1,420 @@
+//! End-to-end tests of `zkv bench`: the real binary on a tiny in-memory (or image) device,
+//! small memtables and SSTs so that flushes, compactions and zone cleaning all happen in
+//! a fraction of a second.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// 24 zones of 1 MiB and an LSM of 64 KiB memtables and SSTs.
+const SMALL: [&str; 12] = [
+    "--zones",
+    "24",
+    "--zone-size",
+    "1MiB",
+    "--write-buffer-size",
+    "64KiB",
+    "--target-file-size-base",
+    "64KiB",
+    "--max-bytes-for-level-base",
+    "256KiB",
+    "--value-size",
+    "200",
+];
+
+/// `zkv bench` with the small setup; a flag of `extra` replaces the same flag of [`SMALL`].
+fn bench(extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["bench"];
+    for pair in SMALL.chunks(2) {
+        if !extra.contains(&pair[0]) {
+            args.extend_from_slice(pair);
+        }
+    }
+    args.extend_from_slice(extra);
+    args.into_iter().map(String::from).collect()
+}
+
+fn run_ok(args: &[String]) -> String {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    ok(&refs)
+}
+
+fn fails(args: &[String]) -> String {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    fails_run(&refs, 1).1
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("the JSON report was written");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// The db_bench line of `name`: `name : X micros/op Y ops/sec ...`.
+fn result_line<'a>(stdout: &'a str, name: &str) -> &'a str {
+    stdout
+        .lines()
+        .find(|l| l.split(" :").next().map(str::trim_end) == Some(name))
+        .unwrap_or_else(|| panic!("no result line for {name} in:\n{stdout}"))
+}
+
+#[test]
+fn every_workload_prints_its_db_bench_line_and_the_summaries() {
+    let _guard = serial();
+    let list = "fillseq,fillrandom,overwrite,readrandom,readrandomwriterandom,ycsb-a,ycsb-e";
+    let stdout = run_ok(&bench(&[
+        "--workload",
+        list,
+        "--num",
+        "1500",
+        "--mode",
+        "deterministic",
+        "--verify",
+    ]));
+    for name in list.split(',').chain(["ycsb-a-load", "ycsb-e-load"]) {
+        let line = result_line(&stdout, name);
+        assert!(line.contains(" micros/op "), "{line}");
+        assert!(line.contains(" ops/sec "), "{line}");
+        assert!(line.contains(" 1500 operations;"), "{line}");
+    }
+    // readrandom after the fills finds every key of the key space it draws.
+    let read = result_line(&stdout, "readrandom");
+    assert!(read.ends_with("(1500 of 1500 found)"), "{read}");
+    for part in [
+        "Latency (us)",
+        "\nput ",
+        "\nget ",
+        "\nscan ",
+        "** Compaction Stats **",
+        "\n Sum ",
+        "Zones: 21 data zones",
+        "Write amplification: LSM ",
+        "Zone resets: ",
+        "Cleaning: ",
+        "Verify: ",
+    ] {
+        assert!(stdout.contains(part), "{part:?} missing in:\n{stdout}");
+    }
+    assert!(stdout.contains(", 0 mismatches"), "{stdout}");
+}
+
+#[test]
+fn threaded_run_on_an_image_verifies_and_keeps_the_image() {
+    let _guard = serial();
+    let dir = TempDir::new().unwrap();
+    let img = dir.path().join("bench.img");
+    let device = format!("file:{}", img.display());
+    let stdout = run_ok(&bench(&[
+        "--workload",
+        "fillrandom,overwrite",
+        "--num",
+        "2000",
+        "--device",
+        &device,
+        "--compaction-threads",
+        "2",
+        "--wait-for-compaction",
+        "--verify",
+    ]));
+    assert!(stdout.contains(", 0 mismatches"), "{stdout}");
+    // The image holds the database: inspect reads its levels.
+    let levels = ok(&["inspect", "levels", "--device", &device]);
+    assert!(levels.contains("tables"), "{levels}");
+}
+
+/// Removes the fields that measure wall time (and so differ between two runs).
+fn strip_times(v: &mut Value) {
+    const TIME_FIELDS: [&str; 6] = [
+        "seconds",
+        "ops_per_sec",
+        "stall_ns",
+        "blocking_ns",
+        "latency_us",
+        "policy_us",
+    ];
+    match v {
+        Value::Object(m) => {
+            for f in TIME_FIELDS {
+                m.remove(f);
+            }
+            m.values_mut().for_each(strip_times);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_times),
+        _ => {}
+    }
+}
+
+#[test]
+fn deterministic_mode_gives_the_same_report_twice() {
+    let _guard = serial();
+    let dir = TempDir::new().unwrap();
+    let mut reports = Vec::new();
+    for run in ["a", "b"] {
+        let path = dir.path().join(format!("{run}.json"));
+        let json = path.to_string_lossy().into_owned();
+        run_ok(&bench(&[
+            "--workload",
+            "fillrandom,overwrite,ycsb-b",
+            "--num",
+            "2000",
+            "--seed",
+            "7",
+            "--mode",
+            "deterministic",
+            "--gc-start",
+            "70",
+            "--gc-stop",
+            "80",
+            "--zones",
+            "12",
+            "--json",
+            &json,
+        ]));
+        let mut report = read_json(&path);
+        strip_times(&mut report);
+        reports.push(report);
+    }
+    assert_eq!(reports[0], reports[1]);
+    // The run was big enough for the zone figures to mean something.
+    let r = &reports[0];
+    assert!(
+        r["lsm"]["compactions"].as_u64().unwrap() > 0,
+        "{}",
+        r["lsm"]
+    );
+    assert!(r["gc"]["victims"].as_u64().unwrap() > 0, "{}", r["gc"]);
+    // A different seed draws other keys.
+    let other = dir.path().join("c.json");
+    let json = other.to_string_lossy().into_owned();
+    run_ok(&bench(&[
+        "--workload",
+        "fillrandom",
+        "--num",
+        "2000",
+        "--seed",
+        "8",
+        "--mode",
+        "deterministic",
+        "--json",
+        &json,
+    ]));
+    let mut c = read_json(&other);
+    strip_times(&mut c);
+    assert_ne!(c["device"], r["device"]);
+}
+
+fn field<'a>(v: &'a Value, path: &str) -> &'a Value {
+    path.split('.').fold(v, |v, key| {
+        v.get(key)
+            .unwrap_or_else(|| panic!("{path}: no {key} in {v}"))
+    })
+}
+
+fn assert_numbers(v: &Value, section: &str, names: &[&str]) {
+    for name in names {
+        let path = format!("{section}.{name}");
+        assert!(field(v, &path).is_number(), "{path} is not a number");
+    }
+}
+
+#[test]
+fn json_report_has_the_contract_fields() {
+    let _guard = serial();
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("report.json");
+    let json = path.to_string_lossy().into_owned();
+    run_ok(&bench(&[
+        "--workload",
+        "fillrandom,readrandom",
+        "--num",
+        "2000",
+        "--mode",
+        "deterministic",
+        "--verify",
+        "--sample-interval",
+        "500",
+        "--json",
+        &json,
+    ]));
+    let v = read_json(&path);
+    assert_eq!(field(&v, "scheme"), "baseline");
+    assert_eq!(field(&v, "workload"), "fillrandom,readrandom");
+    for (name, want) in [
+        ("num", Value::from(2000)),
+        ("picker", Value::from("sica")),
+        ("placement", Value::from("liza")),
+        ("mode", Value::from("deterministic")),
+        ("write_buffer_size", Value::from(65536)),
+        ("zones", Value::from(24)),
+    ] {
+        assert_eq!(field(&v, &format!("config.{name}")), &want, "config.{name}");
+    }
+    assert_numbers(
+        &v,
+        "user",
+        &[
+            "ops",
+            "bytes",
+            "put_ops",
+            "get_ops",
+            "seconds",
+            "ops_per_sec",
+        ],
+    );
+    assert_eq!(field(&v, "user.ops"), 4000);
+    assert_numbers(
+        &v,
+        "lsm",
+        &[
+            "flush_bytes",
+            "compaction_bytes",
+            "blob_bytes",
+            "wal_bytes",
+            "wa",
+            "flushes",
+            "compactions",
+            "trivial_moves",
+            "stall_ns",
+        ],
+    );
+    assert_numbers(
+        &v,
+        "device",
+        &[
+            "write_bytes",
+            "read_bytes",
+            "wa",
+            "total_wa",
+            "zone_resets",
+            "zero_copy_resets",
+            "finishes",
+        ],
+    );
+    assert_numbers(
+        &v,
+        "gc",
+        &[
+            "runs",
+            "victims",
+            "copy_bytes",
+            "compacted_bytes",
+            "blocking_ns",
+        ],
+    );
+    assert_numbers(
+        &v,
+        "compaction",
+        &[
+            "s_same",
+            "s_inval",
+            "zones_per_compaction",
+            "invalidated_bytes_per_zone",
+        ],
+    );
+    assert!(field(&v, "compaction.per_level").is_array());
+    for op in ["put", "get"] {
+        assert_numbers(
+            &v,
+            &format!("latency_us.{op}"),
+            &["p50", "p95", "p99", "p999"],
+        );
+    }
+    assert_eq!(field(&v, "verify.mismatches"), 0);
+    assert!(field(&v, "verify.checked").as_u64().unwrap() > 1000);
+    assert_numbers(&v, "policy_us", &["placement"]);
+    // Sections without a source yet are absent, not zero.
+    for absent in ["lifetime", "blob"] {
+        assert!(v.get(absent).is_none(), "{absent} should be absent");
+    }
+    assert!(v["policy_us"].get("picker").is_none());
+    assert!(v["device"].get("busy_ns").is_none());
+    // One point at the start, one every 500 operations, one at the end of each workload.
+    let series = field(&v, "timeseries").as_array().unwrap();
+    assert_eq!(series.len(), 1 + 8 + 2, "{series:?}");
+    for point in series {
+        for name in [
+            "t",
+            "free_ratio",
+            "gc_copy_bytes",
+            "device_write_bytes",
+            "stall_ns",
+        ] {
+            assert!(point[name].is_number(), "timeseries {name} in {point}");
+        }
+    }
+    assert_eq!(series.last().unwrap()["t"], 4000);
+}
+
+#[test]
+fn bad_input_fails_before_any_work() {
+    let _guard = serial();
+    let dir = TempDir::new().unwrap();
+    let report = dir.path().join("never.json");
+    let json = report.to_string_lossy().into_owned();
+    let img = dir.path().join("never.img");
+    let device = format!("file:{}", img.display());
+    let usage = |args: &[&str], want: &str| {
+        let (_, msg) = fails_run(&[&["bench"], args].concat(), 2);
+        assert!(msg.contains(want), "{args:?}: {msg}");
+    };
+    usage(&["--workload", "fillseq,nope"], "unknown workload \"nope\"");
+    usage(&["--picker", "best"], "--picker");
+    usage(&["--placement", "random"], "--placement");
+    usage(&["--num", "0"], "--num");
+    usage(&["--value-size", "0"], "must be greater than zero");
+    usage(&["--key-size", "-4"], "cannot be negative");
+    usage(&["--readwritepercent", "101"], "--readwritepercent");
+    usage(&["--mode", "fast"], "threaded or deterministic");
+    // Refused after parsing, still before the device, the image or the JSON file exist.
+    let too_small = fails(&bench(&[
+        "--num", "100000", "--device", &device, "--json", &json,
+    ]));
+    assert!(too_small.starts_with("device too small"), "{too_small}");
+    assert!(too_small.contains("space amplification"), "{too_small}");
+    for (args, want) in [
+        (vec!["--sync", "--disable-wal"], "--sync and --disable-wal"),
+        (
+            vec!["--mode", "deterministic", "--flush-threads", "2"],
+            "threaded only",
+        ),
+        (vec!["--gc-start", "30", "--gc-stop", "20"], "gc_start"),
+        (
+            vec!["--level0-file-num-compaction-trigger", "0"],
+            "L0 triggers",
+        ),
+        (vec!["--zones", "2"], "zones"),
+        (vec!["--device", "zbd:/dev/nope"], "mem or a new file"),
+    ] {
+        let mut a = vec!["--num", "100", "--json", &json];
+        if !args.contains(&"--device") {
+            a.extend(["--device", &device]);
+        }
+        a.extend(args);
+        let msg = fails(&bench(&a));
+        assert!(msg.contains(want), "{a:?}: {msg}");
+    }
+    assert!(!img.exists(), "a refused run created the image");
+    assert!(!report.exists(), "a refused run created the JSON file");
+    let unwritable = dir.path().join("no/such/dir/r.json");
+    let msg = fails(&bench(&[
+        "--num",
+        "100",
+        "--device",
+        &device,
+        "--json",
+        &unwritable.to_string_lossy(),
+    ]));
+    assert!(msg.starts_with("--json "), "{msg}");
+    assert!(
+        !img.exists(),
+        "an unwritable JSON path still created the image"
+    );
+    // An existing image is never overwritten.
+    std::fs::write(&img, b"precious").unwrap();
+    let msg = fails(&bench(&["--num", "100", "--device", &device]));
+    assert!(msg.contains("already exists"), "{msg}");
+    assert_eq!(std::fs::read(&img).unwrap(), b"precious");
+}

@@ -1,0 +1,277 @@
+//! End-to-end tests of `zkv put`, `get`, `delete`, `scan` and `inspect levels`: the real
+//! binary on images made by `zkv mkfs`, one process per command.
+
+mod common;
+use common::*;
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// An image formatted by `zkv mkfs`: 16 zones of 1 MiB with 768 KiB capacity.
+struct Img {
+    _dir: TempDir,
+    path: PathBuf,
+    spec: String,
+}
+
+impl Img {
+    fn formatted() -> Img {
+        let img = Img::unformatted_path();
+        ok(&[
+            "mkfs",
+            "--device",
+            &img.spec,
+            "--zones",
+            "16",
+            "--zone-size",
+            "1MiB",
+            "--zone-capacity",
+            "768KiB",
+        ]);
+        img
+    }
+
+    /// A path where nothing exists yet.
+    fn unformatted_path() -> Img {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("fs.img");
+        let spec = format!("file:{}", path.display());
+        Img {
+            _dir: dir,
+            path,
+            spec,
+        }
+    }
+
+    /// `zkv <cmd> --device <img> <rest...>`
+    fn args<'a>(&'a self, cmd: &[&'a str], rest: &[&'a str]) -> Vec<&'a str> {
+        let mut v = cmd.to_vec();
+        v.extend(["--device", self.spec.as_str()]);
+        v.extend(rest);
+        v
+    }
+
+    fn run(&self, cmd: &str, rest: &[&str]) -> String {
+        ok(&self.args(&[cmd], rest))
+    }
+
+    fn fails(&self, cmd: &str, rest: &[&str]) -> String {
+        fails_run(&self.args(&[cmd], rest), 1).1
+    }
+
+    fn levels(&self) -> Value {
+        json(&ok(&self.args(&["inspect", "levels"], &["--json"])))
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.path).expect("read the image")
+    }
+}
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+fn total(levels: &Value, field: &str) -> u64 {
+    levels["levels"]
+        .as_array()
+        .expect("levels is a list")
+        .iter()
+        .map(|l| l[field].as_u64().expect("an unsigned integer"))
+        .sum()
+}
+
+#[test]
+fn put_get_delete_scan_round_trip_across_processes() {
+    let _s = serial();
+    let img = Img::formatted();
+    img.run("put", &["alpha", "one"]);
+    img.run("put", &["beta", "two words"]);
+    img.run("put", &["alpha", "uno"]);
+    assert_eq!(img.run("get", &["alpha"]), "uno\n");
+    assert_eq!(img.run("get", &["beta"]), "two words\n");
+    assert_eq!(img.run("scan", &[]), "alpha\tuno\nbeta\ttwo words\n");
+
+    img.run("delete", &["alpha"]);
+    let msg = img.fails("get", &["alpha"]);
+    assert!(msg.contains("key 'alpha' not found"), "{msg}");
+    assert_eq!(img.run("scan", &[]), "beta\ttwo words\n");
+    // Deleting a key that has no value is no error (as in RocksDB: a tombstone).
+    img.run("delete", &["never-written"]);
+
+    // Keys that look like flags, text that needs escaping to stay on one line.
+    img.run("put", &["-dash", "a\tb\nc"]);
+    assert_eq!(img.run("get", &["-dash"]), "a\\tb\\nc\n");
+}
+
+#[test]
+fn hex_keys_and_values() {
+    let _s = serial();
+    let img = Img::formatted();
+    img.run("put", &["--hex", "00ff", "c0ffee"]);
+    img.run("put", &["--hex", "0001", ""]);
+    assert_eq!(img.run("get", &["--hex", "00FF"]), "c0ffee\n");
+    assert_eq!(img.run("get", &["--hex", "0001"]), "\n");
+    assert_eq!(img.run("scan", &["--hex"]), "0001\t\n00ff\tc0ffee\n");
+    assert_eq!(
+        img.run("scan", &[]),
+        "\\u{0}\\u{1}\t\n\\u{0}\\xff\t\\xc0\\xff\\xee\n"
+    );
+    let list = json(&img.run("scan", &["--hex", "--json", "--from", "00ff"]));
+    assert_eq!(list, json(r#"[{"key": "00ff", "value": "c0ffee"}]"#));
+    // Without --hex, JSON cannot hold these bytes: refused, not mangled.
+    let msg = img.fails("scan", &["--json"]);
+    assert!(msg.contains("not UTF-8") && msg.contains("--hex"), "{msg}");
+    img.run("delete", &["--hex", "00ff"]);
+    let msg = img.fails("get", &["--hex", "00ff"]);
+    assert!(msg.contains("key 0x00ff not found"), "{msg}");
+}
+
+#[test]
+fn scan_bounds_limit_and_json() {
+    let _s = serial();
+    let img = Img::formatted();
+    for k in ["a", "b", "c", "d", "e"] {
+        img.run("put", &[k, &format!("v{k}")]);
+    }
+    assert_eq!(
+        img.run("scan", &["--from", "b", "--to", "d"]),
+        "b\tvb\nc\tvc\n"
+    );
+    assert_eq!(
+        img.run("scan", &["--from", "c", "--limit", "2"]),
+        "c\tvc\nd\tvd\n"
+    );
+    assert_eq!(img.run("scan", &["--to", "b"]), "a\tva\n");
+    assert_eq!(img.run("scan", &["--limit", "0"]), "");
+    assert_eq!(img.run("scan", &["--from", "x"]), "");
+    let list = json(&img.run("scan", &["--json", "--from", "d"]));
+    assert_eq!(
+        list,
+        json(r#"[{"key": "d", "value": "vd"}, {"key": "e", "value": "ve"}]"#)
+    );
+    assert_eq!(
+        json(&img.run("scan", &["--json", "--from", "z"])),
+        json("[]")
+    );
+}
+
+#[test]
+fn reads_never_write_the_device() {
+    let _s = serial();
+    let img = Img::formatted();
+    for i in 0..3 {
+        img.run("put", &[&format!("k{i}"), "v"]);
+    }
+    // The last put's write is only in the WAL: opening the database replays it into a
+    // new L0 table, which get and scan do on a scratch view only.
+    let before = img.bytes();
+    assert_eq!(img.run("get", &["k2"]), "v\n");
+    img.run("scan", &[]);
+    img.fails("get", &["missing"]);
+    ok(&img.args(&["inspect", "levels"], &[]));
+    img.levels();
+    assert!(img.bytes() == before, "a read command changed the image");
+}
+
+#[test]
+fn inspect_levels_on_empty_and_filled_stores() {
+    let _s = serial();
+    let img = Img::formatted();
+    let out = ok(&img.args(&["inspect", "levels"], &[]));
+    assert!(out.contains("no database yet"), "{out}");
+    let empty = img.levels();
+    assert_eq!(empty["database"], Value::Bool(false));
+    assert_eq!(empty["levels"], json("[]"));
+
+    // The first put creates the database; its write is in the WAL, in no level.
+    img.run("put", &["k00", "v"]);
+    let one = img.levels();
+    assert_eq!(one["database"], Value::Bool(true));
+    assert_eq!(one["levels"].as_array().map(Vec::len), Some(7));
+    assert_eq!(total(&one, "files"), 0);
+    assert_eq!(one["wal"]["files"].as_u64(), Some(1));
+    assert!(one["wal"]["bytes"].as_u64() > Some(0), "{one}");
+    assert_eq!(one["compaction_stats"], Value::Null);
+
+    // Every later open flushes the WAL it replays to L0, and four L0 files are compacted
+    // (or moved) down to L1.
+    for i in 1..8 {
+        img.run("put", &[&format!("k{i:02}"), &"x".repeat(100)]);
+    }
+    let filled = img.levels();
+    assert!(total(&filled, "files") >= 2, "{filled}");
+    assert!(total(&filled, "bytes") > 700, "{filled}");
+    assert!(filled["levels"][1]["files"].as_u64() > Some(0), "{filled}");
+    // The manifest's last sequence number: the eighth put is still only in the WAL.
+    assert_eq!(filled["last_sequence"].as_u64(), Some(7));
+    let l0 = &filled["levels"][0];
+    let score = l0["score"].as_f64().expect("a number");
+    assert!(
+        (score - l0["files"].as_f64().unwrap_or(0.0) / 4.0).abs() < 1e-9,
+        "{filled}"
+    );
+
+    let out = ok(&img.args(&["inspect", "levels"], &[]));
+    for want in [
+        "level",
+        "L1",
+        "wal: 1 file",
+        "** Compaction Stats **",
+        "Sum",
+    ] {
+        assert!(out.contains(want), "no {want:?} in {out}");
+    }
+    // Every key is still there.
+    assert_eq!(img.run("scan", &[]).lines().count(), 8);
+}
+
+#[test]
+fn bad_input_fails_with_one_line() {
+    let _s = serial();
+    let img = Img::formatted();
+    for (cmd, rest) in [
+        ("get", &["k"][..]),
+        ("scan", &[][..]),
+        ("delete", &["k"][..]),
+    ] {
+        let msg = img.fails(cmd, rest);
+        assert!(msg.contains("no zkv database on file:"), "{cmd}: {msg}");
+    }
+    let before = img.bytes();
+    let msg = img.fails("put", &["--hex", "0g", "00"]);
+    assert!(msg.contains("'g' is not a hex digit"), "{msg}");
+    let msg = img.fails("put", &["--hex", "00", "abc"]);
+    assert!(
+        msg.contains("--hex value 'abc': odd number of hex digits"),
+        "{msg}"
+    );
+    let msg = img.fails("scan", &["--hex", "--from", "x"]);
+    assert!(msg.contains("--from key"), "{msg}");
+    assert!(img.bytes() == before, "a refused command changed the image");
+
+    let blank = Img::unformatted_path();
+    ok(&[
+        "zone",
+        "create",
+        "--device",
+        &blank.spec,
+        "--zones",
+        "4",
+        "--zone-size",
+        "1MiB",
+    ]);
+    let msg = blank.fails("put", &["k", "v"]);
+    assert!(msg.contains("no zkv file system"), "{msg}");
+    let msg = blank.fails("get", &["k"]);
+    assert!(msg.contains("no zkv file system"), "{msg}");
+    let msg = fails_run(&blank.args(&["inspect", "levels"], &[]), 1).1;
+    assert!(msg.contains("no zkv file system"), "{msg}");
+
+    let msg = fails_run(&["get", "--device", "mem", "k"], 1).1;
+    assert!(msg.contains("--device mem"), "{msg}");
+    let (_, msg) = fails_run(&["put", "--device", &img.spec, "k"], 2);
+    assert!(msg.contains("required"), "{msg}");
+}
