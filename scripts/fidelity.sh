@@ -8,8 +8,8 @@
 # Environment: FIDELITY_NUM (keys per workload, default 2000000), FIDELITY_CASES (default all:
 #   fillrandom-sica fillrandom-minov overwrite-sica overwrite-minov).
 #
-# Settings (issue contract): 16 B keys; fillrandom with 1000 B values, or fillseq then overwrite
-# with 128 B values; write_buffer_size 8 MiB, target_file_size_base 8 MiB,
+# Settings: 16 B keys; fillrandom with 1000 B values (then readrandom in the min-overlap case),
+# or fillseq then overwrite with 128 B values; write_buffer_size 8 MiB, target_file_size_base 8 MiB,
 # max_bytes_for_level_base 32 MiB, multiplier 10, L0 trigger 4, no compression, no WAL, bloom 10
 # bits; compaction_pri kByCompensatedSize (zkv `sica`) and kMinOverlappingRatio (`min-overlap`).
 # Both engines wait for background compaction before the final statistics.
@@ -33,7 +33,7 @@ ZKV=${CARGO_TARGET_DIR:-$ROOT/target}/release/zkv
 case_params() { # NAME -> "benchmarks value_size rocksdb_pri zkv_picker"
   case $1 in
     fillrandom-sica) echo "fillrandom 1000 0 sica" ;;
-    fillrandom-minov) echo "fillrandom 1000 3 min-overlap" ;;
+    fillrandom-minov) echo "fillrandom,readrandom 1000 3 min-overlap" ;;
     overwrite-sica) echo "fillseq,overwrite 128 0 sica" ;;
     overwrite-minov) echo "fillseq,overwrite 128 3 min-overlap" ;;
     *) echo "fidelity: unknown case $1" >&2; exit 2 ;;

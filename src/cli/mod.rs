@@ -8,6 +8,7 @@
 //! line on stderr and exits 1, or 2 for a usage error (bad flag or value).
 
 pub mod bench;
+pub mod compare;
 pub mod device;
 pub mod error;
 pub mod fsview;
@@ -62,6 +63,9 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Run db_bench and YCSB workloads on an emulated zoned device and report the figures
     Bench(Box<bench::BenchArgs>),
+    /// Run the same bench once per scheme and compare them: one table, one JSON, SVG charts
+    #[command(arg_required_else_help = true)]
+    Compare(Box<compare::CompareArgs>),
     /// Set a key to a value (creates the database on first use); synced before it returns
     Put(kv::PutArgs),
     /// Print the value of a key (exit code 1 if it has none); never writes the device
@@ -78,6 +82,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Mkfs(args) => mkfs::run(args),
         Command::Inspect(args) => inspect::run(args),
         Command::Bench(args) => bench::run(*args),
+        Command::Compare(args) => compare::run(*args),
         Command::Put(args) => kv::put(args),
         Command::Get(args) => kv::get(args),
         Command::Delete(args) => kv::delete(args),

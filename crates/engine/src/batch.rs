@@ -13,6 +13,9 @@
 //! varint32 for every length below 4 GiB. Operation `i` gets sequence number
 //! `sequence + i`.
 
+use crate::coding::{get_length_prefixed, put_length_prefixed, varint_len, DecodeError};
+#[cfg(test)]
+use crate::coding::{get_varint, put_varint64 as put_varint};
 use crate::key::{SeqNo, ValueKind};
 use crate::{Error, Result};
 
@@ -84,9 +87,12 @@ impl WriteBatch {
 
     /// Adds a put of `key` = `value`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        // One reservation instead of a growth step per field.
+        self.rep
+            .reserve(op_encoded_len(ValueKind::Put, key.len(), value.len()));
         self.rep.push(ValueKind::Put as u8);
-        put_slice(&mut self.rep, key);
-        put_slice(&mut self.rep, value);
+        put_length_prefixed(&mut self.rep, key);
+        put_length_prefixed(&mut self.rep, value);
         self.user_bytes += (key.len() + value.len()) as u64;
         self.bump_count(1);
     }
@@ -94,8 +100,16 @@ impl WriteBatch {
     /// Adds a delete of `key`.
     pub fn delete(&mut self, key: &[u8]) {
         self.rep.push(ValueKind::Delete as u8);
-        put_slice(&mut self.rep, key);
+        put_length_prefixed(&mut self.rep, key);
         self.bump_count(1);
+    }
+
+    /// Removes every operation and the sequence number, keeping the allocation for reuse.
+    pub fn clear(&mut self) {
+        self.rep.clear();
+        self.rep.resize(HEADER_LEN, 0);
+        self.count = 0;
+        self.user_bytes = 0;
     }
 
     /// Number of operations.
@@ -180,50 +194,30 @@ impl WriteBatch {
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
+/// The bytes one operation takes in a batch (a delete has no value: `value_len` is
+/// ignored).
+pub fn op_encoded_len(kind: ValueKind, key_len: usize, value_len: usize) -> usize {
+    let prefixed = |len: usize| varint_len(len as u64) as usize + len;
+    match kind {
+        ValueKind::Put => 1 + prefixed(key_len) + prefixed(value_len),
+        ValueKind::Delete => 1 + prefixed(key_len),
     }
-    out.push(v as u8);
-}
-
-fn put_slice(out: &mut Vec<u8>, s: &[u8]) {
-    put_varint(out, s.len() as u64);
-    out.extend_from_slice(s);
-}
-
-/// Decodes a varint from the start of `data`; `None` if cut short or longer than 64 bits.
-fn get_varint(data: &[u8]) -> Option<(u64, &[u8])> {
-    let mut v = 0u64;
-    for (i, &b) in data.iter().enumerate().take(10) {
-        let bits = u64::from(b & 0x7f);
-        if i == 9 && b > 1 {
-            return None;
-        }
-        v |= bits << (7 * i);
-        if b < 0x80 {
-            return Some((v, &data[i + 1..]));
-        }
-    }
-    None
 }
 
 /// A varint-prefixed slice; `at` is the offset of `data` in the batch, for messages.
 fn get_slice(data: &[u8], at: usize) -> Result<(&[u8], &[u8])> {
-    let (len, rest) = get_varint(data)
-        .ok_or_else(|| Error::corruption(WHAT, format!("bad length varint at offset {at}")))?;
-    let fits = usize::try_from(len).ok().filter(|&l| l <= rest.len());
-    let Some(len) = fits else {
-        return Err(Error::corruption(
+    let mut pos = 0;
+    match get_length_prefixed(data, &mut pos) {
+        Ok(slice) => Ok((slice, &data[pos..])),
+        Err(DecodeError::PastEnd { len, left }) => Err(Error::corruption(
             WHAT,
-            format!(
-                "length {len} at offset {at} passes the end of the batch ({} bytes left)",
-                rest.len()
-            ),
-        ));
-    };
-    Ok(rest.split_at(len))
+            format!("length {len} at offset {at} passes the end of the batch ({left} bytes left)"),
+        )),
+        Err(_) => Err(Error::corruption(
+            WHAT,
+            format!("bad length varint at offset {at}"),
+        )),
+    }
 }
 
 /// Decodes one operation; `at` is the offset of `data` in the batch, for messages.
@@ -318,6 +312,12 @@ mod tests {
             prop_assert_eq!(decoded(&b), model(&ops));
             let back = WriteBatch::from_data(b.data().to_vec()).unwrap();
             prop_assert_eq!(&back, &b);
+            let kind = |put: bool| if put { ValueKind::Put } else { ValueKind::Delete };
+            let lens = ops.iter().map(|(p, k, v)| op_encoded_len(kind(*p), k.len(), v.len()));
+            prop_assert_eq!(HEADER_LEN + lens.sum::<usize>(), b.data().len());
+            let mut reused = build(&ops, 9);
+            reused.clear();
+            prop_assert_eq!(&reused, &WriteBatch::new());
         }
 
         #[test]

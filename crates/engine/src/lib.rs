@@ -5,6 +5,7 @@
 //! - [`key`]: internal keys (user key + sequence number + kind) and their order;
 //! - [`batch`], [`log`], [`memtable`]: the write path (atomic batches, the WAL and manifest
 //!   record log, the skiplist memtable);
+//! - [`coding`]: varints and length-prefixed strings, shared by the on-disk formats;
 //! - [`sst`]: the table format (blocks, index, bloom filter, properties, footer);
 //! - [`version`]: files per level, version edits, the manifest and CURRENT;
 //! - [`compaction`]: level scores, the pickers (`compaction_pri`), the choice of inputs and
@@ -14,6 +15,7 @@
 //!   stalls, placement hints and statistics.
 
 pub mod batch;
+pub mod coding;
 pub mod compaction;
 pub mod db;
 pub mod error;

@@ -12,9 +12,9 @@
 //! node is one 8-byte link per level, 4/3 levels on average with branching factor 4, and
 //! the arena aligns each node to 8 bytes: [`ENTRY_OVERHEAD`] = 16 bytes). The estimate is
 //! deterministic (no random tower heights), so the same writes flush at the same points.
-//! The heap this crate actually uses per entry is larger (separate key and value
-//! allocations and a node with pointer tower), which only matters for the process's
-//! memory footprint, not for the LSM shape.
+//! The heap this crate actually uses per entry is larger (one allocation holding the
+//! internal key and the value, and a node with pointer tower), which only matters for the
+//! process's memory footprint, not for the LSM shape.
 
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,8 +22,9 @@ use std::sync::Arc;
 
 use crossbeam_skiplist::SkipMap;
 
+use crate::coding::varint_len;
 use crate::iter::InternalIterator;
-use crate::key::{self, InternalKey, SeqNo, ValueKind, MAX_SEQ, TRAILER_LEN};
+use crate::key::{self, SeqNo, ValueKind, MAX_SEQ, TRAILER_LEN};
 use crate::Result;
 
 /// Bytes counted per entry beyond its encoded key and value (see the module doc).
@@ -32,14 +33,72 @@ pub const ENTRY_OVERHEAD: u64 = 16;
 /// A concurrent, append-only sorted map of internal key → value.
 #[derive(Default)]
 pub struct Memtable {
-    map: SkipMap<InternalKey, Vec<u8>>,
+    map: SkipMap<Entry, ()>,
     entries: AtomicU64,
     deletions: AtomicU64,
     memory: AtomicU64,
 }
 
-fn varint_len(v: u64) -> u64 {
-    u64::from((64 - v.leading_zeros()).max(1).div_ceil(7))
+/// One entry: its internal key followed by its value, in a single allocation (an add is
+/// on every write's path, and each allocation there costs as much as the skiplist insert),
+/// ordered by the internal key alone.
+#[derive(Default)]
+struct Entry {
+    buf: Vec<u8>,
+    key_len: usize,
+}
+
+impl Entry {
+    fn new(user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) -> Entry {
+        let key_len = user_key.len() + TRAILER_LEN;
+        let mut buf = Vec::with_capacity(key_len + value.len());
+        key::append_internal_key(&mut buf, user_key, seq, kind);
+        buf.extend_from_slice(value);
+        Entry { buf, key_len }
+    }
+
+    /// A search target: an internal key without a value.
+    fn target(ikey: &[u8]) -> Entry {
+        Entry {
+            buf: ikey.to_vec(),
+            key_len: ikey.len(),
+        }
+    }
+
+    /// Makes this entry a copy of `other`, reusing its buffer.
+    fn copy_from(&mut self, other: &Entry) {
+        self.buf.clear();
+        self.buf.extend_from_slice(&other.buf);
+        self.key_len = other.key_len;
+    }
+
+    fn key(&self) -> &[u8] {
+        &self.buf[..self.key_len]
+    }
+
+    fn value(&self) -> &[u8] {
+        &self.buf[self.key_len..]
+    }
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Entry {}
+
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        key::compare(self.key(), other.key())
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// The bytes an entry is counted for (see the module doc).
@@ -61,8 +120,7 @@ impl Memtable {
     /// value and be counted twice); `seq` is at most [`MAX_SEQ`] (larger is clamped).
     pub fn add(&self, seq: SeqNo, kind: ValueKind, key: &[u8], value: &[u8]) {
         let seq = seq.min(MAX_SEQ);
-        self.map
-            .insert(InternalKey::new(key, seq, kind), value.to_vec());
+        self.map.insert(Entry::new(key, seq, kind, value), ());
         self.entries.fetch_add(1, Ordering::Relaxed);
         if kind == ValueKind::Delete {
             self.deletions.fetch_add(1, Ordering::Relaxed);
@@ -74,10 +132,11 @@ impl Memtable {
     /// The newest entry of `user_key` with a sequence number `<= snapshot`: its kind and
     /// value, or `None` if the memtable holds no such entry.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(ValueKind, Vec<u8>)> {
-        let target = InternalKey(key::seek_key(user_key, snapshot.min(MAX_SEQ)));
-        let entry = self.map.lower_bound(Bound::Included(&target))?;
-        let parsed = key::parse(entry.key().as_bytes())?;
-        (parsed.user_key == user_key).then(|| (parsed.kind, entry.value().clone()))
+        let target = Entry::target(&key::seek_key(user_key, snapshot.min(MAX_SEQ)));
+        let found = self.map.lower_bound(Bound::Included(&target))?;
+        let entry = found.key();
+        let parsed = key::parse(entry.key())?;
+        (parsed.user_key == user_key).then(|| (parsed.kind, entry.value().to_vec()))
     }
 
     /// Bytes counted for the entries so far (monotone; see the module doc).
@@ -114,23 +173,19 @@ impl Memtable {
 /// and finds the next one by searching the skiplist for the first key after it.
 pub struct MemIter {
     mem: Arc<Memtable>,
-    current: Option<(InternalKey, Vec<u8>)>,
+    current: Option<Entry>,
 }
 
 impl MemIter {
-    fn set(&mut self, entry: Option<crossbeam_skiplist::map::Entry<'_, InternalKey, Vec<u8>>>) {
+    fn set(&mut self, entry: Option<crossbeam_skiplist::map::Entry<'_, Entry, ()>>) {
         let Some(entry) = entry else {
             self.current = None;
             return;
         };
-        // Reuse the buffers of the previous entry: a flush walks millions of entries.
-        let (k, v) = self
-            .current
-            .get_or_insert_with(|| (InternalKey(Vec::new()), Vec::new()));
-        k.0.clear();
-        k.0.extend_from_slice(entry.key().as_bytes());
-        v.clear();
-        v.extend_from_slice(entry.value());
+        // Reuse the buffer of the previous entry: a flush walks millions of entries.
+        self.current
+            .get_or_insert_with(Entry::default)
+            .copy_from(entry.key());
     }
 }
 
@@ -147,7 +202,7 @@ impl InternalIterator for MemIter {
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
         let mem = Arc::clone(&self.mem);
-        let target = InternalKey(target.to_vec());
+        let target = Entry::target(target);
         self.set(mem.map.lower_bound(Bound::Included(&target)));
         Ok(())
     }
@@ -155,7 +210,7 @@ impl InternalIterator for MemIter {
     fn next(&mut self) -> Result<()> {
         let mem = Arc::clone(&self.mem);
         let next = match &self.current {
-            Some((k, _)) => mem.map.lower_bound(Bound::Excluded(k)),
+            Some(current) => mem.map.lower_bound(Bound::Excluded(current)),
             None => None,
         };
         self.set(next);
@@ -163,11 +218,11 @@ impl InternalIterator for MemIter {
     }
 
     fn key(&self) -> &[u8] {
-        self.current.as_ref().map_or(&[], |(k, _)| k.as_bytes())
+        self.current.as_ref().map_or(&[], Entry::key)
     }
 
     fn value(&self) -> &[u8] {
-        self.current.as_ref().map_or(&[], |(_, v)| v.as_slice())
+        self.current.as_ref().map_or(&[], Entry::value)
     }
 }
 
@@ -177,6 +232,7 @@ mod tests {
     use std::thread;
 
     use super::*;
+    use crate::key::InternalKey;
     use proptest::prelude::*;
 
     /// (user key, put?, value) written with sequence numbers 1, 2, ...

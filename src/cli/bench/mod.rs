@@ -5,6 +5,7 @@
 //! device's room for the data, the JSON path); a failure during the run (out of space)
 //! still prints and writes the report of what ran, then exits non-zero.
 
+mod preset;
 mod report;
 mod runner;
 mod verify;
@@ -16,7 +17,8 @@ use std::sync::Arc;
 
 use bench::ycsb::MAX_VALUE_SIZE;
 use bench::{
-    parse_workload_list, DbBenchConfig, DbBenchGenerator, WorkloadName, WorkloadSpec, YcsbWorkload,
+    parse_workload_list, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, WorkloadName,
+    WorkloadSpec, YcsbWorkload,
 };
 use clap::builder::PossibleValuesParser;
 use clap::Args;
@@ -62,6 +64,12 @@ RocksDB's; the picker defaults to sica and the placement to liza (the papers' ba
 #[derive(Debug, Args)]
 #[command(after_help = BENCH_HELP)]
 pub struct BenchArgs {
+    /// Which flags the command line gave, so that a preset fills in only the others. It
+    /// stays the first field: clap's derive takes each field's values out of the matches
+    /// as it fills that field, so the fields after this one are still there to be seen.
+    #[command(flatten)]
+    given: preset::GivenFlags,
+
     /// Workloads to run in sequence on the same store, comma separated
     #[arg(long, value_name = "LIST", default_value = "fillrandom", value_parser = parse_workloads)]
     workload: WorkloadList,
@@ -187,6 +195,15 @@ pub struct BenchArgs {
     /// Write the JSON report (DESIGN.md section 9) to this file
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
+
+    /// A paper's configuration at 1/16 scale (DESIGN.md section 10); flags given next to it
+    /// override its values
+    #[arg(long, value_name = "NAME", value_parser = PossibleValuesParser::new(preset::NAMES))]
+    preset: Option<String>,
+
+    /// Divide the preset's data and sizes (zone, memtable, SST, L1) by a further 8
+    #[arg(long, requires = "preset")]
+    quick: bool,
 }
 
 /// `--workload`, parsed by clap so that an unknown name is a usage error.
@@ -233,11 +250,66 @@ struct Store {
     cleaner: Option<CleanerThread>,
 }
 
-pub fn run(a: BenchArgs) -> CliResult {
+pub fn run(mut a: BenchArgs) -> CliResult {
+    let note = apply_preset(&mut a)?;
     let mut plan = a.plan()?;
+    let json = plan.json.take();
+    let mut out = Out::new();
+    for line in note {
+        out.line(line)?;
+    }
+    let done = execute(&a, plan, &mut out, true)?;
+    if let Some((path, file)) = json {
+        write_json(&path, file, &done.report)?;
+    }
+    done.result()
+}
+
+/// Fills in what `--preset` (scaled by `--quick`) sets and the command line did not give,
+/// before any check; returns the lines to print before the run (what the preset runs and
+/// what its paper also runs). `zkv compare` calls it once, before each scheme's parts.
+pub(crate) fn apply_preset(a: &mut BenchArgs) -> CliResult<Vec<String>> {
+    let Some(applied) = preset::apply(a)? else {
+        return Ok(Vec::new());
+    };
+    let mut lines = preset::note_lines(&applied);
+    lines.push(String::new());
+    Ok(lines)
+}
+
+/// What a finished run leaves: its JSON report, and its first error and verification,
+/// which fail the command only after the report is out. `zkv compare` runs through this.
+pub(crate) struct Finished {
+    pub report: Value,
+    failed: Option<CliError>,
+    verify: Option<VerifyResult>,
+}
+
+impl Finished {
+    /// The run's failure: its first error, else a verification mismatch.
+    pub(crate) fn result(self) -> CliResult {
+        self.failed.map_or(Ok(()), Err)?;
+        self.verify.map_or(Ok(()), check_verify)
+    }
+}
+
+/// Checks every flag of a run, as `zkv bench` does before any work (and creates the JSON
+/// file if `--json` is set, so `zkv compare` leaves it unset).
+pub(crate) fn check(a: &BenchArgs) -> CliResult {
+    a.plan().map(drop)
+}
+
+/// Runs `a` printing only the result lines; `zkv compare` prints its own table.
+pub(crate) fn run_quiet(a: &BenchArgs, out: &mut Out) -> CliResult<Finished> {
+    let plan = a.plan()?;
+    execute(a, plan, out, false)
+}
+
+/// The run itself: the workloads, the statistics, the verification and the report, printed
+/// for people if `human`.
+fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResult<Finished> {
     let jobs = std::mem::take(&mut plan.jobs);
     let store = a.open_store(&plan)?;
-    let mut out = Out::new();
     let interval = a.sample_interval.unwrap_or((a.num / 100).max(1));
     let runner = Runner::new(
         &store.db,
@@ -247,13 +319,14 @@ pub fn run(a: BenchArgs) -> CliResult {
         interval,
         a.verify,
     )?;
-    let (measured, failed) = runner.run(jobs, &mut out);
+    let (measured, failed) = runner.run(jobs, out);
     let mut failed = settle(&store, failed, a.wait_for_compaction);
     // Statistics first, so that the verification's reads are not counted as the workload's.
-    let (db, table, fs) = (
+    let (db, table, fs, invalid) = (
         store.db.stats(),
         store.db.compaction_stats_table(),
         store.fs.stats(),
+        store.fs.invalid_ratio_distribution(),
     );
     // A read error of the check is reported like a failed run: the report still goes out.
     let verify = measured.oracle.as_ref().and_then(|oracle| {
@@ -270,20 +343,23 @@ pub fn run(a: BenchArgs) -> CliResult {
         db,
         table,
         fs,
+        invalid,
         verify: verify.clone(),
         error: failed.as_ref().map(ToString::to_string),
     };
-    report::print_human(&report, &mut out)?;
-    if let Some((path, file)) = plan.json {
-        write_json(&path, file, &report::to_json(&report))?;
+    if human {
+        report::print_human(&report, out)?;
     }
+    let report = report::to_json(&report);
     let closed = store
         .db
         .close()
         .map_err(|e| engine_error("closing the database", e));
-    failed.map_or(Ok(()), Err)?;
-    closed?;
-    verify.map_or(Ok(()), check_verify)
+    Ok(Finished {
+        report,
+        failed: failed.or(closed.err()),
+        verify,
+    })
 }
 
 /// After the workloads: waits for background work if asked (db_bench's
@@ -495,10 +571,10 @@ impl BenchArgs {
     /// three write buffers (memtable WALs and a flush output) and two SSTs being written.
     fn space_needed(&self, o: &Options) -> (u64, u64) {
         let mut live: u64 = 0;
-        let (mut db_bench, mut ycsb_keys) = (false, 0u64);
+        let mut ycsb_keys = 0u64;
         for name in &self.workload.0 {
             match name {
-                WorkloadName::DbBench(_) => db_bench = true,
+                WorkloadName::DbBench(_) => {}
                 WorkloadName::Ycsb(id) => {
                     let p = WorkloadSpec::core(*id).proportions;
                     let all = p.read + p.update + p.insert + p.scan + p.read_modify_write;
@@ -508,9 +584,7 @@ impl BenchArgs {
             }
         }
         let entry = |key: u64| key.saturating_add(self.value_size).saturating_add(8);
-        if db_bench {
-            live = live.saturating_add(self.num.saturating_mul(entry(self.key_size)));
-        }
+        live = live.saturating_add(self.db_bench_keys().saturating_mul(entry(self.key_size)));
         // YCSB keys are `user` and up to 20 digits.
         live = live.saturating_add(ycsb_keys.saturating_mul(entry(24)));
         let buffers = o
@@ -518,6 +592,29 @@ impl BenchArgs {
             .saturating_mul(3)
             .saturating_add(o.target_file_size_base.saturating_mul(2));
         (live, live.saturating_add(live / 4).saturating_add(buffers))
+    }
+
+    /// Keys the db_bench workloads leave behind: fillseq writes every key of 0..num; w
+    /// uniform random writes (db_bench's `rand % num`) reach num × (1 − e^(−w/num))
+    /// distinct keys on average, 63% for one fillrandom — counting all num would refuse
+    /// the papers' fillrandom setups, whose data volume exceeds the device.
+    fn db_bench_keys(&self) -> u64 {
+        let num = self.num as f64;
+        let mut random_writes = 0.0;
+        for name in &self.workload.0 {
+            let WorkloadName::DbBench(w) = name else {
+                continue;
+            };
+            random_writes += match w {
+                DbBenchWorkload::FillSeq => return self.num,
+                DbBenchWorkload::FillRandom | DbBenchWorkload::Overwrite => num,
+                DbBenchWorkload::ReadRandomWriteRandom => {
+                    num * f64::from(100 - self.readwritepercent) / 100.0
+                }
+                DbBenchWorkload::ReadRandom => 0.0,
+            };
+        }
+        (num * (1.0 - (-random_writes / num).exp())).ceil() as u64
     }
 
     fn check_device(&self) -> CliResult {
@@ -616,6 +713,7 @@ impl BenchArgs {
             "sync": plan.write.sync, "disable_wal": plan.write.disable_wal,
             "wait_for_compaction": self.wait_for_compaction,
             "sample_interval": sample_interval, "device": self.device.to_string(),
+            "preset": self.preset, "quick": self.quick,
         })
     }
 }

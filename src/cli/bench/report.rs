@@ -9,7 +9,7 @@ use engine::db::{CompactionRecord, DbStats};
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
 use zns::IoCategory;
-use zonefs::fs::FsStats;
+use zonefs::fs::{FsStats, InvalidRatios};
 
 use super::runner::{Latency, Measured, PhaseResult, Sample};
 use super::verify::VerifyResult;
@@ -25,6 +25,8 @@ pub struct Report<'a> {
     pub db: DbStats,
     pub table: String,
     pub fs: FsStats,
+    /// Invalid ratios of the full zones at the end of the run.
+    pub invalid: InvalidRatios,
     pub verify: Option<VerifyResult>,
     pub error: Option<String>,
 }
@@ -209,6 +211,7 @@ pub fn to_json(r: &Report<'_>) -> Value {
     top.insert("device".into(), device_json(&r.fs, &r.db));
     top.insert("gc".into(), gc_json(&r.fs));
     top.insert("compaction".into(), compaction_json(&r.db.records));
+    top.insert("zone_invalid_ratios".into(), invalid_json(&r.invalid));
     top.insert("latency_us".into(), latency_json(&r.measured.latency));
     if let Some(v) = &r.verify {
         top.insert(
@@ -359,6 +362,12 @@ fn compaction_json(records: &[CompactionRecord]) -> Value {
         .collect();
     top.insert("per_level".into(), Value::Array(per_level));
     Value::Object(top)
+}
+
+/// The distribution of DESIGN.md section 7, taken at the end of the run: every full
+/// zone's invalid bytes / capacity, sorted.
+fn invalid_json(d: &InvalidRatios) -> Value {
+    json!({ "full_zones": d.len(), "mean": d.mean(), "ratios": d.ratios })
 }
 
 fn latency_json(l: &Latency) -> Value {

@@ -21,13 +21,13 @@ impl Picker for MinOverlap {
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
         let v = ctx.version;
-        let files = v.files(level);
         let comp = Compensation::of(v);
+        let files = v.files(level);
         let overlap = overlapping_bytes(files, v.files(level + 1));
         let ratio: Vec<u64> = files
             .iter()
-            .zip(&overlap)
-            .map(|(f, &bytes)| ratio(bytes, comp.size(f)))
+            .zip(overlap)
+            .map(|(f, bytes)| ratio(bytes, comp.size(f)))
             .collect();
         sorted_indexes(files, |a, b| ratio[a].cmp(&ratio[b]))
     }
@@ -67,30 +67,12 @@ fn overlapping_bytes(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashSet;
-
     use super::*;
-    use crate::compaction::picker::NoZones;
-    use crate::compaction::test_util::{file, version_of};
-    use crate::options::Options;
+    use crate::compaction::test_util::{file, picked_order, version_of};
     use crate::version::Version;
 
     fn order_of(v: &Version, level: usize) -> Vec<u64> {
-        let (o, busy) = (Options::default(), HashSet::new());
-        let ctx = PickCtx {
-            version: v,
-            options: &o,
-            compacting: &busy,
-            zones: &NoZones,
-            free_ratio: 1.0,
-            cursors: &[],
-        };
-        let files = v.files(level);
-        MinOverlap
-            .order(&ctx, level)
-            .iter()
-            .map(|&i| files[i].number)
-            .collect()
+        picked_order(&MinOverlap, v, level, &[])
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! RocksDB's `kOldestLargestSeqFirst`: the file whose newest entry is oldest comes first
 //! (files not updated for the longest time).
 
-use super::picker::{sorted_indexes, PickCtx, Picker};
+use super::picker::{sorted_by_key, PickCtx, Picker};
 
 /// Smallest `largest_seq` first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -13,21 +13,14 @@ impl Picker for OldestLargestSeq {
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        let files = ctx.version.files(level);
-        sorted_indexes(files, |a, b| {
-            files[a].largest_seq.cmp(&files[b].largest_seq)
-        })
+        sorted_by_key(ctx.version.files(level), |f| f.largest_seq)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashSet;
-
     use super::*;
-    use crate::compaction::picker::NoZones;
-    use crate::compaction::test_util::{file_seq, version_of};
-    use crate::options::Options;
+    use crate::compaction::test_util::{file_seq, picked_order, version_of};
 
     #[test]
     fn oldest_newest_entry_first_ties_by_key() {
@@ -41,22 +34,7 @@ mod tests {
                 (0, file_seq(5, (b"a", 100), (b"z", 110), 10)),
             ],
         );
-        let (o, busy) = (Options::default(), HashSet::new());
-        let ctx = PickCtx {
-            version: &v,
-            options: &o,
-            compacting: &busy,
-            zones: &NoZones,
-            free_ratio: 1.0,
-            cursors: &[],
-        };
-        let files = v.files(1);
-        let got: Vec<u64> = OldestLargestSeq
-            .order(&ctx, 1)
-            .iter()
-            .map(|&i| files[i].number)
-            .collect();
-        assert_eq!(got, [3, 4, 1, 2]);
-        assert_eq!(OldestLargestSeq.order(&ctx, 0), [0]);
+        assert_eq!(picked_order(&OldestLargestSeq, &v, 1, &[]), [3, 4, 1, 2]);
+        assert_eq!(picked_order(&OldestLargestSeq, &v, 0, &[]), [5]);
     }
 }

@@ -1,7 +1,7 @@
 //! RocksDB's `kOldestSmallestSeqFirst`: the file holding the oldest entry comes first (the
 //! data that has waited longest to move down).
 
-use super::picker::{sorted_indexes, PickCtx, Picker};
+use super::picker::{sorted_by_key, PickCtx, Picker};
 
 /// Smallest `smallest_seq` first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -13,21 +13,14 @@ impl Picker for OldestSmallestSeq {
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        let files = ctx.version.files(level);
-        sorted_indexes(files, |a, b| {
-            files[a].smallest_seq.cmp(&files[b].smallest_seq)
-        })
+        sorted_by_key(ctx.version.files(level), |f| f.smallest_seq)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashSet;
-
     use super::*;
-    use crate::compaction::picker::NoZones;
-    use crate::compaction::test_util::{file_seq, version_of};
-    use crate::options::Options;
+    use crate::compaction::test_util::{file_seq, picked_order, version_of};
 
     #[test]
     fn oldest_entry_first_ties_by_key() {
@@ -40,22 +33,7 @@ mod tests {
                 (1, file_seq(4, (b"g", 60), (b"h", 80), 10)),
             ],
         );
-        let (o, busy) = (Options::default(), HashSet::new());
-        let ctx = PickCtx {
-            version: &v,
-            options: &o,
-            compacting: &busy,
-            zones: &NoZones,
-            free_ratio: 1.0,
-            cursors: &[],
-        };
-        let files = v.files(1);
-        let got: Vec<u64> = OldestSmallestSeq
-            .order(&ctx, 1)
-            .iter()
-            .map(|&i| files[i].number)
-            .collect();
         // Smallest sequences: 1 → 50, 2 → 10, 3 → 50, 4 → 60.
-        assert_eq!(got, [2, 1, 3, 4]);
+        assert_eq!(picked_order(&OldestSmallestSeq, &v, 1, &[]), [2, 1, 3, 4]);
     }
 }

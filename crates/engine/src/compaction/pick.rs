@@ -248,7 +248,7 @@ fn l0_busy(ctx: &PickCtx<'_>) -> bool {
     busy(ctx, ctx.version.files(0))
 }
 
-fn total_size(files: &[Arc<FileMeta>]) -> u64 {
+pub(super) fn total_size(files: &[Arc<FileMeta>]) -> u64 {
     files.iter().map(|f| f.size).sum()
 }
 

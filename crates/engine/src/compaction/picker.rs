@@ -121,6 +121,16 @@ pub(super) fn sorted_indexes(
     order
 }
 
+/// Indexes of `files` sorted by `key` of each file, smallest first, ties broken as in
+/// [`sorted_indexes`].
+pub(super) fn sorted_by_key<K: Ord>(
+    files: &[Arc<FileMeta>],
+    key: impl FnMut(&Arc<FileMeta>) -> K,
+) -> Vec<usize> {
+    let keys: Vec<K> = files.iter().map(key).collect();
+    sorted_indexes(files, |a, b| keys[a].cmp(&keys[b]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,8 +12,9 @@ use std::cmp::Ordering;
 
 use crate::key;
 
+use super::oldest_smallest_seq::OldestSmallestSeq;
 use super::pick::level0_non_overlapping;
-use super::picker::{sorted_indexes, PickCtx, Picker};
+use super::picker::{PickCtx, Picker};
 
 /// Per-level cursor, wrapping.
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,9 +28,7 @@ impl Picker for RoundRobin {
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
         let files = ctx.version.files(level);
         if level == 0 && !level0_non_overlapping(ctx.version) {
-            return sorted_indexes(files, |a, b| {
-                files[a].smallest_seq.cmp(&files[b].smallest_seq)
-            });
+            return OldestSmallestSeq.order(ctx, level);
         }
         let start = ctx.cursor(level).map_or(0, |cursor| {
             files
@@ -47,33 +46,15 @@ impl Picker for RoundRobin {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashSet;
-
     use super::*;
-    use crate::compaction::picker::NoZones;
-    use crate::compaction::test_util::{file, version_of};
+    use crate::compaction::test_util::{file, picked_order, version_of};
     use crate::key::ValueKind;
-    use crate::options::Options;
     use crate::version::Version;
 
     fn order_with(v: &Version, level: usize, cursor: Option<Vec<u8>>) -> Vec<u64> {
-        let (o, busy) = (Options::default(), HashSet::new());
         let mut cursors = vec![None; v.num_levels()];
         cursors[level] = cursor;
-        let ctx = PickCtx {
-            version: v,
-            options: &o,
-            compacting: &busy,
-            zones: &NoZones,
-            free_ratio: 1.0,
-            cursors: &cursors,
-        };
-        let files = v.files(level);
-        RoundRobin
-            .order(&ctx, level)
-            .iter()
-            .map(|&i| files[i].number)
-            .collect()
+        picked_order(&RoundRobin, v, level, &cursors)
     }
 
     fn level1() -> Version {

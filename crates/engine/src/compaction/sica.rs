@@ -2,7 +2,10 @@
 //! level first; among equal sizes the one whose overlapping bytes in the next level are
 //! smallest (the tie-break of the MSST'24 paper), then the smaller key.
 
-use super::picker::{sorted_indexes, PickCtx, Picker};
+use std::cmp::Reverse;
+
+use super::pick::total_size;
+use super::picker::{sorted_by_key, PickCtx, Picker};
 use super::score::Compensation;
 
 /// Largest compensated size first.
@@ -16,51 +19,23 @@ impl Picker for Sica {
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
         let v = ctx.version;
-        let files = v.files(level);
         let comp = Compensation::of(v);
-        let sizes: Vec<u64> = files.iter().map(|f| comp.size(f)).collect();
-        let overlap: Vec<u64> = files
-            .iter()
-            .map(|f| {
-                let next = v.overlapping(
-                    level + 1,
-                    Some(f.smallest_user_key()),
-                    Some(f.largest_user_key()),
-                );
-                next.iter().map(|g| g.size).sum()
-            })
-            .collect();
-        sorted_indexes(files, |a, b| {
-            sizes[b].cmp(&sizes[a]).then(overlap[a].cmp(&overlap[b]))
+        sorted_by_key(v.files(level), |f| {
+            let (b, e) = (f.smallest_user_key(), f.largest_user_key());
+            let next_level_bytes = total_size(&v.overlapping(level + 1, Some(b), Some(e)));
+            (Reverse(comp.size(f)), next_level_bytes)
         })
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashSet;
-
     use super::*;
-    use crate::compaction::picker::NoZones;
-    use crate::compaction::test_util::{file, version_of};
-    use crate::options::Options;
+    use crate::compaction::test_util::{file, picked_order, version_of};
     use crate::version::Version;
 
     fn order_of(v: &Version, level: usize) -> Vec<u64> {
-        let (o, busy) = (Options::default(), HashSet::new());
-        let ctx = PickCtx {
-            version: v,
-            options: &o,
-            compacting: &busy,
-            zones: &NoZones,
-            free_ratio: 1.0,
-            cursors: &[],
-        };
-        let files = v.files(level);
-        Sica.order(&ctx, level)
-            .iter()
-            .map(|&i| files[i].number)
-            .collect()
+        picked_order(&Sica, v, level, &[])
     }
 
     #[test]

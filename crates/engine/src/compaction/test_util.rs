@@ -1,8 +1,11 @@
 //! Hand-built versions for the compaction tests.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
+use crate::compaction::picker::{NoZones, PickCtx, Picker};
 use crate::key::{self, ValueKind};
+use crate::options::Options;
 use crate::version::{FileMeta, Version, VersionEdit};
 
 /// File `number` over user keys `[smallest, largest]`, `size` bytes; both boundary entries
@@ -43,4 +46,29 @@ pub fn version_of(levels: usize, files: &[(u32, FileMeta)]) -> Version {
 /// File numbers, in order.
 pub fn numbers(files: &[Arc<FileMeta>]) -> Vec<u64> {
     files.iter().map(|f| f.number).collect()
+}
+
+/// Numbers of the files of `level`, in the order `picker` tries them (default options, no
+/// running compactions, no zones, the given round-robin cursors).
+pub fn picked_order(
+    picker: &dyn Picker,
+    v: &Version,
+    level: usize,
+    cursors: &[Option<Vec<u8>>],
+) -> Vec<u64> {
+    let (o, busy) = (Options::default(), HashSet::new());
+    let ctx = PickCtx {
+        version: v,
+        options: &o,
+        compacting: &busy,
+        zones: &NoZones,
+        free_ratio: 1.0,
+        cursors,
+    };
+    let files = v.files(level);
+    picker
+        .order(&ctx, level)
+        .iter()
+        .map(|&i| files[i].number)
+        .collect()
 }

@@ -9,7 +9,7 @@ use zonefs::fs::ZoneFs;
 use crate::batch::WriteBatch;
 use crate::compaction::{compute_scores, picker_by_name};
 use crate::iter::DbIter;
-use crate::key::SeqNo;
+use crate::key::{SeqNo, ValueKind};
 use crate::options::{ExecMode, Options};
 use crate::version::FileMeta;
 use crate::{Error, Result};
@@ -109,16 +109,12 @@ impl Db {
 
     /// Sets `key` to `value`.
     pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut batch = WriteBatch::new();
-        batch.put(key, value);
-        self.write(opts, batch)
+        self.inner.write_one(opts, ValueKind::Put, key, value)
     }
 
     /// Deletes `key` (writes a tombstone).
     pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
-        let mut batch = WriteBatch::new();
-        batch.delete(key);
-        self.write(opts, batch)
+        self.inner.write_one(opts, ValueKind::Delete, key, &[])
     }
 
     /// Applies `batch` atomically: readers see all of it or none of it, and so does

@@ -24,6 +24,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
 use zonefs::fs::{FileWriter, ZoneFs};
 
+use crate::batch::WriteBatch;
 use crate::compaction::Picker;
 use crate::key::SeqNo;
 use crate::log::LogWriter;
@@ -34,7 +35,7 @@ use crate::version::{Version, VersionEdit, VersionSet};
 use crate::{Error, Result};
 
 use super::snapshot::SnapshotList;
-use super::stall::{DelayLimiter, DELAYED_WRITE_RATE};
+use super::stall::{ConditionCache, DelayLimiter, DELAYED_WRITE_RATE};
 use super::stats::{CompactionRecord, Counters};
 use super::table_cache::TableCache;
 
@@ -121,6 +122,9 @@ pub(crate) struct Writer {
     pub log: Option<LogWriter<FileWriter>>,
     pub wal_number: u64,
     pub delay: DelayLimiter,
+    pub stall: ConditionCache,
+    /// The WAL record of a single put or delete, reused from write to write.
+    pub record: WriteBatch,
 }
 
 impl Writer {
@@ -129,13 +133,9 @@ impl Writer {
             log: Some(log),
             wal_number,
             delay: DelayLimiter::new(DELAYED_WRITE_RATE),
+            stall: ConditionCache::default(),
+            record: WriteBatch::new(),
         }
-    }
-
-    pub(crate) fn log(&mut self) -> Result<&mut LogWriter<FileWriter>> {
-        self.log
-            .as_mut()
-            .ok_or_else(|| Error::NotWritable("the WAL is closed".into()))
     }
 }
 

@@ -8,6 +8,7 @@
 //! files, or at `soft_pending_compaction_bytes_limit`. A limit of 0 is off. Pending bytes
 //! are RocksDB's estimate (`compaction::estimated_compaction_needed_bytes`).
 
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crate::compaction::estimated_compaction_needed_bytes;
@@ -54,6 +55,36 @@ pub(crate) fn condition(immutable: usize, version: &Version, o: &Options) -> Sta
         Stall::Delay(Cause::PendingBytes)
     } else {
         Stall::None
+    }
+}
+
+/// The last stall condition with what it was computed from. The condition depends only on
+/// the number of immutable memtables and the version, which change a few times per
+/// memtable, while estimating the pending compaction bytes on each write is a visible
+/// part of a small write's cost. The version is held weakly (a write must not keep an old
+/// version's files alive); a live weak reference also keeps its address from being
+/// reused, so an equal address means the same version.
+#[derive(Debug, Default)]
+pub(crate) struct ConditionCache {
+    last: Option<(Weak<Version>, usize, Stall)>,
+}
+
+impl ConditionCache {
+    /// [`condition`], recomputed only when `immutable` or `version` differ from the last call.
+    pub(crate) fn condition(
+        &mut self,
+        immutable: usize,
+        version: &Arc<Version>,
+        o: &Options,
+    ) -> Stall {
+        if let Some((v, imm, stall)) = &self.last {
+            if *imm == immutable && std::ptr::eq(v.as_ptr(), Arc::as_ptr(version)) {
+                return *stall;
+            }
+        }
+        let stall = condition(immutable, version, o);
+        self.last = Some((Arc::downgrade(version), immutable, stall));
+        stall
     }
 }
 
@@ -153,6 +184,23 @@ mod tests {
             ..opts()
         };
         assert_eq!(condition(3, &empty, &many), Stall::Delay(Cause::Memtables));
+    }
+
+    #[test]
+    fn cache_follows_the_version_and_memtables() {
+        let o = opts();
+        let mut cache = ConditionCache::default();
+        let empty = Arc::new(Version::new(7));
+        assert_eq!(cache.condition(0, &empty, &o), Stall::None);
+        assert_eq!(
+            cache.condition(2, &empty, &o),
+            Stall::Stop(Cause::Memtables)
+        );
+        let l0: Vec<(u32, FileMeta)> = (1..=4).map(|n| (0, file(n, b"a", b"b", 1))).collect();
+        let full = Arc::new(version(&l0));
+        assert_eq!(cache.condition(0, &full, &o), Stall::Stop(Cause::L0Files));
+        assert_eq!(cache.condition(0, &full, &o), Stall::Stop(Cause::L0Files));
+        assert_eq!(cache.condition(0, &empty, &o), Stall::None);
     }
 
     #[test]

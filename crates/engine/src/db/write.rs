@@ -5,14 +5,15 @@ use std::time::{Duration, Instant};
 
 use zonefs::meta::FileKind;
 
-use crate::batch::WriteBatch;
+use crate::batch::{op_encoded_len, WriteBatch, HEADER_LEN};
+use crate::key::{SeqNo, ValueKind};
 use crate::log::LogWriter;
 use crate::memtable::Memtable;
 use crate::{Error, Result};
 
 use super::files::{wal_file_name, wal_hint};
 use super::inner::{writable, DbInner, Immutable, Writer};
-use super::stall::{self, Stall};
+use super::stall::Stall;
 use super::stats::Counters;
 use super::WriteOptions;
 
@@ -20,37 +21,82 @@ use super::WriteOptions;
 /// progress (it is woken at once whenever a job ends).
 const STOP_RECHECK: Duration = Duration::from_millis(50);
 
+/// What one write applies: a batch, or a single put or delete of the caller's (written
+/// without building a batch, which would cost more than the memtable insert).
+enum Update<'a> {
+    Batch(WriteBatch),
+    One {
+        kind: ValueKind,
+        key: &'a [u8],
+        value: &'a [u8],
+    },
+}
+
+impl Update<'_> {
+    /// The size of its WAL record (what delayed writes are paced by).
+    fn encoded_len(&self) -> u64 {
+        match self {
+            Update::Batch(batch) => batch.data().len() as u64,
+            Update::One { kind, key, value } => {
+                (HEADER_LEN + op_encoded_len(*kind, key.len(), value.len())) as u64
+            }
+        }
+    }
+}
+
+/// Rejects write options that contradict each other.
+fn check_options(opts: &WriteOptions) -> Result<()> {
+    if opts.sync && opts.disable_wal {
+        // As RocksDB: there is nothing to sync without the WAL.
+        return Err(Error::InvalidArgument(
+            "a write cannot both sync and disable the WAL".into(),
+        ));
+    }
+    Ok(())
+}
+
 impl DbInner {
     /// Applies `batch` atomically: one sequence number per operation, one WAL record.
-    pub(crate) fn write(&self, opts: &WriteOptions, mut batch: WriteBatch) -> Result<()> {
-        if opts.sync && opts.disable_wal {
-            // As RocksDB: there is nothing to sync without the WAL.
-            return Err(Error::InvalidArgument(
-                "a write cannot both sync and disable the WAL".into(),
-            ));
-        }
+    pub(crate) fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        check_options(opts)?;
         if batch.is_empty() {
             return Ok(());
         }
-        self.check_writable()?;
+        self.apply(opts, Update::Batch(batch))
+    }
+
+    /// Applies one put or delete (a delete's `value` is empty): the same as a batch of
+    /// that one operation.
+    pub(crate) fn write_one(
+        &self,
+        opts: &WriteOptions,
+        kind: ValueKind,
+        key: &[u8],
+        value: &[u8],
+    ) -> Result<()> {
+        check_options(opts)?;
+        let value = if kind == ValueKind::Delete {
+            &[][..]
+        } else {
+            value
+        };
+        self.apply(opts, Update::One { kind, key, value })
+    }
+
+    fn apply(&self, opts: &WriteOptions, mut update: Update<'_>) -> Result<()> {
         {
             let mut w = self.lock_writer();
-            self.make_room(&mut w, batch.data().len() as u64)?;
-            self.check_writable()?;
+            let mem = self.make_room(&mut w, update.encoded_len())?;
             let seq = self.last_sequence() + 1;
-            batch.set_sequence(seq);
+            if let Update::Batch(batch) = &mut update {
+                batch.set_sequence(seq);
+            }
             if !opts.disable_wal {
-                self.log_batch(&mut w, &batch, opts.sync)?;
+                self.log_update(&mut w, &update, seq, opts.sync)?;
             }
-            let mem = Arc::clone(&self.lock_state().mem);
-            let mut last = seq;
-            for (i, op) in batch.ops().enumerate() {
-                last = seq + i as u64;
-                mem.add(last, op.kind, op.key, op.value);
-            }
+            let last = self.insert(&mem, &update, seq);
             self.last_seq
                 .store(last, std::sync::atomic::Ordering::Release);
-            self.count_write(&batch);
             if mem.approximate_memory_usage() >= self.options.write_buffer_size {
                 self.switch_memtable(&mut w)?;
             }
@@ -61,10 +107,66 @@ impl DbInner {
         Ok(())
     }
 
-    fn log_batch(&self, w: &mut Writer, batch: &WriteBatch, sync: bool) -> Result<()> {
-        let log = w.log()?;
+    /// Adds the update's operations to `mem` from sequence number `seq` on and counts
+    /// them; returns the last sequence number used.
+    fn insert(&self, mem: &Memtable, update: &Update<'_>, seq: SeqNo) -> SeqNo {
+        let (last, deletes, user_bytes) = match update {
+            Update::Batch(batch) => {
+                let mut last = seq;
+                let mut deletes = 0u64;
+                for (i, op) in batch.ops().enumerate() {
+                    last = seq + i as u64;
+                    mem.add(last, op.kind, op.key, op.value);
+                    deletes += u64::from(op.kind == ValueKind::Delete);
+                }
+                (last, deletes, batch.user_bytes())
+            }
+            Update::One { kind, key, value } => {
+                mem.add(seq, *kind, key, value);
+                match kind {
+                    ValueKind::Delete => (seq, 1, 0),
+                    ValueKind::Put => (seq, 0, (key.len() + value.len()) as u64),
+                }
+            }
+        };
+        let ops = match update {
+            Update::Batch(batch) => u64::from(batch.count()),
+            Update::One { .. } => 1,
+        };
+        let c = &self.counters;
+        Counters::add(&c.writes, 1);
+        Counters::add(&c.user_bytes, user_bytes);
+        Counters::add(&c.deletes, deletes);
+        Counters::add(&c.puts, ops - deletes);
+        last
+    }
+
+    /// Appends the update's WAL record, its first operation numbered `seq`.
+    fn log_update(
+        &self,
+        w: &mut Writer,
+        update: &Update<'_>,
+        seq: SeqNo,
+        sync: bool,
+    ) -> Result<()> {
+        let Writer { log, record, .. } = w;
+        let log = log
+            .as_mut()
+            .ok_or_else(|| Error::NotWritable("the WAL is closed".into()))?;
+        let data = match update {
+            Update::Batch(batch) => batch.data(),
+            Update::One { kind, key, value } => {
+                record.clear();
+                match kind {
+                    ValueKind::Put => record.put(key, value),
+                    ValueKind::Delete => record.delete(key),
+                }
+                record.set_sequence(seq);
+                record.data()
+            }
+        };
         let before = log.bytes_written();
-        let mut result = log.add_record(batch.data());
+        let mut result = log.add_record(data);
         if sync {
             result = result.and_then(|()| log.sync());
         }
@@ -76,27 +178,31 @@ impl DbInner {
         result
     }
 
-    fn count_write(&self, batch: &WriteBatch) {
-        let c = &self.counters;
-        Counters::add(&c.writes, 1);
-        Counters::add(&c.user_bytes, batch.user_bytes());
-        let deletes = batch
-            .ops()
-            .filter(|op| op.kind == crate::key::ValueKind::Delete)
-            .count() as u64;
-        Counters::add(&c.deletes, deletes);
-        Counters::add(&c.puts, u64::from(batch.count()) - deletes);
+    /// Waits out (or, in deterministic mode, works off) a write stall before a write of
+    /// `bytes`; the time it takes is stall time. Returns the memtable to write to, once
+    /// the database is found writable.
+    fn make_room(&self, w: &mut Writer, bytes: u64) -> Result<Arc<Memtable>> {
+        let st = self.lock_state();
+        writable(&st)?;
+        if w.stall.condition(st.imm.len(), &st.version, &self.options) == Stall::None {
+            // The common case, in one lock: no stall, nothing to time.
+            w.delay.reset();
+            return Ok(Arc::clone(&st.mem));
+        }
+        drop(st);
+        self.wait_out_stall(w, bytes)?;
+        let st = self.lock_state();
+        writable(&st)?;
+        Ok(Arc::clone(&st.mem))
     }
 
-    /// Waits out (or, in deterministic mode, works off) a write stall before a write of
-    /// `bytes`; the time it takes is stall time.
-    fn make_room(&self, w: &mut Writer, bytes: u64) -> Result<()> {
+    fn wait_out_stall(&self, w: &mut Writer, bytes: u64) -> Result<()> {
         let start = Instant::now();
         let mut stalled = false;
         let mut st = self.lock_state();
         loop {
             writable(&st)?;
-            match stall::condition(st.imm.len(), &st.version, &self.options) {
+            match w.stall.condition(st.imm.len(), &st.version, &self.options) {
                 Stall::None => {
                     w.delay.reset();
                     break;

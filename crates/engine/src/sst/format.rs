@@ -1,5 +1,8 @@
-//! Low-level encoding shared by the table's parts: varints, block handles, the block trailer
-//! (type byte + masked CRC32C) and the fixed-size footer. See `docs/SST.md`.
+//! Low-level encoding shared by the table's parts: varints (from [`crate::coding`]), block
+//! handles, the block trailer (type byte + masked CRC32C) and the fixed-size footer. See
+//! `docs/SST.md`.
+
+pub(crate) use crate::coding::{get_varint32, get_varint64, put_varint32, put_varint64};
 
 /// Bytes after every block: one type byte and a masked CRC32C of contents + type byte.
 pub(crate) const BLOCK_TRAILER_LEN: u64 = 5;
@@ -15,50 +18,6 @@ pub(crate) const MAGIC: u64 = 0x5a4b_5653_5354_3031;
 
 /// The table format this code writes and reads.
 pub(crate) const FORMAT_VERSION: u32 = 1;
-
-/// Appends `v` as a LEB128 varint.
-pub(crate) fn put_varint64(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Appends `v` as a LEB128 varint.
-pub(crate) fn put_varint32(out: &mut Vec<u8>, v: u32) {
-    put_varint64(out, u64::from(v));
-}
-
-/// Decodes a varint of at most `max_bytes` bytes at `*pos`, advancing it; `None` if the
-/// input ends first or the value does not fit `bits` bits.
-fn get_varint(data: &[u8], pos: &mut usize, bits: u32) -> Option<u64> {
-    let mut value = 0u64;
-    let mut shift = 0u32;
-    loop {
-        let byte = *data.get(*pos)?;
-        *pos += 1;
-        let part = u64::from(byte & 0x7f);
-        if shift >= bits || (shift > 0 && part >> (bits - shift) != 0) {
-            return None;
-        }
-        value |= part << shift;
-        if byte & 0x80 == 0 {
-            return Some(value);
-        }
-        shift += 7;
-    }
-}
-
-/// Decodes a varint that must fit 32 bits.
-pub(crate) fn get_varint32(data: &[u8], pos: &mut usize) -> Option<u32> {
-    get_varint(data, pos, 32).map(|v| v as u32)
-}
-
-/// Decodes a varint that must fit 64 bits.
-pub(crate) fn get_varint64(data: &[u8], pos: &mut usize) -> Option<u64> {
-    get_varint(data, pos, 64)
-}
 
 /// Masks a CRC so that a CRC computed over data that embeds CRCs stays strong (LevelDB's
 /// rotate-and-add).

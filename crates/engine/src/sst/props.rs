@@ -7,6 +7,7 @@
 use std::cmp::Ordering;
 
 use super::format::{get_varint64, put_varint64};
+use crate::coding::{get_length_prefixed, put_length_prefixed};
 use crate::key;
 use crate::version::FileMeta;
 
@@ -83,8 +84,7 @@ impl TableProps {
             self.largest.len(),
         ));
         for k in [&self.smallest, &self.largest] {
-            put_varint64(&mut out, k.len() as u64);
-            out.extend_from_slice(k);
+            put_length_prefixed(&mut out, k);
         }
         for c in self.counters() {
             put_varint64(&mut out, c);
@@ -95,13 +95,7 @@ impl TableProps {
     /// Decodes and checks properties block contents; the error says what is wrong.
     pub(crate) fn decode(data: &[u8]) -> Result<TableProps, String> {
         let mut pos = 0;
-        let mut bytes = || -> Option<Vec<u8>> {
-            let len = usize::try_from(get_varint64(data, &mut pos)?).ok()?;
-            let end = pos.checked_add(len)?;
-            let k = data.get(pos..end)?.to_vec();
-            pos = end;
-            Some(k)
-        };
+        let mut bytes = || get_length_prefixed(data, &mut pos).ok().map(<[u8]>::to_vec);
         let keys = (bytes(), bytes());
         let (Some(smallest), Some(largest)) = keys else {
             return Err("properties keys overrun the block".into());

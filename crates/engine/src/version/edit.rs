@@ -23,6 +23,9 @@
 
 use std::cmp::Ordering;
 
+use crate::coding::{
+    get_length_prefixed, put_length_prefixed, put_varint64, read_varint, DecodeError,
+};
 use crate::key::{self, SeqNo};
 use crate::{Error, Result};
 
@@ -85,24 +88,24 @@ impl VersionEdit {
         ];
         for (tag, value) in counters {
             if let Some(v) = value {
-                put_varint(&mut out, u64::from(tag));
-                put_varint(&mut out, v);
+                put_varint64(&mut out, u64::from(tag));
+                put_varint64(&mut out, v);
             }
         }
         for &(level, number) in &self.deleted_files {
-            put_varint(&mut out, u64::from(TAG_DELETED_FILE));
-            put_varint(&mut out, u64::from(level));
-            put_varint(&mut out, number);
+            put_varint64(&mut out, u64::from(TAG_DELETED_FILE));
+            put_varint64(&mut out, u64::from(level));
+            put_varint64(&mut out, number);
         }
         for (level, meta) in &self.new_files {
-            put_varint(&mut out, u64::from(TAG_NEW_FILE));
-            put_varint(&mut out, u64::from(*level));
+            put_varint64(&mut out, u64::from(TAG_NEW_FILE));
+            put_varint64(&mut out, u64::from(*level));
             encode_file(&mut out, meta);
         }
         for (level, cursor) in &self.compact_cursors {
-            put_varint(&mut out, u64::from(TAG_COMPACT_CURSOR));
-            put_varint(&mut out, u64::from(*level));
-            put_bytes(&mut out, cursor);
+            put_varint64(&mut out, u64::from(TAG_COMPACT_CURSOR));
+            put_varint64(&mut out, u64::from(*level));
+            put_length_prefixed(&mut out, cursor);
         }
         out
     }
@@ -142,10 +145,10 @@ impl VersionEdit {
 }
 
 fn encode_file(out: &mut Vec<u8>, m: &FileMeta) {
-    put_varint(out, m.number);
-    put_varint(out, m.size);
-    put_bytes(out, &m.smallest);
-    put_bytes(out, &m.largest);
+    put_varint64(out, m.number);
+    put_varint64(out, m.size);
+    put_length_prefixed(out, &m.smallest);
+    put_length_prefixed(out, &m.largest);
     for v in [
         m.smallest_seq,
         m.largest_seq,
@@ -154,7 +157,7 @@ fn encode_file(out: &mut Vec<u8>, m: &FileMeta) {
         m.raw_key_size,
         m.raw_value_size,
     ] {
-        put_varint(out, v);
+        put_varint64(out, v);
     }
 }
 
@@ -197,19 +200,6 @@ fn bad(detail: String) -> Error {
     Error::corruption("version edit", detail)
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    put_varint(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
-}
-
 /// A cursor over a record that turns every shortfall into a corruption error.
 struct Reader<'a> {
     data: &'a [u8],
@@ -223,23 +213,7 @@ impl<'a> Reader<'a> {
 
     fn varint64(&mut self, what: &str) -> Result<u64> {
         let start = self.pos;
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let Some(&b) = self.data.get(self.pos) else {
-                return Err(bad(format!("{what}: varint cut at byte {start}")));
-            };
-            self.pos += 1;
-            let bits = u64::from(b & 0x7f);
-            // The tenth byte may only carry the top bit of a u64.
-            if shift == 63 && bits > 1 {
-                break;
-            }
-            value |= bits << shift;
-            if b & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err(bad(format!("{what}: varint too long at byte {start}")))
+        read_varint(self.data, &mut self.pos, 64).map_err(|e| decode_error(what, start, e))
     }
 
     fn varint32(&mut self, what: &str) -> Result<u32> {
@@ -250,17 +224,19 @@ impl<'a> Reader<'a> {
 
     fn bytes(&mut self, what: &str) -> Result<&'a [u8]> {
         let start = self.pos;
-        let len = self.varint64(what)?;
-        let left = (self.data.len() - self.pos) as u64;
-        if len > left {
-            return Err(bad(format!(
-                "{what}: length {len} at byte {start} beyond the {left} bytes left"
-            )));
-        }
-        let slice = &self.data[self.pos..self.pos + len as usize];
-        self.pos += len as usize;
-        Ok(slice)
+        get_length_prefixed(self.data, &mut self.pos).map_err(|e| decode_error(what, start, e))
     }
+}
+
+/// The corruption error for a field `what` at byte `start` that cannot be decoded.
+fn decode_error(what: &str, start: usize, e: DecodeError) -> Error {
+    bad(match e {
+        DecodeError::Truncated => format!("{what}: varint cut at byte {start}"),
+        DecodeError::Overlong => format!("{what}: varint too long at byte {start}"),
+        DecodeError::PastEnd { len, left } => {
+            format!("{what}: length {len} at byte {start} beyond the {left} bytes left")
+        }
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,677 @@
+//! `zkv bench --preset NAME [--quick]`: the papers' experiments of DESIGN.md section 10,
+//! at 1/16 of the papers' scale (1 GiB zones → 64 MiB, 64 MiB SSTs and memtables → 4 MiB,
+//! 256 MiB L1 → 16 MiB, data sets ÷ 16), so every ratio the papers' effects depend on
+//! (zone/SST, device/data, level sizes) is kept.
+//!
+//! A preset only fills in what the command line does not say: a flag given next to it
+//! wins. `--num` is derived from the preset's data volume and the effective key and value
+//! sizes, so `--value-size` alone keeps the volume and changes the operation count.
+//!
+//! `--quick` divides every size of the preset by a further 8 — data, zone size, memtable,
+//! SST and L1 target alike — and keeps every count (zones, reserved zones, open and active
+//! limits, level multiplier, L0 trigger, cleaning thresholds). Dividing the zone count
+//! instead would leave 12 zones, too few for the open-zone limit and the lifetime classes
+//! of the placement to behave as on the full device; scaling the sizes together keeps the
+//! number of zones, SSTs per zone, SSTs and levels, flushes and compactions of the 1/16
+//! run, so the same phenomena appear in an eighth of the time. Flags given explicitly are
+//! used as given, never scaled.
+//!
+//! Parts of a paper's experiment that zkv cannot run yet are never dropped silently: a
+//! preset whose baseline zkv can run prints what the paper also runs (see
+//! [`Preset::also`]); a preset whose baseline zkv cannot run is refused with the reason
+//! (see [`Preset::blocked`]).
+
+use std::collections::BTreeSet;
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, Command, FromArgMatches};
+use zonefs::fs::CleaningMode;
+
+use super::{parse_workloads, BenchArgs};
+use crate::cli::error::{CliError, CliResult};
+use crate::cli::size::{format_size, GIB, MIB};
+
+/// `--quick` divides the preset's sizes by this.
+pub const QUICK_DIVISOR: u64 = 8;
+
+/// The preset names `--preset` accepts, in DESIGN.md's order.
+pub const NAMES: &[&str] = &["caza22", "samezone24", "prophet24", "samevictim24"];
+
+/// One paper's configuration at 1/16 scale. Counts are as the paper has them; sizes are
+/// the paper's ÷ 16 (÷ 128 with `--quick`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preset {
+    pub name: &'static str,
+    /// The paper, for the note printed before the run.
+    pub paper: &'static str,
+    pub zones: u32,
+    pub zone_size: u64,
+    pub max_open: u32,
+    pub max_active: u32,
+    pub reserved_zones: u32,
+    /// Workloads run in sequence; each writes `bytes_per_workload`.
+    pub workload: &'static str,
+    pub bytes_per_workload: u64,
+    pub key_size: u64,
+    pub value_size: u64,
+    pub write_buffer_size: u64,
+    pub target_file_size_base: u64,
+    pub max_bytes_for_level_base: u64,
+    pub max_bytes_for_level_multiplier: f64,
+    pub level0_file_num_compaction_trigger: u32,
+    pub gc_start: u8,
+    pub gc_stop: u8,
+    pub gc_mode: CleaningMode,
+    pub placement: &'static str,
+    pub picker: &'static str,
+    /// What the paper's experiment also runs that zkv bench cannot run yet; the preset
+    /// runs the rest (its baseline) and prints this.
+    pub also: &'static [&'static str],
+    /// Set when zkv bench cannot run even the paper's baseline: the preset is refused.
+    pub blocked: Option<&'static str>,
+}
+
+/// RocksDB's 64 MiB memtable and SST and 256 MiB L1, ÷ 16: every preset's LSM unless the
+/// paper says otherwise.
+const SST: u64 = 4 * MIB;
+const L1: u64 = 16 * MIB;
+const ZONE: u64 = 64 * MIB;
+
+const CAZA22: Preset = Preset {
+    name: "caza22",
+    paper: "CAZA, HotStorage'22",
+    zones: 100,
+    zone_size: ZONE,
+    max_open: 14,
+    max_active: 14,
+    reserved_zones: 10,
+    workload: "fillseq,overwrite",
+    bytes_per_workload: 5 * GIB / 2,
+    key_size: 16,
+    value_size: 128,
+    write_buffer_size: SST,
+    target_file_size_base: SST,
+    max_bytes_for_level_base: L1,
+    max_bytes_for_level_multiplier: 10.0,
+    level0_file_num_compaction_trigger: 4,
+    // The paper's threshold is the free space a cleaning run must restore; 15% is the
+    // value of its time-span figure, the middle of its 5..25% sweep.
+    gc_start: 15,
+    gc_stop: 15,
+    gc_mode: CleaningMode::Copy,
+    placement: "liza",
+    picker: "sica",
+    also: &[
+        "the caza placement (scheme caza22), not in zkv yet",
+        "the cleaning threshold sweep 5..25% (run again with --gc-start N --gc-stop N)",
+    ],
+    blocked: None,
+};
+
+const SAMEZONE24: Preset = Preset {
+    name: "samezone24",
+    paper: "Same-Zone Compaction (ZACA, CAZA, ACC), MSST'24",
+    zones: 67,
+    zone_size: ZONE,
+    max_open: 14,
+    max_active: 14,
+    reserved_zones: 0,
+    workload: "fillrandom",
+    bytes_per_workload: 9 * GIB / 2,
+    key_size: 16,
+    value_size: 1024,
+    write_buffer_size: SST,
+    target_file_size_base: SST,
+    max_bytes_for_level_base: L1,
+    max_bytes_for_level_multiplier: 10.0,
+    level0_file_num_compaction_trigger: 4,
+    // ZenFS's cleaning starts below 20% free, as in the paper's time series.
+    gc_start: 20,
+    gc_stop: 25,
+    gc_mode: CleaningMode::Copy,
+    placement: "liza",
+    picker: "sica",
+    also: &[
+        "the schemes a-liza, caza and a-caza (caza+ placement, zaca/acc pickers with ACC \
+         turning point 25% and level >= 2), not in zkv yet",
+        "YCSB runs of 2.25 GiB with zipfian 0.99, latest and uniform request distributions \
+         (zkv bench runs the YCSB core workloads, without a distribution flag yet)",
+    ],
+    blocked: None,
+};
+
+const PROPHET24: Preset = Preset {
+    name: "prophet24",
+    paper: "Prophet, MSST'24",
+    zones: 100,
+    zone_size: ZONE,
+    max_open: 14,
+    max_active: 14,
+    reserved_zones: 0,
+    workload: "fillrandom",
+    bytes_per_workload: 25 * GIB / 4,
+    key_size: 8,
+    value_size: 256,
+    write_buffer_size: SST,
+    target_file_size_base: SST,
+    max_bytes_for_level_base: L1,
+    max_bytes_for_level_multiplier: 4.0,
+    level0_file_num_compaction_trigger: 4,
+    // The paper's headline WA figures are at GC_STOP_LEVEL 45%.
+    gc_start: 20,
+    gc_stop: 45,
+    gc_mode: CleaningMode::Copy,
+    placement: "liza",
+    picker: "round-robin",
+    also: &[
+        "the placements prophet-gc-no, prophet-gc and prophet (lifetime prediction), \
+         not in zkv yet",
+        "the cleaning modes compact and compensate with Prophet's prediction, and the stop \
+         sweep 30/35/40/45% (--gc-mode and --gc-stop take them once Prophet exists)",
+        "the prediction accuracy run (SST 64 KiB, 0.5 GiB)",
+    ],
+    blocked: None,
+};
+
+const SAMEVICTIM24: Preset = Preset {
+    name: "samevictim24",
+    paper: "Same-Victim GC (BAZA, Z_Cutoff)",
+    zones: 64,
+    zone_size: ZONE,
+    max_open: 14,
+    max_active: 14,
+    reserved_zones: 0,
+    workload: "fillrandom",
+    bytes_per_workload: 9 * GIB / 4,
+    key_size: 16,
+    value_size: 8 * 1024,
+    write_buffer_size: SST,
+    target_file_size_base: SST,
+    max_bytes_for_level_base: L1,
+    max_bytes_for_level_multiplier: 10.0,
+    level0_file_num_compaction_trigger: 4,
+    gc_start: 20,
+    gc_stop: 25,
+    gc_mode: CleaningMode::Copy,
+    placement: "liza",
+    picker: "sica",
+    also: &[
+        "YCSB load 1.5 GiB then WL(A) 80% update/20% insert, WL(B) 80% update/20% read, \
+         WL(C) 50/50, zipfian 0.99",
+        "the schemes baza and baza+, and the small-zone variant (4 MiB zones, 2 MiB blobs)",
+    ],
+    // Every scheme of this paper, its baseline included, is BlobDB: 8 KiB values inline in
+    // SSTs would be a different experiment, so it is refused rather than run half.
+    blocked: Some(
+        "it needs BlobDB mode (--blob: blob files of 4 MiB, blob GC with cutoff 0.25), which \
+         zkv bench cannot run yet",
+    ),
+};
+
+/// Every preset, in [`NAMES`]' order.
+pub const PRESETS: [Preset; 4] = [CAZA22, SAMEZONE24, PROPHET24, SAMEVICTIM24];
+
+/// The preset called `name`; the error lists the known ones.
+pub fn by_name(name: &str) -> CliResult<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name).ok_or_else(|| {
+        CliError::invalid(format!(
+            "--preset {name}: unknown preset (known: {})",
+            NAMES.join(", ")
+        ))
+    })
+}
+
+impl Preset {
+    /// The preset with its sizes divided by [`QUICK_DIVISOR`] when `quick`.
+    pub fn scaled(&self, quick: bool) -> Preset {
+        if !quick {
+            return self.clone();
+        }
+        let s = |v: u64| v / QUICK_DIVISOR;
+        Preset {
+            zone_size: s(self.zone_size),
+            bytes_per_workload: s(self.bytes_per_workload),
+            write_buffer_size: s(self.write_buffer_size),
+            target_file_size_base: s(self.target_file_size_base),
+            max_bytes_for_level_base: s(self.max_bytes_for_level_base),
+            ..self.clone()
+        }
+    }
+
+    /// Operations per workload that write the preset's volume with these entry sizes.
+    pub fn num(&self, key_size: u64, value_size: u64) -> u64 {
+        (self.bytes_per_workload / key_size.saturating_add(value_size).max(1)).max(1)
+    }
+}
+
+/// The clap ids of the flags given on the command line, so that a preset fills in only
+/// the others. clap fills this from the same matches as the struct it is flattened into
+/// (`zkv bench`, or a command that flattens `BenchArgs`); it adds no flag of its own.
+#[derive(Clone, Debug, Default)]
+pub struct GivenFlags(BTreeSet<String>);
+
+impl GivenFlags {
+    pub fn has(&self, id: &str) -> bool {
+        self.0.contains(id)
+    }
+}
+
+impl FromArgMatches for GivenFlags {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let given = m
+            .ids()
+            .filter(|id| m.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+            .map(|id| id.as_str().to_string())
+            .collect();
+        Ok(GivenFlags(given))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+impl Args for GivenFlags {
+    fn augment_args(cmd: Command) -> Command {
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        cmd
+    }
+}
+
+/// What [`apply`] did, for the note before the run.
+#[derive(Clone, Debug)]
+pub struct Applied {
+    pub preset: &'static Preset,
+    pub quick: bool,
+}
+
+/// Fills the flags the command line did not give from `--preset` (scaled by `--quick`).
+/// Idempotent: values come from the preset table, never from the fields' current values.
+pub fn apply(a: &mut BenchArgs) -> CliResult<Option<Applied>> {
+    let Some(name) = a.preset.clone() else {
+        return Ok(None);
+    };
+    let preset = by_name(&name)?;
+    if let Some(why) = preset.blocked {
+        return Err(CliError::invalid(format!(
+            "--preset {name}: {why}; presets zkv bench runs: {}",
+            runnable().join(", ")
+        )));
+    }
+    let p = preset.scaled(a.quick);
+    apply_run(a, &p)?;
+    apply_device(a, &p);
+    apply_lsm(a, &p);
+    Ok(Some(Applied {
+        preset,
+        quick: a.quick,
+    }))
+}
+
+fn runnable() -> Vec<&'static str> {
+    PRESETS
+        .iter()
+        .filter(|p| p.blocked.is_none())
+        .map(|p| p.name)
+        .collect()
+}
+
+/// `field = value` unless the flag of clap id `id` was given.
+fn fill<T>(given: &GivenFlags, id: &str, field: &mut T, value: T) {
+    if !given.has(id) {
+        *field = value;
+    }
+}
+
+fn apply_run(a: &mut BenchArgs, p: &Preset) -> CliResult {
+    let g = &a.given;
+    let workloads = parse_workloads(p.workload)
+        .map_err(|e| CliError::invalid(format!("--preset {}: {e}", p.name)))?;
+    fill(g, "workload", &mut a.workload, workloads);
+    fill(g, "key_size", &mut a.key_size, p.key_size);
+    fill(g, "value_size", &mut a.value_size, p.value_size);
+    // After the sizes: the volume is the preset's, the entries are the effective ones.
+    fill(g, "num", &mut a.num, p.num(a.key_size, a.value_size));
+    Ok(())
+}
+
+/// Zone capacity is left to its default, the zone size, as on every paper's device; so an
+/// explicit `--zone-size` never meets a preset capacity larger than itself.
+fn apply_device(a: &mut BenchArgs, p: &Preset) {
+    let (g, geo) = (&a.given, &mut a.geometry);
+    fill(g, "zones", &mut geo.zones, Some(p.zones));
+    fill(g, "zone_size", &mut geo.zone_size, Some(p.zone_size));
+    fill(g, "max_open", &mut geo.max_open, Some(p.max_open));
+    fill(g, "max_active", &mut geo.max_active, Some(p.max_active));
+    fill(g, "reserved_zones", &mut a.reserved_zones, p.reserved_zones);
+    fill(g, "placement", &mut a.placement, p.placement.to_string());
+    fill(g, "gc_start", &mut a.gc_start, p.gc_start);
+    fill(g, "gc_stop", &mut a.gc_stop, p.gc_stop);
+    fill(g, "gc_mode", &mut a.gc_mode, p.gc_mode);
+}
+
+fn apply_lsm(a: &mut BenchArgs, p: &Preset) {
+    let g = &a.given;
+    fill(g, "picker", &mut a.picker, p.picker.to_string());
+    let sizes = [
+        (
+            "write_buffer_size",
+            &mut a.write_buffer_size,
+            p.write_buffer_size,
+        ),
+        (
+            "target_file_size_base",
+            &mut a.target_file_size_base,
+            p.target_file_size_base,
+        ),
+        (
+            "max_bytes_for_level_base",
+            &mut a.max_bytes_for_level_base,
+            p.max_bytes_for_level_base,
+        ),
+    ];
+    for (id, field, value) in sizes {
+        fill(g, id, field, Some(value));
+    }
+    fill(
+        g,
+        "max_bytes_for_level_multiplier",
+        &mut a.max_bytes_for_level_multiplier,
+        Some(p.max_bytes_for_level_multiplier),
+    );
+    fill(
+        g,
+        "level0_file_num_compaction_trigger",
+        &mut a.level0_file_num_compaction_trigger,
+        Some(p.level0_file_num_compaction_trigger),
+    );
+}
+
+/// The lines printed before the run: which paper, which scale, what runs, and what the
+/// paper also runs that zkv does not yet.
+pub fn note_lines(applied: &Applied) -> Vec<String> {
+    let p = applied.preset;
+    let scale = if applied.quick {
+        format!("1/{} scale (--quick)", 16 * QUICK_DIVISOR)
+    } else {
+        "1/16 scale".to_string()
+    };
+    let zone = p.scaled(applied.quick).zone_size;
+    let mut lines = vec![format!(
+        "Preset {} ({}) at {scale}: {} zones of {}, {}; explicit flags override it.",
+        p.name,
+        p.paper,
+        p.zones,
+        format_size(zone),
+        p.workload
+    )];
+    lines.push(format!(
+        "This runs the baseline ({} placement, {} picker). The paper also runs:",
+        p.placement, p.picker
+    ));
+    lines.extend(p.also.iter().map(|s| format!("  - {s}")));
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        bench: BenchArgs,
+    }
+
+    fn resolved(args: &[&str]) -> CliResult<BenchArgs> {
+        let argv = std::iter::once("zkv-bench").chain(args.iter().copied());
+        let mut a = Cli::try_parse_from(argv)
+            .map_err(|e| CliError::invalid(e.to_string()))?
+            .bench;
+        apply(&mut a)?;
+        Ok(a)
+    }
+
+    fn ok(args: &[&str]) -> BenchArgs {
+        resolved(args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    /// The values DESIGN.md section 10's table gives, checked field by field.
+    fn assert_matches(a: &BenchArgs, p: &Preset) {
+        assert_eq!(a.workload_names(), p.workload);
+        assert_eq!((a.key_size, a.value_size), (p.key_size, p.value_size));
+        assert_eq!(a.num, p.bytes_per_workload / (p.key_size + p.value_size));
+        let g = &a.geometry;
+        assert_eq!(g.zones, Some(p.zones));
+        assert_eq!(g.zone_size, Some(p.zone_size));
+        assert_eq!(g.zone_capacity, None, "capacity = zone size");
+        assert_eq!((g.max_open, g.max_active), (Some(14), Some(14)));
+        assert_eq!(a.reserved_zones, p.reserved_zones);
+        assert_eq!(a.write_buffer_size, Some(p.write_buffer_size));
+        assert_eq!(a.target_file_size_base, Some(p.target_file_size_base));
+        assert_eq!(a.max_bytes_for_level_base, Some(p.max_bytes_for_level_base));
+        assert_eq!(
+            a.max_bytes_for_level_multiplier,
+            Some(p.max_bytes_for_level_multiplier)
+        );
+        assert_eq!(
+            a.level0_file_num_compaction_trigger,
+            Some(p.level0_file_num_compaction_trigger)
+        );
+        assert_eq!(
+            (a.gc_start, a.gc_stop, a.gc_mode),
+            (p.gc_start, p.gc_stop, p.gc_mode)
+        );
+        assert_eq!(
+            (a.placement.as_str(), a.picker.as_str()),
+            (p.placement, p.picker)
+        );
+    }
+
+    #[test]
+    fn caza22_is_design_tables_row() {
+        let a = ok(&["--preset", "caza22"]);
+        assert_eq!(a.workload_names(), "fillseq,overwrite");
+        assert_eq!(a.geometry.zones, Some(100));
+        assert_eq!(a.geometry.zone_size, Some(64 * MIB));
+        assert_eq!(a.reserved_zones, 10);
+        assert_eq!((a.key_size, a.value_size), (16, 128));
+        // 2.5 GiB of 144-byte entries per workload.
+        assert_eq!(a.num, 2_684_354_560 / 144);
+        assert_eq!(a.write_buffer_size, Some(4 * MIB));
+        assert_eq!(a.target_file_size_base, Some(4 * MIB));
+        assert_eq!(a.max_bytes_for_level_base, Some(16 * MIB));
+        assert_eq!(a.max_bytes_for_level_multiplier, Some(10.0));
+        assert_eq!((a.placement.as_str(), a.picker.as_str()), ("liza", "sica"));
+        assert_matches(&a, &CAZA22);
+    }
+
+    #[test]
+    fn samezone24_is_design_tables_row() {
+        let a = ok(&["--preset", "samezone24"]);
+        assert_eq!(a.geometry.zones, Some(67));
+        assert_eq!(a.workload_names(), "fillrandom");
+        assert_eq!((a.key_size, a.value_size), (16, 1024));
+        assert_eq!(a.num, (9 * GIB / 2) / 1040);
+        assert_eq!((a.gc_start, a.gc_stop), (20, 25));
+        assert_matches(&a, &SAMEZONE24);
+    }
+
+    #[test]
+    fn prophet24_is_design_tables_row() {
+        let a = ok(&["--preset", "prophet24"]);
+        assert_eq!(a.geometry.zones, Some(100));
+        assert_eq!(a.geometry.max_open, Some(14));
+        assert_eq!((a.key_size, a.value_size), (8, 256));
+        assert_eq!(a.num, (25 * GIB / 4) / 264);
+        assert_eq!(a.max_bytes_for_level_multiplier, Some(4.0));
+        assert_eq!(a.level0_file_num_compaction_trigger, Some(4));
+        assert_eq!(a.picker, "round-robin");
+        assert_eq!((a.gc_start, a.gc_stop), (20, 45));
+        assert_matches(&a, &PROPHET24);
+    }
+
+    #[test]
+    fn samevictim24_is_in_the_table_but_refused_with_the_reason() {
+        let p = by_name("samevictim24").expect("known");
+        assert_eq!((p.zones, p.zone_size), (64, 64 * MIB));
+        assert_eq!((p.key_size, p.value_size), (16, 8 * 1024));
+        assert_eq!(p.bytes_per_workload, 9 * GIB / 4);
+        let e = resolved(&["--preset", "samevictim24"])
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains("BlobDB"), "{e}");
+        assert!(e.contains("caza22, samezone24, prophet24"), "{e}");
+    }
+
+    #[test]
+    fn explicit_flags_override_the_preset() {
+        let a = ok(&[
+            "--preset",
+            "caza22",
+            "--num",
+            "1000",
+            "--zones",
+            "40",
+            "--reserved-zones",
+            "0",
+            "--gc-stop",
+            "25",
+            "--picker",
+            "min-overlap",
+            "--write-buffer-size",
+            "1MiB",
+            "--workload",
+            "fillrandom",
+        ]);
+        assert_eq!(a.num, 1000);
+        assert_eq!(a.geometry.zones, Some(40));
+        assert_eq!(a.reserved_zones, 0);
+        assert_eq!((a.gc_start, a.gc_stop), (15, 25));
+        assert_eq!(a.picker, "min-overlap");
+        assert_eq!(a.write_buffer_size, Some(MIB));
+        assert_eq!(a.workload_names(), "fillrandom");
+        // Untouched parts still come from the preset.
+        assert_eq!(a.geometry.zone_size, Some(64 * MIB));
+        assert_eq!(a.target_file_size_base, Some(4 * MIB));
+    }
+
+    #[test]
+    fn a_flag_equal_to_the_default_still_overrides() {
+        // 0 reserved zones is the flag's default; given explicitly it must win over 10.
+        let a = ok(&["--preset", "caza22", "--reserved-zones", "0"]);
+        assert_eq!(a.reserved_zones, 0);
+    }
+
+    #[test]
+    fn num_follows_the_effective_entry_size() {
+        let a = ok(&["--preset", "caza22", "--value-size", "1008"]);
+        assert_eq!(a.num, (5 * GIB / 2) / 1024);
+    }
+
+    #[test]
+    fn quick_divides_sizes_by_eight_and_keeps_counts() {
+        let full = ok(&["--preset", "caza22"]);
+        let quick = ok(&["--preset", "caza22", "--quick"]);
+        assert_eq!(quick.geometry.zones, Some(100));
+        assert_eq!(quick.reserved_zones, 10);
+        assert_eq!(quick.geometry.zone_size, Some(8 * MIB));
+        assert_eq!(quick.write_buffer_size, Some(512 * 1024));
+        assert_eq!(quick.target_file_size_base, Some(512 * 1024));
+        assert_eq!(quick.max_bytes_for_level_base, Some(2 * MIB));
+        assert_eq!(quick.max_bytes_for_level_multiplier, Some(10.0));
+        assert_eq!((quick.key_size, quick.value_size), (16, 128));
+        assert_eq!(quick.num, (5 * GIB / 2 / 8) / 144);
+        assert!(full.num / quick.num == 8, "{} vs {}", full.num, quick.num);
+    }
+
+    #[test]
+    fn quick_leaves_explicit_flags_as_given() {
+        let a = ok(&["--preset", "samezone24", "--quick", "--zone-size", "16MiB"]);
+        assert_eq!(a.geometry.zone_size, Some(16 * MIB));
+        assert_eq!(a.target_file_size_base, Some(512 * 1024));
+    }
+
+    #[test]
+    fn quick_needs_a_preset() {
+        let e = resolved(&["--quick"]).expect_err("refused").to_string();
+        assert!(e.contains("--preset"), "{e}");
+    }
+
+    #[test]
+    fn unknown_preset_lists_the_known_ones() {
+        let e = resolved(&["--preset", "nope"])
+            .expect_err("refused")
+            .to_string();
+        for name in NAMES {
+            assert!(e.contains(name), "{e}");
+        }
+        let e = by_name("nope").expect_err("unknown").to_string();
+        assert!(
+            e.contains("caza22, samezone24, prophet24, samevictim24"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn without_a_preset_nothing_changes() {
+        let a = ok(&["--num", "5"]);
+        assert_eq!(a.num, 5);
+        assert_eq!(a.geometry.zones, None);
+        assert_eq!(a.write_buffer_size, None);
+    }
+
+    #[test]
+    fn applying_twice_gives_the_same_values() {
+        let mut a = ok(&["--preset", "prophet24", "--quick"]);
+        let num = a.num;
+        apply(&mut a).expect("again");
+        assert_eq!(a.num, num);
+        assert_eq!(a.geometry.zone_size, Some(8 * MIB));
+    }
+
+    #[test]
+    fn every_runnable_preset_passes_the_checks_of_a_run() {
+        for name in runnable() {
+            for quick in [false, true] {
+                let mut args = vec!["--preset", name];
+                if quick {
+                    args.push("--quick");
+                }
+                let a = ok(&args);
+                if let Err(e) = a.plan() {
+                    panic!("{args:?}: {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_space_check_counts_the_distinct_keys_db_bench_leaves() {
+        let keys = |w: &str| ok(&["--workload", w, "--num", "100000"]).db_bench_keys();
+        assert_eq!(keys("fillseq"), 100_000);
+        assert_eq!(keys("fillrandom,fillseq"), 100_000);
+        // 1 − e^−1 and 1 − e^−2 of the key space.
+        assert_eq!(keys("fillrandom"), 63_213);
+        assert_eq!(keys("fillrandom,overwrite"), 86_467);
+        assert_eq!(keys("readrandom"), 0);
+    }
+
+    #[test]
+    fn the_note_names_what_the_paper_also_runs() {
+        let applied = Applied {
+            preset: &PRESETS[0],
+            quick: true,
+        };
+        let text = note_lines(&applied).join("\n");
+        assert!(text.contains("1/128 scale"), "{text}");
+        assert!(text.contains("8 MiB"), "{text}");
+        assert!(text.contains("caza placement"), "{text}");
+    }
+}

@@ -1,0 +1,251 @@
+//! `zkv compare`: one `zkv bench` run per scheme, with otherwise identical flags and seed,
+//! one after the other; then one table, one JSON and, with `--out`, SVG charts.
+//!
+//! Each scheme's run is parsed again from the command line, with the scheme's flags before
+//! it and the entry's overrides after it (the last occurrence of a flag wins), so that every
+//! bench flag, and every check of `zkv bench`, applies to every scheme unchanged. Every
+//! run is checked before the first one starts.
+
+mod charts;
+mod schemes;
+mod table;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory, FromArgMatches, Parser};
+use serde_json::{json, Value};
+use zns::DeviceSpec;
+
+use super::bench::{self, BenchArgs};
+use super::error::{CliError, CliResult};
+use super::Out;
+use charts::Charts;
+use schemes::{parse_schemes, Entry, SchemeList};
+
+const COMPARE_HELP: &str = "\
+Scheme entries: NAME[:KEY=VALUE...], e.g. baseline or baseline:gc-start=10:gc-stop=15.
+Schemes: baseline (placement liza, picker sica, cleaning copy). Override keys: gc-start,
+gc-stop, gc-mode, picker, placement, reserved-zones. A flag given on the command line
+applies to every scheme unless an entry overrides it. The entry as written labels its
+column, its JSON run and its chart lines.
+
+Example:
+  zkv compare --schemes baseline:gc-start=5:gc-stop=10,baseline:gc-start=20:gc-stop=25 \\
+              --workload fillrandom,overwrite --num 20000 --value-size 256 --zones 32 \\
+              --zone-size 4MiB --write-buffer-size 256KiB --target-file-size-base 256KiB \\
+              --max-bytes-for-level-base 1MiB --mode deterministic --verify --out charts
+
+Every other flag is a flag of zkv bench (see 'zkv bench --help'); runs use --device mem.";
+
+#[derive(Debug, Args)]
+#[command(after_help = COMPARE_HELP)]
+pub struct CompareArgs {
+    /// Schemes to run, comma separated: NAME[:KEY=VALUE...] (see below)
+    #[arg(long, value_name = "LIST", required = true, value_parser = parse_schemes)]
+    schemes: SchemeList,
+
+    /// Write SVG charts to this directory (created if missing)
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
+/// The command line of one scheme's run, parsed on its own.
+#[derive(Debug, Parser)]
+#[command(name = "zkv compare", no_binary_name = true)]
+struct SchemeCommand {
+    #[command(flatten)]
+    args: CompareArgs,
+}
+
+/// One scheme's run, checked.
+struct Run {
+    entry: Entry,
+    args: BenchArgs,
+}
+
+/// Everything checked and created before the first run.
+struct Plan {
+    runs: Vec<Run>,
+    /// What `--preset` sets, printed once before the runs.
+    note: Vec<String>,
+    json: Option<(PathBuf, File)>,
+    charts: Option<Charts>,
+}
+
+pub fn run(a: CompareArgs) -> CliResult {
+    // The typed flags cannot be changed per scheme from here; the words they came from can.
+    let words: Vec<OsString> = std::env::args_os().skip(2).collect();
+    let plan = plan(&a, &words)?;
+    let mut out = Out::new();
+    for line in &plan.note {
+        out.line(line)?;
+    }
+    let mut reports = Vec::new();
+    let mut failed = None;
+    for (i, run) in plan.runs.iter().enumerate() {
+        out.line(format!(
+            "== {} ({}/{})",
+            run.entry.label,
+            i + 1,
+            plan.runs.len()
+        ))?;
+        let mut done = bench::run_quiet(&run.args, &mut out).map_err(|e| labelled(run, e))?;
+        reports.push(label_report(std::mem::take(&mut done.report), run));
+        // A failed run still has a report; the others still run, and the first failure
+        // ends the command once everything is written.
+        if let Err(e) = done.result() {
+            failed = failed.or(Some(labelled(run, e)));
+        }
+    }
+    let labels: Vec<&str> = plan.runs.iter().map(|r| r.entry.label.as_str()).collect();
+    out.line("")?;
+    for line in table::lines(&labels, &reports) {
+        out.line(line)?;
+    }
+    out.flush()?;
+    if let Some((path, file)) = plan.json {
+        write_json(&path, file, &json!({ "schemes": labels, "runs": reports }))?;
+    }
+    if let Some(charts) = plan.charts {
+        charts.write(&labels, &reports)?;
+    }
+    failed.map_or(Ok(()), Err)
+}
+
+/// Parses and checks every scheme's run, then creates the JSON file and the chart files,
+/// so that any bad input fails before the first run.
+fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
+    let mut runs = Vec::new();
+    let mut json = None;
+    let mut note = Vec::new();
+    for entry in &a.schemes.0 {
+        let (mut args, path, device) = parse_run(entry, words)?;
+        if device != DeviceSpec::Mem {
+            return Err(CliError::invalid(format!(
+                "--device {device}: zkv compare runs every scheme on --device mem"
+            )));
+        }
+        // The scheme's parts and the overrides count as given: a preset fills in the rest.
+        let lines = bench::apply_preset(&mut args).map_err(|e| labelled_entry(entry, e))?;
+        if runs.is_empty() {
+            note = lines;
+        }
+        let run = Run {
+            entry: entry.clone(),
+            args,
+        };
+        bench::check(&run.args).map_err(|e| labelled(&run, e))?;
+        json = path;
+        runs.push(run);
+    }
+    let json = match json {
+        Some(path) => {
+            let file = File::create(&path)
+                .map_err(|e| CliError::io(format!("--json {}", path.display()), e))?;
+            Some((path, file))
+        }
+        None => None,
+    };
+    let charts = a.out.as_deref().map(Charts::create).transpose()?;
+    Ok(Plan {
+        runs,
+        note,
+        json,
+        charts,
+    })
+}
+
+/// One entry's bench flags: the scheme's, the command line's, the entry's overrides. The
+/// JSON path is taken out (compare writes one JSON for all runs), and returned with the
+/// device.
+fn parse_run(
+    entry: &Entry,
+    words: &[OsString],
+) -> CliResult<(BenchArgs, Option<PathBuf>, DeviceSpec)> {
+    let mut argv = entry.scheme_args();
+    argv.extend(words.iter().cloned());
+    argv.extend(entry.override_args());
+    let bad = |e: String| CliError::invalid(format!("--schemes {}: {e}", entry.label));
+    let mut m = SchemeCommand::command()
+        .args_override_self(true)
+        .try_get_matches_from(argv)
+        .map_err(|e| bad(clap_line(&e)))?;
+    let json = m
+        .try_remove_one::<PathBuf>("json")
+        .map_err(|e| bad(e.to_string()))?;
+    let device = m
+        .try_get_one::<DeviceSpec>("device")
+        .map_err(|e| bad(e.to_string()))?
+        .cloned()
+        .unwrap_or(DeviceSpec::Mem);
+    let parsed = SchemeCommand::from_arg_matches_mut(&mut m).map_err(|e| bad(clap_line(&e)))?;
+    Ok((parsed.args.bench, json, device))
+}
+
+/// A clap error as one line: its message and any detail lines, without usage and tips.
+fn clap_line(e: &clap::Error) -> String {
+    let rendered = e.render().to_string();
+    let lines: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty() && !l.starts_with("tip:"))
+        .collect();
+    let text = lines.join(" ");
+    text.strip_prefix("error: ").unwrap_or(&text).to_string()
+}
+
+fn labelled(run: &Run, e: CliError) -> CliError {
+    labelled_entry(&run.entry, e)
+}
+
+fn labelled_entry(entry: &Entry, e: CliError) -> CliError {
+    CliError::invalid(format!("{}: {e}", entry.label))
+}
+
+/// The bench report keeps its `scheme` (what its options amount to, as the papers name
+/// it); `label` is the entry that asked for it.
+fn label_report(mut report: Value, run: &Run) -> Value {
+    if let Value::Object(m) = &mut report {
+        m.insert("label".into(), json!(run.entry.label));
+    }
+    report
+}
+
+fn write_json(path: &std::path::Path, file: File, value: &Value) -> CliResult {
+    let context = || format!("--json {}", path.display());
+    let mut w = BufWriter::new(file);
+    serde_json::to_writer_pretty(&mut w, value).map_err(|e| CliError::io(context(), e.into()))?;
+    writeln!(w)
+        .and_then(|()| w.flush())
+        .map_err(|e| CliError::io(context(), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scheme_run_parses_like_the_command() {
+        SchemeCommand::command().debug_assert();
+    }
+
+    #[test]
+    fn clap_errors_become_one_line() {
+        let e = SchemeCommand::command()
+            .try_get_matches_from(["--schemes", "baseline", "--gc-mode", "x"])
+            .unwrap_err();
+        let line = clap_line(&e);
+        assert!(
+            line.starts_with("invalid value 'x' for '--gc-mode <MODE>'"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+    }
+}

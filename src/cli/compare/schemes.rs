@@ -1,0 +1,176 @@
+//! Schemes: named combinations of placement, picker and cleaning, as the papers name them
+//! (DESIGN.md section 8), and the `--schemes` entries that pick them with per-entry
+//! overrides (`baseline:gc-start=10:gc-stop=15`).
+//!
+//! A scheme is a list of bench flags. A run's flags are, from weakest to strongest: the
+//! scheme's, the flags given on the command line, the entry's overrides; so a flag given
+//! once applies to every scheme unless an entry says otherwise.
+
+use std::ffi::OsString;
+use std::fmt;
+
+/// One named scheme: the bench flags (without dashes) and values that make it.
+#[derive(Debug)]
+pub struct Scheme {
+    pub name: &'static str,
+    pub flags: &'static [(&'static str, &'static str)],
+}
+
+/// Every scheme zkv knows; a new placement or picker adds its schemes here (and to the
+/// help text of `zkv compare` and docs/CLI.md).
+pub const SCHEMES: &[Scheme] = &[Scheme {
+    // LIZA placement, SICA picker, copying zone cleaner: every paper's baseline.
+    name: "baseline",
+    flags: &[
+        ("placement", "liza"),
+        ("picker", "sica"),
+        ("gc-mode", "copy"),
+    ],
+}];
+
+/// The bench flags (without dashes) an entry may override.
+pub const OVERRIDE_KEYS: &[&str] = &[
+    "gc-start",
+    "gc-stop",
+    "gc-mode",
+    "picker",
+    "placement",
+    "reserved-zones",
+];
+
+/// One entry of `--schemes`: a scheme and its overrides. The label (the column of the
+/// table, the name in the JSON) is the entry as written.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub label: String,
+    pub scheme: &'static Scheme,
+    pub overrides: Vec<(String, String)>,
+}
+
+/// `--schemes`, parsed by clap so that a bad entry is a usage error.
+#[derive(Clone, Debug)]
+pub struct SchemeList(pub Vec<Entry>);
+
+/// Why an entry was refused; the message lists what is allowed.
+#[derive(Debug)]
+pub struct SchemeError(String);
+
+impl fmt::Display for SchemeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SchemeError {}
+
+pub fn parse_schemes(s: &str) -> Result<SchemeList, SchemeError> {
+    let entries = s
+        .split(',')
+        .map(str::trim)
+        .map(parse_entry)
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(SchemeList(entries))
+}
+
+fn parse_entry(entry: &str) -> Result<Entry, SchemeError> {
+    let mut parts = entry.split(':');
+    let name = parts.next().unwrap_or_default();
+    if name.is_empty() {
+        return Err(SchemeError(format!(
+            "empty scheme name in {entry:?} (known: {})",
+            known_schemes()
+        )));
+    }
+    let scheme = SCHEMES.iter().find(|s| s.name == name).ok_or_else(|| {
+        SchemeError(format!(
+            "unknown scheme {name:?} (known: {})",
+            known_schemes()
+        ))
+    })?;
+    let overrides = parts
+        .map(|p| parse_override(entry, p))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Entry {
+        label: entry.to_string(),
+        scheme,
+        overrides,
+    })
+}
+
+fn parse_override(entry: &str, part: &str) -> Result<(String, String), SchemeError> {
+    let (key, value) = part.split_once('=').ok_or_else(|| {
+        SchemeError(format!(
+            "{entry:?}: override {part:?} is not KEY=VALUE (keys: {})",
+            OVERRIDE_KEYS.join(", ")
+        ))
+    })?;
+    if !OVERRIDE_KEYS.contains(&key) {
+        return Err(SchemeError(format!(
+            "{entry:?}: unknown override {key:?} (keys: {})",
+            OVERRIDE_KEYS.join(", ")
+        )));
+    }
+    if value.is_empty() {
+        return Err(SchemeError(format!("{entry:?}: {key} has no value")));
+    }
+    Ok((key.to_string(), value.to_string()))
+}
+
+fn known_schemes() -> String {
+    let names: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
+    names.join(", ")
+}
+
+impl Entry {
+    /// The scheme's flags, to go before the command line's.
+    pub fn scheme_args(&self) -> Vec<OsString> {
+        flag_args(self.scheme.flags.iter().map(|(k, v)| (*k, *v)))
+    }
+
+    /// The overrides' flags, to go after the command line's.
+    pub fn override_args(&self) -> Vec<OsString> {
+        flag_args(self.overrides.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+    }
+}
+
+/// `--key=value`: the `=` form, so that a value is never taken for a flag.
+fn flag_args<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<OsString> {
+    pairs.map(|(k, v)| format!("--{k}={v}").into()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_keep_their_text_as_label() {
+        let list = parse_schemes("baseline,baseline:gc-start=10:gc-stop=15").unwrap();
+        assert_eq!(list.0.len(), 2);
+        assert_eq!(list.0[1].label, "baseline:gc-start=10:gc-stop=15");
+        assert_eq!(
+            list.0[1].override_args(),
+            vec![OsString::from("--gc-start=10"), "--gc-stop=15".into()]
+        );
+        assert_eq!(
+            list.0[0].scheme_args()[0],
+            OsString::from("--placement=liza")
+        );
+    }
+
+    #[test]
+    fn bad_entries_name_what_is_allowed() {
+        let e = parse_schemes("baseline,nope").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown scheme \"nope\" (known: baseline"),
+            "{e}"
+        );
+        let e = parse_schemes("baseline:num=5").unwrap_err().to_string();
+        assert!(
+            e.contains("unknown override \"num\" (keys: gc-start"),
+            "{e}"
+        );
+        let e = parse_schemes("baseline:gc-start").unwrap_err().to_string();
+        assert!(e.contains("is not KEY=VALUE"), "{e}");
+        assert!(parse_schemes("").is_err());
+    }
+}

@@ -1,0 +1,275 @@
+//! End-to-end tests of `zkv compare`: the real binary, tiny in-memory runs (a fraction of a
+//! second each) of the same bench per scheme.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// 24 zones of 1 MiB, 64 KiB memtables and SSTs, a few thousand deterministic puts.
+const SMALL: [&str; 18] = [
+    "--zones",
+    "24",
+    "--zone-size",
+    "1MiB",
+    "--write-buffer-size",
+    "64KiB",
+    "--target-file-size-base",
+    "64KiB",
+    "--max-bytes-for-level-base",
+    "256KiB",
+    "--value-size",
+    "200",
+    "--num",
+    "3000",
+    "--workload",
+    "fillrandom,overwrite",
+    "--mode",
+    "deterministic",
+];
+
+fn compare(schemes: &str, extra: &[&str]) -> Vec<String> {
+    let mut args = vec!["compare", "--schemes", schemes];
+    args.extend_from_slice(&SMALL);
+    args.extend_from_slice(extra);
+    args.into_iter().map(String::from).collect()
+}
+
+fn refs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("the JSON was written");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+fn at<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
+    path.iter().fold(v, |v, k| &v[*k])
+}
+
+#[test]
+fn two_schemes_give_one_table_one_json_and_charts() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let json = dir.path().join("cmp.json");
+    let charts = dir.path().join("charts");
+    let second = "baseline:gc-start=30:gc-stop=35";
+    let args = compare(
+        &format!("baseline,{second}"),
+        &[
+            "--verify",
+            "--json",
+            json.to_str().unwrap(),
+            "--out",
+            charts.to_str().unwrap(),
+        ],
+    );
+    let stdout = ok(&refs(&args));
+
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("metric"))
+        .expect("a table header");
+    assert!(header.contains("#1 baseline"), "{header}");
+    assert!(header.contains(&format!("#2 {second}")), "{header}");
+    assert!(header.ends_with("#2/#1"), "{header}");
+    assert_eq!(stdout.matches("metric ").count(), 1, "one table: {stdout}");
+    for row in [
+        "user ops/s",
+        "LSM WA",
+        "device WA",
+        "cleaning copy (MiB)",
+        "zone resets",
+        "zero-copy resets",
+        "S_same",
+        "S_inval",
+        "stall time (ms)",
+        "p99 put latency (us)",
+        "verify mismatches",
+    ] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("no row {row}: {stdout}"));
+        // The metric, two values and one ratio.
+        let cells = line[row.len()..].split_whitespace().count();
+        assert_eq!(cells, 3, "{line}");
+    }
+
+    let v = read_json(&json);
+    assert_eq!(v["schemes"], serde_json::json!(["baseline", second]));
+    let runs = v["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["label"], second);
+    assert_eq!(runs[1]["scheme"], "baseline");
+    assert_eq!(at(&runs[0], &["config", "gc_start"]), 20);
+    assert_eq!(at(&runs[1], &["config", "gc_start"]), 30);
+    for run in runs {
+        assert!(at(run, &["device", "wa"]).is_f64());
+        assert!(at(run, &["zone_invalid_ratios", "ratios"]).is_array());
+        assert_eq!(at(run, &["verify", "mismatches"]), 0);
+        assert!(!run["timeseries"].as_array().unwrap().is_empty());
+    }
+
+    for name in [
+        "free_space.svg",
+        "cleaning_copies.svg",
+        "wa_copies_resets.svg",
+        "invalid_ratios.svg",
+    ] {
+        let svg = std::fs::read_to_string(charts.join(name)).expect("the chart was written");
+        assert!(svg.starts_with("<svg"), "{name}");
+        assert!(svg.trim_end().ends_with("</svg>"), "{name}");
+        let texts = svg_texts(&svg);
+        assert!(texts.contains(&"baseline"), "{name}: {texts:?}");
+        assert!(texts.contains(&second), "{name}: {texts:?}");
+    }
+}
+
+/// The contents of an SVG's `<text>` elements, trimmed.
+fn svg_texts(svg: &str) -> Vec<&str> {
+    svg.split("</text>")
+        .filter_map(|part| part.rsplit_once('>').map(|(_, text)| text.trim()))
+        .collect()
+}
+
+#[test]
+fn identical_deterministic_entries_give_identical_bytes() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let json = dir.path().join("cmp.json");
+    ok(&refs(&compare(
+        "baseline,baseline",
+        &[
+            "--gc-start",
+            "40",
+            "--gc-stop",
+            "45",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    )));
+    let v = read_json(&json);
+    let (a, b) = (&v["runs"][0], &v["runs"][1]);
+    for path in [
+        &["user", "bytes"][..],
+        &["lsm", "flush_bytes"],
+        &["lsm", "compaction_bytes"],
+        &["lsm", "wal_bytes"],
+        &["device", "write_bytes"],
+        &["device", "zone_resets"],
+        &["device", "zero_copy_resets"],
+        &["gc", "copy_bytes"],
+        &["zone_invalid_ratios", "ratios"],
+    ] {
+        assert_eq!(at(a, path), at(b, path), "{path:?}");
+        assert!(!at(a, path).is_null(), "{path:?}");
+    }
+}
+
+#[test]
+fn global_flags_apply_to_every_scheme_unless_an_entry_overrides_them() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let json = dir.path().join("cmp.json");
+    ok(&refs(&compare(
+        "baseline,baseline:gc-stop=40:reserved-zones=2",
+        &[
+            "--gc-start",
+            "30",
+            "--gc-stop",
+            "35",
+            "--json",
+            json.to_str().unwrap(),
+        ],
+    )));
+    let v = read_json(&json);
+    let config = |i: usize, key: &str| v["runs"][i]["config"][key].clone();
+    assert_eq!(config(0, "gc_start"), 30);
+    assert_eq!(config(0, "gc_stop"), 35);
+    assert_eq!(config(0, "reserved_zones"), 0);
+    assert_eq!(config(1, "gc_start"), 30);
+    assert_eq!(config(1, "gc_stop"), 40);
+    assert_eq!(config(1, "reserved_zones"), 2);
+}
+
+/// A refused command prints one error line and runs nothing.
+fn refused(args: &[String], code: i32) -> String {
+    let (run, msg) = fails_run(&refs(args), code);
+    assert!(run.stdout.is_empty(), "something ran: {}", run.stdout);
+    msg
+}
+
+#[test]
+fn bad_input_fails_before_any_run() {
+    let _serial = serial();
+    let msg = refused(&compare("baseline,nope", &[]), 2);
+    assert!(
+        msg.contains("unknown scheme \"nope\" (known: baseline)"),
+        "{msg}"
+    );
+    let msg = refused(&compare("baseline:num=5", &[]), 2);
+    assert!(
+        msg.contains("unknown override \"num\" (keys: gc-start, gc-stop, gc-mode, picker, placement, reserved-zones)"),
+        "{msg}"
+    );
+    let msg = refused(&compare("baseline,baseline:gc-mode=nope", &[]), 1);
+    assert!(
+        msg.starts_with("--schemes baseline:gc-mode=nope: invalid value 'nope'"),
+        "{msg}"
+    );
+    let msg = refused(&compare("baseline,baseline:gc-start=50:gc-stop=40", &[]), 1);
+    assert!(
+        msg.starts_with("baseline:gc-start=50:gc-stop=40: --gc-start/--gc-stop"),
+        "{msg}"
+    );
+    let msg = refused(&compare("baseline", &["--device", "file:/tmp/x.img"]), 1);
+    assert!(msg.contains("runs every scheme on --device mem"), "{msg}");
+}
+
+#[test]
+fn an_unwritable_out_dir_fails_before_any_run() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let out = file.join("charts");
+    let msg = refused(&compare("baseline", &["--out", out.to_str().unwrap()]), 1);
+    assert!(
+        msg.starts_with(&format!("--out {}", out.display())),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_preset_applies_to_every_scheme_and_entries_still_override_it() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let json = dir.path().join("cmp.json");
+    let args = [
+        "compare",
+        "--schemes",
+        "baseline,baseline:gc-start=10:gc-stop=15",
+        "--preset",
+        "caza22",
+        "--quick",
+        "--num",
+        "2000",
+        "--mode",
+        "deterministic",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    ok(&args);
+    let v = read_json(&json);
+    for run in v["runs"].as_array().unwrap() {
+        assert_eq!(at(run, &["config", "zone_size"]), 8 * MIB, "{run}");
+        assert_eq!(at(run, &["config", "num"]), 2000);
+    }
+    assert_eq!(at(&v["runs"][1], &["config", "gc_start"]), 10);
+    assert_eq!(at(&v["runs"][1], &["config", "gc_stop"]), 15);
+}

@@ -1,0 +1,106 @@
+//! End-to-end tests of `zkv bench --preset NAME [--quick]`: the real binary, with `--num`
+//! kept tiny so that a preset's full device and LSM shape run in a fraction of a second.
+
+mod common;
+use common::*;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+fn read_json(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).expect("the JSON report was written");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+#[test]
+fn quick_caza22_with_a_tiny_num_runs_the_preset_and_records_it() {
+    let _guard = serial();
+    let dir = TempDir::new().expect("temp dir");
+    let json = dir.path().join("r.json");
+    let json_arg = json.to_str().expect("utf-8 path");
+    let stdout = ok(&[
+        "bench", "--preset", "caza22", "--quick", "--num", "20000", "--json", json_arg,
+    ]);
+    assert!(stdout.contains("Preset caza22"), "{stdout}");
+    assert!(stdout.contains("1/128 scale"), "{stdout}");
+    assert!(stdout.contains("also runs"), "{stdout}");
+    assert!(stdout.contains("caza placement"), "{stdout}");
+    for name in ["fillseq", "overwrite"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(name) && l.contains("ops/sec")),
+            "no {name} line in {stdout}"
+        );
+    }
+    let config = &read_json(&json)["config"];
+    assert_eq!(config["preset"], "caza22");
+    assert_eq!(config["quick"], true);
+    assert_eq!(config["num"], 20000, "the explicit --num wins");
+    assert_eq!(config["zones"], 100);
+    assert_eq!(config["zone_size"], 8 * MIB);
+    assert_eq!(config["reserved_zones"], 10);
+    assert_eq!(config["write_buffer_size"], 512 * KIB);
+    assert_eq!(config["target_file_size_base"], 512 * KIB);
+    assert_eq!(config["max_bytes_for_level_base"], 2 * MIB);
+    assert_eq!(config["value_size"], 128);
+    assert_eq!(config["workload"], "fillseq,overwrite");
+}
+
+#[test]
+fn without_a_preset_the_config_says_so() {
+    let _guard = serial();
+    let dir = TempDir::new().expect("temp dir");
+    let json = dir.path().join("r.json");
+    let json_arg = json.to_str().expect("utf-8 path");
+    ok(&[
+        "bench",
+        "--num",
+        "500",
+        "--zones",
+        "16",
+        "--zone-size",
+        "1MiB",
+        "--write-buffer-size",
+        "64KiB",
+        "--target-file-size-base",
+        "64KiB",
+        "--json",
+        json_arg,
+    ]);
+    let config = &read_json(&json)["config"];
+    assert_eq!(config["preset"], Value::Null);
+    assert_eq!(config["quick"], false);
+}
+
+#[test]
+fn an_unknown_preset_is_one_usage_error_listing_the_known_ones() {
+    let (_, err) = fails_run(&["bench", "--preset", "nope"], 2);
+    assert!(err.contains("'nope'"), "{err}");
+    assert!(
+        err.contains("caza22, samezone24, prophet24, samevictim24"),
+        "{err}"
+    );
+}
+
+#[test]
+fn quick_without_a_preset_is_a_usage_error() {
+    let (_, err) = fails_run(&["bench", "--quick"], 2);
+    assert!(err.contains("--preset"), "{err}");
+}
+
+#[test]
+fn a_preset_zkv_cannot_run_yet_is_refused_with_the_reason() {
+    let (_, err) = fails_run(&["bench", "--preset", "samevictim24", "--quick"], 1);
+    assert!(err.contains("BlobDB"), "{err}");
+}
+
+#[test]
+fn explicit_flags_still_meet_the_checks() {
+    // A preset does not switch the checks off: an explicit device too small is refused.
+    let (_, err) = fails_run(
+        &["bench", "--preset", "samezone24", "--quick", "--zones", "8"],
+        1,
+    );
+    assert!(err.starts_with("device too small"), "{err}");
+}
