@@ -492,10 +492,6 @@ impl TimingModel {
         self
     }
 
-    pub fn set_realtime(&mut self, realtime: bool) {
-        self.realtime = realtime;
-    }
-
     pub fn realtime(&self) -> bool {
         self.realtime
     }

@@ -80,12 +80,7 @@ fn a_sync_pads_the_last_block_and_the_next_append_starts_a_fresh_block() {
     let fs = mount(&dev, opts());
     assert_eq!(read_file(&fs, "wal"), data(1, 0, 150));
     let zone = fs.zones_of("wal").unwrap()[0].0;
-    let z = fs
-        .zone_stats()
-        .unwrap()
-        .into_iter()
-        .find(|z| z.zone == zone)
-        .unwrap();
+    let z = zone_stat(&fs, zone);
     assert_eq!(
         (z.written, z.valid, z.invalid),
         (8192, 4096 + 100, 4096 - 100)
@@ -199,9 +194,13 @@ fn bad_options_and_unformatted_devices_are_clear_errors() {
 fn format_erases_everything() {
     let (_, dev) = mem_device(geometry(16, 256, 14, 14));
     let fs = format(&dev, opts());
-    let mut w = fs.create("a", FileKind::Sst, Default::default()).unwrap();
-    w.append(&data(1, 0, 600_000)).unwrap();
-    w.close().unwrap();
+    write_file(
+        &fs,
+        "a",
+        FileKind::Sst,
+        Default::default(),
+        &data(1, 0, 600_000),
+    );
     drop(fs);
     let fs = format(&dev, opts());
     assert!(fs.list().is_empty());
@@ -230,11 +229,13 @@ fn files_survive_reopening_a_file_backed_device() {
     let mut files = BTreeMap::new();
     for (i, len) in [5000usize, 256 * 1024, 600_000].into_iter().enumerate() {
         let name = format!("f{i}");
-        let mut w = fs
-            .create(&name, FileKind::Sst, hint(FileKind::Sst, Some(i as u8)))
-            .unwrap();
-        w.append(&data(i as u64, 0, len)).unwrap();
-        w.close().unwrap();
+        write_file(
+            &fs,
+            &name,
+            FileKind::Sst,
+            hint(FileKind::Sst, Some(i as u8)),
+            &data(i as u64, 0, len),
+        );
         files.insert(name, data(i as u64, 0, len));
     }
     let classes: Vec<(u32, u8)> = fs
@@ -296,9 +297,7 @@ fn a_policy_given_at_format_places_and_sees_the_whole_hint() {
     };
     let mut h = hint(FileKind::Sst, Some(1));
     h.neighbors = Some(neighbors.clone());
-    let mut w = fs.create("000001.sst", FileKind::Sst, h).unwrap();
-    w.append(&data(1, 0, 10_000)).unwrap();
-    w.close().unwrap();
+    write_file(&fs, "000001.sst", FileKind::Sst, h, &data(1, 0, 10_000));
     assert!(seen
         .lock()
         .unwrap()

@@ -34,11 +34,7 @@ fn packed(kind: FileKind) -> PlacementHint {
 }
 
 fn write(fs: &ZoneFs, files: &mut Files, name: &str, content: Vec<u8>) {
-    let mut w = fs
-        .create(name, FileKind::Other, packed(FileKind::Other))
-        .unwrap();
-    w.append(&content).unwrap();
-    w.close().unwrap();
+    write_file(fs, name, FileKind::Other, packed(FileKind::Other), &content);
     files.insert(name.to_string(), content);
 }
 
@@ -321,18 +317,22 @@ fn a_finished_zone_is_a_victim_like_a_full_one() {
     let o = opts().with_finish_threshold(Some(50));
     let fs = format(&dev, o.clone());
     let mut files = Files::new();
-    let mut w = fs
-        .create("a", FileKind::Sst, hint(FileKind::Sst, Some(2)))
-        .unwrap();
-    w.append(&data(1, 0, 200 * 1024)).unwrap();
-    w.close().unwrap();
+    write_file(
+        &fs,
+        "a",
+        FileKind::Sst,
+        hint(FileKind::Sst, Some(2)),
+        &data(1, 0, 200 * 1024),
+    );
     files.insert("a".into(), data(1, 0, 200 * 1024));
     // A longer-lived file cannot use a's zone: it is finished before a new one opens.
-    let mut w = fs
-        .create("b", FileKind::Sst, hint(FileKind::Sst, Some(3)))
-        .unwrap();
-    w.append(&data(2, 0, 4096)).unwrap();
-    w.close().unwrap();
+    write_file(
+        &fs,
+        "b",
+        FileKind::Sst,
+        hint(FileKind::Sst, Some(3)),
+        &data(2, 0, 4096),
+    );
     files.insert("b".into(), data(2, 0, 4096));
     let zone = zone_of(&fs, "a")[0];
     assert_eq!(fs.stats().finishes, 1);
@@ -432,12 +432,7 @@ fn a_pinned_zone_is_cleaned_last_and_reset_only_after_its_readers() {
     let v = fs.clean_one().unwrap().unwrap();
     assert_eq!((v.zone, v.copied_bytes), (2, 64 * KIB));
     assert!(v.cleaned && !v.reset, "{v:?}");
-    let z2 = fs
-        .zone_stats()
-        .unwrap()
-        .into_iter()
-        .find(|z| z.zone == 2)
-        .unwrap();
+    let z2 = zone_stat(&fs, 2);
     assert_eq!((z2.state, z2.valid), (ZoneState::Full, 0));
     // The reader still reads its snapshot from zone 2; a new reader reads the copy.
     assert_eq!(reader.read_all().unwrap(), data(3, 0, PIECE));

@@ -26,9 +26,7 @@ fn packed(kind: FileKind) -> PlacementHint {
 }
 
 fn write(fs: &ZoneFs, files: &mut Files, name: &str, kind: FileKind, content: Vec<u8>) {
-    let mut w = fs.create(name, kind, packed(kind)).unwrap();
-    w.append(&content).unwrap();
-    w.close().unwrap();
+    write_file(fs, name, kind, packed(kind), &content);
     files.insert(name.to_string(), content);
 }
 

@@ -191,9 +191,13 @@ fn writers_that_find_no_zone_wait_for_the_background_cleaner() {
     let mut files = BTreeMap::new();
     for i in 0..28u64 {
         let name = format!("f{i:02}");
-        let mut w = fs.create(&name, FileKind::Other, packed.clone()).unwrap();
-        w.append(&data(i, 0, 65536)).unwrap();
-        w.close().unwrap();
+        write_file(
+            &fs,
+            &name,
+            FileKind::Other,
+            packed.clone(),
+            &data(i, 0, 65536),
+        );
         files.insert(name, data(i, 0, 65536));
     }
     for name in ["f00", "f01"] {
@@ -207,9 +211,7 @@ fn writers_that_find_no_zone_wait_for_the_background_cleaner() {
     let writer = {
         let fs = fs.clone();
         thread::spawn(move || {
-            let mut w = fs.create("new", FileKind::Other, packed).unwrap();
-            w.append(&data(99, 0, 65536)).unwrap();
-            w.close().unwrap();
+            write_file(&fs, "new", FileKind::Other, packed, &data(99, 0, 65536));
         })
     };
     thread::sleep(std::time::Duration::from_millis(60));

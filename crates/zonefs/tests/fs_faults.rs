@@ -24,9 +24,13 @@ fn an_injected_write_error_fails_the_writer_and_keeps_its_synced_content() {
     assert_eq!(read_file(&fs, "a"), data(1, 0, 10_000));
     assert_consistent(&fs, "after the failed writer");
     // The file system goes on.
-    let mut w = fs.create("b", FileKind::Sst, Default::default()).unwrap();
-    w.append(&data(2, 0, 10_000)).unwrap();
-    w.close().unwrap();
+    write_file(
+        &fs,
+        "b",
+        FileKind::Sst,
+        Default::default(),
+        &data(2, 0, 10_000),
+    );
     fs.delete("a").unwrap();
     drop(fs);
     let fs = mount(&dev, opts());
@@ -47,18 +51,8 @@ fn a_failed_metadata_sync_keeps_the_zone_until_the_next_mount() {
     let err = w.sync().unwrap_err();
     assert!(matches!(err, FsError::Meta { .. }), "{err}");
     drop(w);
-    let zone = fs
-        .metadata()
-        .file(fs.metadata().file_id("a").unwrap())
-        .unwrap()
-        .extents[0]
-        .zone;
-    let z = fs
-        .zone_stats()
-        .unwrap()
-        .into_iter()
-        .find(|z| z.zone == zone)
-        .unwrap();
+    let zone = fs.zones_of("a").unwrap()[0].0;
+    let z = zone_stat(&fs, zone);
     assert_eq!(z.state, ZoneState::ImplicitOpen, "not reset");
     // The record was written (only the flush failed): the next commit makes it durable.
     fs.sync_metadata().unwrap();
@@ -72,9 +66,13 @@ fn a_failed_metadata_sync_keeps_the_zone_until_the_next_mount() {
 fn mount_resets_zones_left_open_without_data_and_tolerates_dead_ones() {
     let (_, dev) = mem_device(geometry(16, 256, 14, 14));
     let fs = format(&dev, opts());
-    let mut w = fs.create("a", FileKind::Sst, Default::default()).unwrap();
-    w.append(&data(1, 0, 10_000)).unwrap();
-    w.close().unwrap();
+    write_file(
+        &fs,
+        "a",
+        FileKind::Sst,
+        Default::default(),
+        &data(1, 0, 10_000),
+    );
     drop(fs);
     // Someone opened a zone explicitly and wrote a stray block to another.
     dev.zone_op(10, ZoneOp::Open).unwrap();

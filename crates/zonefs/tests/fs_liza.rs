@@ -61,9 +61,13 @@ fn files_land_in_zones_of_their_lifetime_class_and_classes_survive_remount() {
     // Later files never go to a zone of a shorter lifetime than theirs.
     for (i, &(name, kind, level)) in FILES.iter().enumerate() {
         let name = format!("{name}-2");
-        let mut w = fs.create(&name, kind, hint(kind, level)).unwrap();
-        w.append(&data(10 + i as u64, 0, 30_000)).unwrap();
-        w.close().unwrap();
+        write_file(
+            &fs,
+            &name,
+            kind,
+            hint(kind, level),
+            &data(10 + i as u64, 0, 30_000),
+        );
         let class = Lifetime::for_file(kind, level, 1).code();
         let by_zone = classes(&fs);
         for (zone, _) in fs.zones_of(&name).unwrap() {
@@ -88,30 +92,29 @@ fn without_a_free_active_resource_liza_finishes_the_fullest_idle_zone() {
     w2.close().unwrap();
     // Medium and long files fit no short-lived zone: each opens its own.
     for (name, level, len) in [("l0", 0u8, 30_000), ("l2", 2, 40_000)] {
-        let mut w = fs
-            .create(name, FileKind::Sst, hint(FileKind::Sst, Some(level)))
-            .unwrap();
-        w.append(&data(3, 0, len)).unwrap();
-        w.close().unwrap();
+        write_file(
+            &fs,
+            name,
+            FileKind::Sst,
+            hint(FileKind::Sst, Some(level)),
+            &data(3, 0, len),
+        );
     }
     assert_eq!(fs.stats().active_zones, 4);
     assert_eq!(fs.stats().finishes, 0);
     // An extreme-lived file fits none and no active resource is free: the fullest idle
     // zone (l2's) is finished and a new zone opens.
-    let mut w = fs
-        .create("l3", FileKind::Sst, hint(FileKind::Sst, Some(3)))
-        .unwrap();
-    w.append(&data(9, 0, 4096)).unwrap();
-    w.close().unwrap();
+    write_file(
+        &fs,
+        "l3",
+        FileKind::Sst,
+        hint(FileKind::Sst, Some(3)),
+        &data(9, 0, 4096),
+    );
     assert_eq!(fs.stats().finishes, 1);
     assert_eq!(fs.stats().active_zones, 4);
     let l2 = fs.zones_of("l2").unwrap()[0].0;
-    let z = fs
-        .zone_stats()
-        .unwrap()
-        .into_iter()
-        .find(|z| z.zone == l2)
-        .unwrap();
+    let z = zone_stat(&fs, l2);
     assert_eq!(z.state, zns::ZoneState::Full);
     assert_consistent(&fs, "end");
 }

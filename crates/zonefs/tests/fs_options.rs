@@ -56,11 +56,13 @@ fn options_survive_metadata_log_rolls() {
     let fs = format(&dev, custom());
     for i in 0..200u64 {
         let name = format!("{i:06}.sst");
-        let mut w = fs
-            .create(&name, FileKind::Sst, hint(FileKind::Sst, Some(1)))
-            .unwrap();
-        w.append(&data(i, 0, 100)).unwrap();
-        w.close().unwrap();
+        write_file(
+            &fs,
+            &name,
+            FileKind::Sst,
+            hint(FileKind::Sst, Some(1)),
+            &data(i, 0, 100),
+        );
         if i >= 4 {
             fs.delete(&format!("{:06}.sst", i - 4)).unwrap();
         }

@@ -25,11 +25,13 @@ fn populated() -> (Arc<dyn ZonedDevice>, BTreeMap<String, Vec<u8>>) {
     {
         let name = format!("{i:06}.sst");
         let content = data(i as u64, 0, len);
-        let mut w = fs
-            .create(&name, FileKind::Sst, hint(FileKind::Sst, Some(i as u8)))
-            .unwrap();
-        w.append(&content).unwrap();
-        w.close().unwrap();
+        write_file(
+            &fs,
+            &name,
+            FileKind::Sst,
+            hint(FileKind::Sst, Some(i as u8)),
+            &content,
+        );
         files.insert(name, content);
     }
     let mut wal = fs

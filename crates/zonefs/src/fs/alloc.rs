@@ -27,7 +27,7 @@ use crate::placement::{Decision, PlacementCtx, PlacementHint};
 
 use super::error::{FsError, FsResult};
 use super::shared::{Counters, Shared};
-use super::table::{WriteSlot, ZoneTable};
+use super::table::{Lease, WriteSlot, ZoneTable};
 
 /// How often the reclaimer is asked before a writer gets an out-of-space error.
 const MAX_RECLAIM_ROUNDS: u32 = 8;
@@ -253,6 +253,35 @@ impl Shared {
             return Ok(Step::Wait);
         }
         Ok(Step::OutOfSpace)
+    }
+
+    /// The zone a writer (or the cleaner) writes to next, in use from now on: the one
+    /// `lease` holds, or a new one from the allocator (then held by `lease`). A zone opened
+    /// empty gets its class staged before anything is written to it.
+    pub fn begin_write(&self, lease: &mut Option<Lease>, req: &Request<'_>) -> FsResult<WriteSlot> {
+        if let Some(held) = *lease {
+            if let Some(slot) = self.lock_zones().begin_write(held) {
+                return Ok(slot);
+            }
+            *lease = None;
+        }
+        let grant = self.acquire(req)?;
+        *lease = Some(grant.slot.lease);
+        if let Some(class) = grant.opened {
+            if let Err(e) = self.stage_zone_class(grant.slot.lease.zone, class) {
+                self.end_write(grant.slot.lease, 0);
+                return Err(e);
+            }
+        }
+        Ok(grant.slot)
+    }
+
+    /// Ends a write begun with [`Shared::begin_write`] and wakes waiting writers; false
+    /// when the lease ended with it (the zone is full).
+    pub fn end_write(&self, lease: Lease, written: u64) -> bool {
+        let keeps = self.lock_zones().end_write(lease, written);
+        self.zone_freed.notify_all();
+        keeps
     }
 
     pub fn finish(&self, zones: &mut ZoneTable, zone: u32) -> FsResult<()> {

@@ -710,20 +710,13 @@ impl Shared {
                 }
             }
         }
-        {
-            let mut zones = self.lock_zones();
-            if let Some(s) = zones.slot_mut(zone) {
-                if s.epoch == epoch {
-                    s.live = s.live.saturating_sub(copied);
-                    s.copied |= copied > 0;
-                }
-            }
-            for (z, bytes) in release {
-                if let Some(s) = zones.slot_mut(z) {
-                    s.live = s.live.saturating_sub(bytes);
-                }
+        if let Some(s) = self.lock_zones().slot_mut(zone) {
+            if s.epoch == epoch {
+                s.live = s.live.saturating_sub(copied);
+                s.copied |= copied > 0;
             }
         }
+        self.release_live(release);
         Counters::add(&self.counters.gc_copy_bytes, copied);
         rep.copied_bytes = copied;
         rep.files_copied = kept.len() as u32;
@@ -879,7 +872,7 @@ impl<'a> Mover<'a> {
                     IoCategory::GcCopy,
                 );
                 let ok = result.is_ok();
-                if !self.end_write(slot.lease, if ok { k } else { 0 }) {
+                if !sh.end_write(slot.lease, if ok { k } else { 0 }) {
                     self.lease = None;
                 }
                 result.map_err(|err| {
@@ -908,12 +901,6 @@ impl<'a> Mover<'a> {
     /// The zone to write to: the lease held, or a new one from the policy for the file,
     /// looking for room for the rest of the extent.
     fn zone_for(&mut self, f: &Live, hint: &PlacementHint, rest: u64) -> FsResult<WriteSlot> {
-        if let Some(lease) = self.lease {
-            if let Some(slot) = self.sh.lock_zones().begin_write(lease) {
-                return Ok(slot);
-            }
-            self.lease = None;
-        }
         let req = Request {
             name: &f.name,
             kind: f.kind,
@@ -921,30 +908,17 @@ impl<'a> Mover<'a> {
             min_capacity: rest.min(self.sh.geo.zone_capacity),
             gc: true,
         };
-        let grant = self.sh.acquire(&req)?;
-        let lease = grant.slot.lease;
-        self.lease = Some(lease);
+        let slot = self.sh.begin_write(&mut self.lease, &req)?;
+        let zone = slot.lease.zone;
         let same = |s: &super::table::Slot| s.epoch == self.epoch;
-        if lease.zone == self.victim && self.sh.lock_zones().slot(lease.zone).is_some_and(same) {
-            self.end_write(lease, 0);
+        if zone == self.victim && self.sh.lock_zones().slot(zone).is_some_and(same) {
+            self.sh.end_write(slot.lease, 0);
             return Err(FsError::Inconsistent {
-                zone: lease.zone,
+                zone,
                 reason: "the allocator gave the cleaner its own victim".into(),
             });
         }
-        if let Some(class) = grant.opened {
-            if let Err(e) = self.sh.stage_zone_class(lease.zone, class) {
-                self.end_write(lease, 0);
-                return Err(e);
-            }
-        }
-        Ok(grant.slot)
-    }
-
-    fn end_write(&self, lease: Lease, written: u64) -> bool {
-        let keeps = self.sh.lock_zones().end_write(lease, written);
-        self.sh.zone_freed.notify_all();
-        keeps
+        Ok(slot)
     }
 
     fn release_lease(&mut self) {

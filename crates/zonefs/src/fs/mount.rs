@@ -142,24 +142,11 @@ fn prepare(
     Ok((budget, policy))
 }
 
-fn data_zone_report(dev: &dyn ZonedDevice, meta_zones: u32) -> FsResult<Vec<ZoneInfo>> {
+/// The device's report of the data zones.
+pub(super) fn data_zone_report(dev: &dyn ZonedDevice, meta_zones: u32) -> FsResult<Vec<ZoneInfo>> {
     let zones = dev.geometry().zones;
     dev.report_zones(meta_zones, zones - meta_zones)
         .map_err(|e| FsError::device("report the data zones", e))
-}
-
-fn table_of(
-    report: &[ZoneInfo],
-    dev: &Arc<dyn ZonedDevice>,
-    opts: &FsOptions,
-    budget: Budget,
-) -> ZoneTable {
-    ZoneTable::from_report(
-        report,
-        opts.meta_zones,
-        dev.geometry().zone_capacity,
-        budget,
-    )
 }
 
 /// The zone table from the device's report and the metadata, and the file system around
@@ -172,7 +159,8 @@ fn build(
     log: MetaLog,
 ) -> FsResult<ZoneFs> {
     let report = data_zone_report(dev.as_ref(), opts.meta_zones)?;
-    let mut table = table_of(&report, &dev, &opts, budget);
+    let capacity = dev.geometry().zone_capacity;
+    let mut table = ZoneTable::from_report(&report, opts.meta_zones, capacity, budget);
     attach_files(&mut table, &state)?;
     Ok(assemble(dev, opts, policy, state, log, table))
 }

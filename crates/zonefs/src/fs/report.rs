@@ -1,5 +1,6 @@
 //! Figures and checks: per-zone statistics, the metrics snapshot, consistency.
 
+use super::mount::data_zone_report;
 use super::shared::Counters;
 use super::table::{ratio, Cond};
 use super::{FsError, FsResult, FsStats, GcStats, SettlePlan, ZoneFs, ZoneStat};
@@ -8,10 +9,7 @@ impl ZoneFs {
     /// Per data zone: state, written, valid, invalid bytes and placement class.
     pub fn zone_stats(&self) -> FsResult<Vec<ZoneStat>> {
         let sh = &self.shared;
-        let report = sh
-            .dev
-            .report_zones(sh.layout.meta_zones, sh.geo.zones - sh.layout.meta_zones)
-            .map_err(|e| FsError::device("report the data zones", e))?;
+        let report = data_zone_report(sh.dev.as_ref(), sh.layout.meta_zones)?;
         let meta = sh.lock_meta();
         let zones = sh.lock_zones();
         Ok(report

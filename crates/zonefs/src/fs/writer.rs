@@ -241,7 +241,7 @@ impl FileWriter {
             let addr = self.shared.geo.zone_start(zone) + slot.wp;
             let result = self.shared.dev.write(addr, chunk, self.cat);
             let written = if result.is_ok() { n } else { 0 };
-            let keeps = self.end_write(slot.lease, written);
+            let keeps = self.shared.end_write(slot.lease, written);
             if !keeps {
                 self.lease = None;
             }
@@ -260,13 +260,6 @@ impl FileWriter {
     /// The writer's zone, in use; a new one from the allocator when it has none (or its
     /// idle lease was taken back).
     fn zone_for_write(&mut self) -> FsResult<WriteSlot> {
-        if let Some(lease) = self.lease {
-            let slot = self.shared.lock_zones().begin_write(lease);
-            if let Some(slot) = slot {
-                return Ok(slot);
-            }
-            self.lease = None;
-        }
         let req = Request {
             name: &self.meta.name,
             kind: self.meta.kind,
@@ -274,21 +267,7 @@ impl FileWriter {
             min_capacity: self.shared.block_size(),
             gc: false,
         };
-        let grant = self.shared.acquire(&req)?;
-        self.lease = Some(grant.slot.lease);
-        if let Some(class) = grant.opened {
-            if let Err(e) = self.shared.stage_zone_class(grant.slot.lease.zone, class) {
-                self.end_write(grant.slot.lease, 0);
-                return Err(e);
-            }
-        }
-        Ok(grant.slot)
-    }
-
-    fn end_write(&self, lease: Lease, written: u64) -> bool {
-        let keeps = self.shared.lock_zones().end_write(lease, written);
-        self.shared.zone_freed.notify_all();
-        keeps
+        self.shared.begin_write(&mut self.lease, &req)
     }
 
     fn push_extent(&mut self, zone: u32, offset: u64, len: u64) {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use zns::{Geometry, MemDevice, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
+use zonefs::fs::{FsOptions, ZoneFs, ZoneStat};
 use zonefs::meta::FileKind;
 use zonefs::placement::{Lifetime, PlacementHint};
 
@@ -63,6 +63,25 @@ pub fn read_file(fs: &ZoneFs, name: &str) -> Vec<u8> {
         .unwrap_or_else(|e| panic!("open {name}: {e}"))
         .read_all()
         .unwrap_or_else(|e| panic!("read {name}: {e}"))
+}
+
+/// Creates `name`, writes `content` and closes the writer.
+pub fn write_file(fs: &ZoneFs, name: &str, kind: FileKind, hint: PlacementHint, content: &[u8]) {
+    let mut w = fs
+        .create(name, kind, hint)
+        .unwrap_or_else(|e| panic!("create {name}: {e}"));
+    w.append(content)
+        .unwrap_or_else(|e| panic!("append to {name}: {e}"));
+    w.close().unwrap_or_else(|e| panic!("close {name}: {e}"));
+}
+
+/// The figures of data zone `zone`.
+pub fn zone_stat(fs: &ZoneFs, zone: u32) -> ZoneStat {
+    fs.zone_stats()
+        .expect("zone stats")
+        .into_iter()
+        .find(|z| z.zone == zone)
+        .unwrap_or_else(|| panic!("no data zone {zone}"))
 }
 
 /// Panics unless the file system holds exactly `files` (name → content), and its
