@@ -21,14 +21,24 @@ NUM=${FIDELITY_NUM:-2000000}
 CASES=${FIDELITY_CASES:-"fillrandom-sica fillrandom-minov overwrite-sica overwrite-minov"}
 MIB=$((1 << 20))
 mkdir -p "$OUT"
+: >"$OUT/summary.txt"
 
-if ! command -v db_bench >/dev/null; then
-  echo "fidelity: installing rocksdb-tools (db_bench)" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rocksdb-tools >/dev/null
+# db_bench from rocksdb-tools, GNU time for the -v resource report.
+missing=()
+command -v db_bench >/dev/null || missing+=(rocksdb-tools)
+[ -x /usr/bin/time ] || missing+=(time)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "fidelity: installing ${missing[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo=sudo; fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 (cd "$ROOT" && cargo build -q --release --bin zkv)
-ZKV=${CARGO_TARGET_DIR:-$ROOT/target}/release/zkv
+# The binary just built, wherever cargo's target directory is configured.
+TARGET=$(cd "$ROOT" && cargo metadata -q --format-version 1 --no-deps |
+  grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4)
+ZKV=$TARGET/release/zkv
 
 case_params() { # NAME -> "benchmarks value_size rocksdb_pri zkv_picker"
   case $1 in
@@ -60,7 +70,9 @@ run_zkv() { # NAME BENCHES VALUE_SIZE PICKER
 }
 
 for c in $CASES; do
-  read -r benches vs pri picker <<<"$(case_params "$c")"
+  # A separate assignment, so that set -e stops on an unknown case.
+  params=$(case_params "$c")
+  read -r benches vs pri picker <<<"$params"
   echo "== $c: RocksDB db_bench" >&2
   run_rocksdb "$c" "$benches" "$vs" "$pri"
   echo "== $c: zkv bench" >&2

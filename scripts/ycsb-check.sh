@@ -16,10 +16,14 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
 DRAWS=${YCSB_CHECK_DRAWS:-1000000}
 SEED=${YCSB_CHECK_SEED:-1}
 M2=${YCSB_CHECK_M2:-$HOME/.m2/repository}
-WORK=${CARGO_TARGET_DIR:-$ROOT/target}/ycsb-check
+# Cargo's target directory as cargo resolves it (CARGO_TARGET_DIR, relative or not, or
+# build.target-dir in any cargo config), so the example run is the one just built.
+TARGET=$(cargo metadata -q --format-version 1 --no-deps | grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4)
+WORK=$TARGET/ycsb-check
 JAR=$M2/site/ycsb/core/0.17.0/core-0.17.0.jar
 SRC=$ROOT/scripts/ycsb-check/Draw.java
 
@@ -75,9 +79,8 @@ main() {
   install_tools
   fetch_jar
   compile_java
-  cd "$ROOT"
   cargo build -q --release -p zkv-bench --example draw
-  local draw=${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/draw
+  local draw=$TARGET/release/examples/draw
   # The two sides draw independently: run them side by side.
   java -cp "$JAR:$WORK/classes" Draw "$DRAWS" "${CASES[@]}" >"$WORK/ycsb.txt" &
   local java_pid=$!

@@ -286,6 +286,10 @@ fn compare(java_path: &str, rust_path: &str) -> Res<ExitCode> {
             results.push((name.clone(), Some("missing in YCSB's output".to_string())));
         }
     }
+    if results.is_empty() {
+        // Two empty outputs agree on nothing: never report that as a pass.
+        return Err(format!("{java_path} and {rust_path} hold no checks"));
+    }
     Ok(report(&results))
 }
 

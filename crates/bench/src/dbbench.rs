@@ -15,7 +15,7 @@
 //! db_bench draws from its own `Random64` (a Mersenne twister); zkv draws from the seeded
 //! ChaCha of [`crate::gen::BenchRng`]: the same uniform `rand % num`, another sequence.
 
-use crate::error::{Error, Result};
+use crate::error::{check_range, Result};
 use crate::gen::{rng_from_seed, BenchRng, RngCore};
 use crate::op::{Op, OpKind};
 
@@ -82,46 +82,18 @@ pub const MAX_KEY_SIZE: usize = 1 << 20;
 
 impl DbBenchConfig {
     pub fn validate(&self) -> Result<()> {
-        if self.num == 0 || self.num > i64::MAX as u64 {
-            return Err(out_of_range("num", self.num, 1, i64::MAX as u64));
-        }
-        if self.key_size == 0 || self.key_size > MAX_KEY_SIZE {
-            let size = self.key_size as u64;
-            return Err(out_of_range("key size", size, 1, MAX_KEY_SIZE as u64));
-        }
-        if self.read_write_percent > 100 {
-            return Err(out_of_range(
-                "readwritepercent",
-                u64::from(self.read_write_percent),
-                0,
-                100,
-            ));
-        }
-        Ok(())
+        check_range("num", self.num, 1, i64::MAX as u64)?;
+        check_range("key size", self.key_size as u64, 1, MAX_KEY_SIZE as u64)?;
+        let percent = u64::from(self.read_write_percent);
+        check_range("readwritepercent", percent, 0, 100)
     }
 }
 
-fn out_of_range(what: &'static str, value: u64, min: u64, max: u64) -> Error {
-    Error::OutOfRange {
-        what,
-        value,
-        min,
-        max,
-    }
-}
-
-/// db_bench's `GenerateKeyFromInt` (no prefix): writes the key of `v` into `out`.
-pub fn generate_key_from_int(v: u64, key_size: usize, out: &mut Vec<u8>) {
-    out.clear();
-    let bytes = key_size.min(8);
-    out.extend_from_slice(&v.to_be_bytes()[8 - bytes..]);
-    out.resize(key_size, b'0');
-}
-
-/// The key of `v` as a new vector.
+/// db_bench's `GenerateKeyFromInt` (no prefix): the key of `v`.
 pub fn key_from_int(v: u64, key_size: usize) -> Vec<u8> {
     let mut key = Vec::with_capacity(key_size);
-    generate_key_from_int(v, key_size, &mut key);
+    key.extend_from_slice(&v.to_be_bytes()[8 - key_size.min(8)..]);
+    key.resize(key_size, b'0');
     key
 }
 
@@ -151,10 +123,6 @@ impl DbBenchGenerator {
 
     pub fn workload(&self) -> DbBenchWorkload {
         self.workload
-    }
-
-    pub fn config(&self) -> &DbBenchConfig {
-        &self.config
     }
 
     /// Operations left.

@@ -58,3 +58,17 @@ pub enum Error {
     #[error("empty workload name in list {0:?}")]
     EmptyWorkloadList(String),
 }
+
+/// `value` must lie in `min..=max`; otherwise `OutOfRange` naming `what`.
+pub(crate) fn check_range(what: &'static str, value: u64, min: u64, max: u64) -> Result<()> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(Error::OutOfRange {
+            what,
+            value,
+            min,
+            max,
+        })
+    }
+}

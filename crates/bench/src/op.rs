@@ -24,14 +24,6 @@ impl OpKind {
         )
     }
 
-    /// Whether the operation reads.
-    pub fn reads(self) -> bool {
-        matches!(
-            self,
-            OpKind::Read | OpKind::Scan { .. } | OpKind::ReadModifyWrite
-        )
-    }
-
     /// YCSB's name of the operation (as in its reports).
     pub fn name(self) -> &'static str {
         match self {

@@ -9,7 +9,7 @@
 //! read-modify-write) puts a whole value: that is what YCSB's RocksDB binding does too, as
 //! it stores a record as one serialized value and rewrites all of it on update.
 
-use crate::error::{Error, Result};
+use crate::error::{check_range, Error, Result};
 use crate::gen::{
     build_key_name, rng_from_seed, AcknowledgedCounterGenerator, BenchRng, CounterGenerator,
     DiscreteGenerator, HotspotIntegerGenerator, NumberGenerator, ScrambledZipfianGenerator,
@@ -246,23 +246,18 @@ impl WorkloadSpec {
                 });
             }
         }
-        if all.iter().all(|&(_, v)| v == 0.0) {
+        let sum: f64 = all.iter().map(|&(_, v)| v).sum();
+        if sum == 0.0 {
             return Err(Error::NoOperations);
         }
+        if !sum.is_finite() {
+            return Err(Error::InvalidFraction {
+                what: "sum of proportions",
+                allowed: "finite",
+                value: sum,
+            });
+        }
         Ok(())
-    }
-}
-
-fn check_range(what: &'static str, value: u64, min: u64, max: u64) -> Result<()> {
-    if (min..=max).contains(&value) {
-        Ok(())
-    } else {
-        Err(Error::OutOfRange {
-            what,
-            value,
-            min,
-            max,
-        })
     }
 }
 

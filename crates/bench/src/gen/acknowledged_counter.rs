@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::{CounterGenerator, LastValue, NumberGenerator, RngCore};
+use super::{CounterGenerator, NumberGenerator, RngCore};
 use crate::error::{Error, Result};
 
 /// Size of the window of pending acknowledgements: 2^20.
@@ -37,7 +37,7 @@ impl AcknowledgedCounterGenerator {
             counter: CounterGenerator::new(count_start),
             window: Arc::new(Window {
                 slots,
-                limit: AtomicI64::new(count_start - 1),
+                limit: AtomicI64::new(count_start.wrapping_sub(1)),
                 lock: Mutex::new(()),
             }),
         }
@@ -83,7 +83,9 @@ impl AcknowledgedCounterGenerator {
             self.window.slots[slot].store(false, Ordering::SeqCst);
             index = index.wrapping_add(1);
         }
-        self.window.limit.store(index - 1, Ordering::SeqCst);
+        self.window
+            .limit
+            .store(index.wrapping_sub(1), Ordering::SeqCst);
     }
 }
 
@@ -93,12 +95,6 @@ impl NumberGenerator for AcknowledgedCounterGenerator {
     }
 
     /// As YCSB's: the acknowledged limit, not the last number handed out.
-    fn last_value(&self) -> i64 {
-        self.limit()
-    }
-}
-
-impl LastValue for AcknowledgedCounterGenerator {
     fn last_value(&self) -> i64 {
         self.limit()
     }
@@ -120,6 +116,15 @@ mod tests {
         assert_eq!(c.limit(), 99);
         c.acknowledge(a).unwrap();
         assert_eq!(c.limit(), 102);
+    }
+
+    /// The numbers wrap as Java's longs do: no start value panics.
+    #[test]
+    fn extreme_start_wraps() {
+        let c = AcknowledgedCounterGenerator::new(i64::MIN);
+        assert_eq!(c.limit(), i64::MAX);
+        c.acknowledge(c.next()).unwrap();
+        assert_eq!(c.limit(), i64::MIN);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
-use super::{LastValue, NumberGenerator, RngCore};
+use super::{NumberGenerator, RngCore};
 
 #[derive(Debug, Clone)]
 pub struct CounterGenerator {
@@ -23,9 +23,10 @@ impl CounterGenerator {
         self.counter.fetch_add(1, Ordering::SeqCst)
     }
 
-    /// The last number handed out (start - 1 before the first).
+    /// The last number handed out (start - 1 before the first). Wraps as Java's long does,
+    /// like `next`.
     pub fn last(&self) -> i64 {
-        self.counter.load(Ordering::SeqCst) - 1
+        self.counter.load(Ordering::SeqCst).wrapping_sub(1)
     }
 }
 
@@ -34,12 +35,6 @@ impl NumberGenerator for CounterGenerator {
         self.next()
     }
 
-    fn last_value(&self) -> i64 {
-        self.last()
-    }
-}
-
-impl LastValue for CounterGenerator {
     fn last_value(&self) -> i64 {
         self.last()
     }
@@ -57,5 +52,6 @@ mod tests {
         assert_eq!(c.next(), 5);
         assert_eq!(d.next(), 6);
         assert_eq!(c.last(), 6);
+        assert_eq!(CounterGenerator::new(i64::MIN).last(), i64::MAX);
     }
 }

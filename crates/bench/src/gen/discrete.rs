@@ -12,7 +12,8 @@ pub struct DiscreteGenerator<T> {
 }
 
 impl<T: Clone> DiscreteGenerator<T> {
-    /// Weights must be finite and non-negative, with a positive sum.
+    /// Weights must be finite and non-negative, with a positive and finite sum (an infinite
+    /// sum would make every normalised weight 0).
     pub fn new(values: Vec<(f64, T)>) -> Result<Self> {
         for &(w, _) in &values {
             if !(w.is_finite() && w >= 0.0) {
@@ -26,6 +27,13 @@ impl<T: Clone> DiscreteGenerator<T> {
         let sum: f64 = values.iter().map(|(w, _)| w).sum();
         if sum <= 0.0 {
             return Err(Error::NoOperations);
+        }
+        if !sum.is_finite() {
+            return Err(Error::InvalidFraction {
+                what: "sum of operation weights",
+                allowed: "finite",
+                value: sum,
+            });
         }
         Ok(DiscreteGenerator { values, sum })
     }
@@ -83,5 +91,6 @@ mod tests {
         assert!(DiscreteGenerator::new(vec![(0.0, 1)]).is_err());
         assert!(DiscreteGenerator::new(vec![(-1.0, 1), (2.0, 2)]).is_err());
         assert!(DiscreteGenerator::new(vec![(f64::INFINITY, 1)]).is_err());
+        assert!(DiscreteGenerator::new(vec![(f64::MAX, 1), (f64::MAX, 2)]).is_err());
     }
 }

@@ -7,7 +7,7 @@
 //! empty set that is still chosen, zkv returns an error instead; reversed bounds are
 //! swapped, as YCSB does.
 
-use super::{abs_mod, next_double, NumberGenerator, RngCore};
+use super::{abs_mod, next_double, range_len, NumberGenerator, RngCore};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone)]
@@ -35,14 +35,11 @@ impl HotspotIntegerGenerator {
         } else {
             (lower_bound, upper_bound)
         };
-        let interval =
-            hi.checked_sub(lo)
-                .and_then(|d| d.checked_add(1))
-                .ok_or(Error::EmptyRange {
-                    what: "hotspot range",
-                    min: lo,
-                    max: hi,
-                })?;
+        let interval = range_len(lo, hi).ok_or(Error::EmptyRange {
+            what: "hotspot range",
+            min: lo,
+            max: hi,
+        })?;
         let hot_interval = i64::from((interval as f64 * hotset_fraction) as i32);
         let cold_interval = interval - hot_interval;
         check_sets(hot_interval, cold_interval, hot_opn_fraction)?;

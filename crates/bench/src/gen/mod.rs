@@ -48,12 +48,6 @@ pub trait NumberGenerator {
     fn last_value(&self) -> i64;
 }
 
-/// Anything whose latest value another generator follows (YCSB passes a `CounterGenerator`
-/// to `SkewedLatestGenerator` and reads its `lastValue()`).
-pub trait LastValue {
-    fn last_value(&self) -> i64;
-}
-
 /// Java's `Random.nextDouble()`: 53 random bits scaled into [0, 1).
 pub(crate) fn next_double(rng: &mut dyn RngCore) -> f64 {
     const SCALE: f64 = 1.0 / (1u64 << 53) as f64;
@@ -70,6 +64,14 @@ pub(crate) fn next_long(rng: &mut dyn RngCore) -> i64 {
 /// Callers add offsets with wrapping arithmetic, as Java's longs do, so no input panics.
 pub(crate) fn abs_mod(rng: &mut dyn RngCore, bound: i64) -> i64 {
     next_long(rng).wrapping_abs() % bound
+}
+
+/// Number of items in `min..=max`, or `None` when the range is empty or its size does not
+/// fit an `i64`.
+pub(crate) fn range_len(min: i64, max: i64) -> Option<i64> {
+    max.checked_sub(min)
+        .and_then(|d| d.checked_add(1))
+        .filter(|&n| n >= 1)
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@
 //! evenly over all items. Because the rank space never changes, the hot items stay the
 //! same when the item count changes, which is why YCSB uses it for its request keys.
 
-use super::zipfian::{item_count, ZipfianGenerator, ZIPFIAN_CONSTANT};
-use super::{fnvhash64, NumberGenerator, RngCore};
+use super::zipfian::{ZipfianGenerator, ZIPFIAN_CONSTANT};
+use super::{fnvhash64, range_len, NumberGenerator, RngCore};
 use crate::error::{Error, Result};
 
 /// YCSB's precomputed zeta(10^10, 0.99).
@@ -43,7 +43,7 @@ impl ScrambledZipfianGenerator {
     /// Items `min..=max` with any zipfian constant. For a constant other than 0.99, zeta is
     /// summed over 10^10 ranks here, as YCSB does: that takes minutes.
     pub fn with_constant(min: i64, max: i64, theta: f64) -> Result<Self> {
-        let item_count = item_count(min, max).map_err(|_| Error::EmptyRange {
+        let item_count = range_len(min, max).ok_or(Error::EmptyRange {
             what: "scrambled zipfian items",
             min,
             max,

@@ -9,18 +9,19 @@
 //! construction time.
 
 use super::zipfian::{ZipfianGenerator, ZIPFIAN_CONSTANT};
-use super::{AcknowledgedCounterGenerator, LastValue, NumberGenerator, RngCore};
+use super::{AcknowledgedCounterGenerator, NumberGenerator, RngCore};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone)]
-pub struct SkewedLatestGenerator<B: LastValue = AcknowledgedCounterGenerator> {
+pub struct SkewedLatestGenerator<B: NumberGenerator = AcknowledgedCounterGenerator> {
     basis: B,
     zipfian: ZipfianGenerator,
     last: i64,
 }
 
-impl<B: LastValue> SkewedLatestGenerator<B> {
-    /// Follows `basis`, which must have handed out at least one number.
+impl<B: NumberGenerator> SkewedLatestGenerator<B> {
+    /// Follows `basis`'s last value (YCSB passes its insert counter and reads `lastValue()`),
+    /// which must be at least 0.
     pub fn new(basis: B) -> Result<Self> {
         let max = basis.last_value();
         if max < 0 {
@@ -46,7 +47,7 @@ impl<B: LastValue> SkewedLatestGenerator<B> {
     }
 }
 
-impl<B: LastValue> NumberGenerator for SkewedLatestGenerator<B> {
+impl<B: NumberGenerator> NumberGenerator for SkewedLatestGenerator<B> {
     fn next_value(&mut self, rng: &mut dyn RngCore) -> i64 {
         let max = self.basis.last_value();
         let next = max.wrapping_sub(self.zipfian.next_long(rng, max));

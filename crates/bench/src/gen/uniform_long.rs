@@ -2,7 +2,7 @@
 //! `abs(nextLong) % interval + lb` (the modulo bias is below 2^-40 for any key space zkv
 //! can hold, and kept for faithfulness).
 
-use super::{abs_mod, NumberGenerator, RngCore};
+use super::{abs_mod, range_len, NumberGenerator, RngCore};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone)]
@@ -15,16 +15,11 @@ pub struct UniformLongGenerator {
 
 impl UniformLongGenerator {
     pub fn new(lb: i64, ub: i64) -> Result<Self> {
-        let interval = match ub.checked_sub(lb).and_then(|d| d.checked_add(1)) {
-            Some(n) if n >= 1 => n,
-            _ => {
-                return Err(Error::EmptyRange {
-                    what: "uniform range",
-                    min: lb,
-                    max: ub,
-                })
-            }
-        };
+        let interval = range_len(lb, ub).ok_or(Error::EmptyRange {
+            what: "uniform range",
+            min: lb,
+            max: ub,
+        })?;
         Ok(UniformLongGenerator {
             lb,
             ub,

@@ -7,7 +7,7 @@
 //! says 4.36 %. zkv keeps the approximation, because YCSB's "zipfian" means exactly this
 //! (docs/WORKLOADS.md has the table).
 
-use super::{next_double, NumberGenerator, RngCore};
+use super::{next_double, range_len, NumberGenerator, RngCore};
 use crate::error::{Error, Result};
 
 /// YCSB's default zipfian constant.
@@ -176,14 +176,11 @@ fn eta(items: i64, theta: f64, zeta2theta: f64, zetan: f64) -> f64 {
 }
 
 pub(crate) fn item_count(min: i64, max: i64) -> Result<i64> {
-    match max.checked_sub(min).and_then(|d| d.checked_add(1)) {
-        Some(n) if n >= 1 => Ok(n),
-        _ => Err(Error::EmptyRange {
-            what: "zipfian items",
-            min,
-            max,
-        }),
-    }
+    range_len(min, max).ok_or(Error::EmptyRange {
+        what: "zipfian items",
+        min,
+        max,
+    })
 }
 
 pub(crate) fn check_theta(theta: f64) -> Result<()> {

@@ -204,6 +204,16 @@ fn bad_specs_are_errors() {
     assert!(bad(|s| s.insert_count = Some(1001)).is_some());
     assert!(bad(|s| s.proportions.read = -0.1).is_some());
     assert!(bad(|s| s.proportions.update = f64::NAN).is_some());
+    assert!(matches!(
+        bad(|s| {
+            s.proportions.read = f64::MAX;
+            s.proportions.update = f64::MAX;
+        }),
+        Some(Error::InvalidFraction {
+            what: "sum of proportions",
+            ..
+        })
+    ));
     assert_eq!(
         bad(|s| {
             s.proportions.read = 0.0;
