@@ -165,8 +165,9 @@ fn reads_never_write_the_device() {
     for i in 0..3 {
         img.run("put", &[&format!("k{i}"), "v"]);
     }
-    // The last put's write is only in the WAL: opening the database replays it into a
-    // new L0 table, which get and scan do on a scratch view only.
+    // The last put's write is only in the WAL: a read-write open would flush it to a new
+    // L0 table; get, scan and inspect levels open the database read-only, which replays it
+    // into memory only (and the read-only mount writes nothing either).
     let before = img.bytes();
     assert_eq!(img.run("get", &["k2"]), "v\n");
     img.run("scan", &[]);
@@ -186,14 +187,19 @@ fn inspect_levels_on_empty_and_filled_stores() {
     assert_eq!(empty["database"], Value::Bool(false));
     assert_eq!(empty["levels"], json("[]"));
 
-    // The first put creates the database; its write is in the WAL, in no level.
+    // The first put creates the database; its write is in the WAL, in no level: the
+    // read-only open replays it into the memtable.
     img.run("put", &["k00", "v"]);
     let one = img.levels();
     assert_eq!(one["database"], Value::Bool(true));
     assert_eq!(one["levels"].as_array().map(Vec::len), Some(7));
     assert_eq!(total(&one, "files"), 0);
+    assert_eq!(one["last_sequence"].as_u64(), Some(1));
     assert_eq!(one["wal"]["files"].as_u64(), Some(1));
     assert!(one["wal"]["bytes"].as_u64() > Some(0), "{one}");
+    assert_eq!(one["wal"]["batches"].as_u64(), Some(1), "{one}");
+    assert_eq!(one["wal"]["operations"].as_u64(), Some(1), "{one}");
+    assert!(one["wal"]["memtable_bytes"].as_u64() > Some(0), "{one}");
     assert_eq!(one["compaction_stats"], Value::Null);
 
     // Every later open flushes the WAL it replays to L0, and four L0 files are compacted
@@ -205,8 +211,10 @@ fn inspect_levels_on_empty_and_filled_stores() {
     assert!(total(&filled, "files") >= 2, "{filled}");
     assert!(total(&filled, "bytes") > 700, "{filled}");
     assert!(filled["levels"][1]["files"].as_u64() > Some(0), "{filled}");
-    // The manifest's last sequence number: the eighth put is still only in the WAL.
-    assert_eq!(filled["last_sequence"].as_u64(), Some(7));
+    // The eighth put is still only in the WAL (the manifest records 7), and the read-only
+    // open replayed it: the database's last sequence number is 8.
+    assert_eq!(filled["last_sequence"].as_u64(), Some(8));
+    assert_eq!(filled["wal"]["operations"].as_u64(), Some(1), "{filled}");
     let l0 = &filled["levels"][0];
     let score = l0["score"].as_f64().expect("a number");
     assert!(
@@ -219,6 +227,7 @@ fn inspect_levels_on_empty_and_filled_stores() {
         "level",
         "L1",
         "wal: 1 file",
+        "replayed into the memtable: 1 write",
         "** Compaction Stats **",
         "Sum",
     ] {

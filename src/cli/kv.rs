@@ -2,9 +2,9 @@
 //!
 //! Each command mounts the file system with the options its metadata records, opens the
 //! database, does one thing and closes it. Writes are synced to the WAL before the command
-//! returns. Reads open the database on a scratch view of the device ([`super::scratch`]),
-//! because opening a database writes (WAL replay into L0, a manifest edit, a new WAL): the
-//! device itself is only read, and reads may share an image with other readers.
+//! returns. Reads mount the file system read-only and open the database read-only
+//! ([`Db::open_read_only`]: the WAL's writes are replayed into memory only): the device is
+//! only read, and reads may share an image with other readers.
 
 use std::sync::Arc;
 
@@ -19,7 +19,6 @@ use zonefs::fs::ZoneFs;
 use super::device::{open_persistent, parse_device, Access};
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
-use super::scratch::scratch_device;
 use super::Out;
 
 const KV_EXAMPLES: &str = "\
@@ -32,7 +31,7 @@ Examples:
 
 The device must hold a zkv file system ('zkv mkfs'); the first put creates the database.
 put and delete are synced before the command returns. get and scan never write the device:
-the database is opened on an in-memory copy-on-write view of it.";
+the file system is mounted read-only and the database opened read-only.";
 
 #[derive(Debug, Args)]
 struct DbDevice {
@@ -223,21 +222,6 @@ fn base_options() -> Options {
     }
 }
 
-/// For reads: no compaction is ever due, since whatever an open would compact is dropped
-/// with the scratch device anyway. The triggers are not recorded, so this changes nothing
-/// for later opens.
-fn read_options() -> Options {
-    let never = u32::MAX / 2;
-    Options {
-        create_if_missing: false,
-        level0_file_num_compaction_trigger: never,
-        level0_slowdown_writes_trigger: never,
-        level0_stop_writes_trigger: never,
-        max_bytes_for_level_base: u64::MAX / 2,
-        ..base_options()
-    }
-}
-
 /// Mounts the device read-write and opens the database; `create`: create it if the file
 /// system holds none.
 fn open_for_write(spec: &DeviceSpec, create: bool) -> CliResult<Db> {
@@ -253,15 +237,22 @@ fn open_for_write(spec: &DeviceSpec, create: bool) -> CliResult<Db> {
     Db::open(fs, options).map_err(|e| db_error(spec, e))
 }
 
-/// Opens the database on a scratch view of the device: the device is opened read-only
-/// (an image takes a shared lock) and never written.
+/// Opens the database for reading; fails if the file system holds none.
 fn open_for_read(spec: &DeviceSpec) -> CliResult<Db> {
-    let base = open_persistent(spec, Access::ReadOnly)?;
-    let fs = mount(spec, scratch_device(base)?)?;
+    open_read_only(spec)?.ok_or_else(|| no_database(spec))
+}
+
+/// Opens the device read-only (an image takes a shared lock), mounts the file system
+/// read-only and opens the database read-only with the options `put` uses: nothing is
+/// written. `None` if the file system holds no database.
+pub fn open_read_only(spec: &DeviceSpec) -> CliResult<Option<Db>> {
+    let dev = open_persistent(spec, Access::ReadOnly)?;
+    let fs = ZoneFs::mount_read_only(dev).map_err(|e| fs_error(&spec.to_string(), e))?;
     if !VersionSet::exists(&fs) {
-        return Err(no_database(spec));
+        return Ok(None);
     }
-    Db::open(fs, read_options()).map_err(|e| db_error(spec, e))
+    let db = Db::open_read_only(Arc::new(fs), base_options()).map_err(|e| db_error(spec, e))?;
+    Ok(Some(db))
 }
 
 fn mount(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliResult<Arc<ZoneFs>> {

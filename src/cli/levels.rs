@@ -1,28 +1,19 @@
 //! `zkv inspect levels`: the LSM tree's shape (files, bytes and compaction score per
-//! level) and RocksDB's "Compaction Stats" table, without changing the device.
+//! level), the writes replayed from the WAL, and RocksDB's "Compaction Stats" table, without
+//! changing the device.
 //!
-//! Unlike `get`, this does not open the database: it mounts the file system read-only and
-//! recovers only the version set (CURRENT and the manifest), which reads and never
-//! writes. The levels are therefore those the manifest records; writes still only in the
-//! WAL (every `zkv put` leaves its write there until the next open flushes it to L0) are
-//! shown apart.
-
-use std::collections::HashSet;
-use std::sync::Arc;
+//! Like `get`, it mounts the file system read-only and opens the database read-only
+//! ([`engine::db::Db::open_read_only`]), which recovers the version set and replays the
+//! WALs into memory, writing nothing. Everything shown comes from that database handle.
 
 use clap::Args;
-use engine::compaction::{compute_scores, CompactionStats, LevelScore};
-use engine::options::Options;
-use engine::version::{Version, VersionSet};
+use engine::db::{Db, MemtableShape};
 use serde::Serialize;
 use zns::DeviceSpec;
-use zonefs::fs::ZoneFs;
-use zonefs::meta::FileKind;
 
-use super::device::{open_persistent, parse_device, Access};
+use super::device::parse_device;
 use super::error::{CliError, CliResult};
-use super::fsview::fs_error;
-use super::kv::db_error;
+use super::kv::{db_error, open_read_only};
 use super::size::format_size;
 use super::table::{Align, Table};
 use super::Out;
@@ -48,11 +39,17 @@ struct LevelRow {
     score: f64,
 }
 
-/// WAL files the manifest does not cover yet: their writes are in no level.
+/// The WAL files the open replayed (those the manifest does not cover yet) and what they
+/// hold: their writes are in the memtable, in no level.
 #[derive(Clone, Debug, Default, Serialize)]
 struct WalJson {
     files: usize,
     bytes: u64,
+    /// Batches and operations (puts and deletions) replayed from them.
+    batches: u64,
+    operations: u64,
+    /// The memtable they were replayed into: its accounted size.
+    memtable_bytes: u64,
 }
 
 #[derive(Serialize)]
@@ -63,29 +60,24 @@ struct LevelsJson {
     last_sequence: Option<u64>,
     levels: Vec<LevelRow>,
     wal: WalJson,
-    /// The work per level (bytes read and written, compaction counts) exists only in an
-    /// open database and is not recorded on the device: always null here.
+    /// The work per level (bytes read and written, compaction counts) exists only in a
+    /// database handle that did work and is not recorded on the device: always null here.
     compaction_stats: Option<()>,
 }
 
-/// What the manifest says, read without writing.
+/// What the read-only database shows.
 struct Lsm {
-    version: Arc<Version>,
-    scores: Vec<LevelScore>,
     last_sequence: u64,
     rows: Vec<LevelRow>,
     wal: WalJson,
+    stats_table: String,
 }
 
 pub fn run(args: LevelsArgs) -> CliResult {
     let spec = &args.device;
-    let dev = open_persistent(spec, Access::ReadOnly)?;
-    let fs = ZoneFs::mount_read_only(dev).map_err(|e| fs_error(&spec.to_string(), e))?;
-    let fs = Arc::new(fs);
-    let lsm = if VersionSet::exists(&fs) {
-        Some(read_lsm(spec, &fs)?)
-    } else {
-        None
+    let lsm = match open_read_only(spec)? {
+        Some(db) => Some(read_lsm(spec, db)?),
+        None => None,
     };
     let mut out = Out::new();
     if args.json {
@@ -96,42 +88,34 @@ pub fn run(args: LevelsArgs) -> CliResult {
     out.flush()
 }
 
-fn read_lsm(spec: &DeviceSpec, fs: &Arc<ZoneFs>) -> CliResult<Lsm> {
-    let options = Options::default();
-    let vs = VersionSet::recover(Arc::clone(fs), &options).map_err(|e| db_error(spec, e))?;
-    let version = vs.current();
-    let scores = compute_scores(&version, &options, &HashSet::new());
-    let rows = (0..version.num_levels())
-        .map(|level| LevelRow {
-            level,
-            files: version.num_files(level),
-            bytes: version.level_bytes(level),
-            score: scores
-                .iter()
-                .find(|s| s.level == level)
-                .map_or(0.0, |s| s.score),
+fn read_lsm(spec: &DeviceSpec, db: Db) -> CliResult<Lsm> {
+    let rows = db
+        .stats()
+        .levels
+        .into_iter()
+        .map(|l| LevelRow {
+            level: l.level,
+            files: l.files,
+            bytes: l.bytes,
+            score: l.score,
         })
         .collect();
-    Ok(Lsm {
-        last_sequence: vs.last_sequence(),
-        wal: unflushed_wals(fs, vs.log_number()),
-        version,
-        scores,
+    let rec = db.recovery();
+    let MemtableShape { bytes, .. } = db.memtables();
+    let lsm = Lsm {
+        last_sequence: db.last_sequence(),
         rows,
-    })
-}
-
-/// WALs numbered at or above the manifest's log number: what recovery would replay.
-fn unflushed_wals(fs: &ZoneFs, log_number: u64) -> WalJson {
-    let number = |name: &str| name.strip_suffix(".log")?.parse::<u64>().ok();
-    let mut wal = WalJson::default();
-    for f in fs.list().into_iter().filter(|f| f.kind == FileKind::Wal) {
-        if number(&f.name).is_some_and(|n| n >= log_number) {
-            wal.files += 1;
-            wal.bytes += f.size;
-        }
-    }
-    wal
+        wal: WalJson {
+            files: rec.wals.len(),
+            bytes: rec.wal_bytes,
+            batches: rec.batches,
+            operations: rec.operations,
+            memtable_bytes: bytes,
+        },
+        stats_table: db.compaction_stats_table(),
+    };
+    db.close().map_err(|e| db_error(spec, e))?;
+    Ok(lsm)
 }
 
 fn print_json(spec: &DeviceSpec, lsm: Option<&Lsm>, out: &mut Out) -> CliResult {
@@ -157,7 +141,7 @@ fn print_human(spec: &DeviceSpec, lsm: Option<&Lsm>, out: &mut Out) -> CliResult
     let files: usize = lsm.rows.iter().map(|r| r.files).sum();
     let bytes: u64 = lsm.rows.iter().map(|r| r.bytes).sum();
     out.line(format!(
-        "{spec}: {files} table{} of {} in the levels; the manifest's last sequence number is {}",
+        "{spec}: {files} table{} of {} in the levels; the last sequence number is {}",
         if files == 1 { "" } else { "s" },
         format_size(bytes),
         lsm.last_sequence
@@ -179,15 +163,21 @@ fn print_human(spec: &DeviceSpec, lsm: Option<&Lsm>, out: &mut Out) -> CliResult
     for line in t.lines() {
         out.line(line)?;
     }
+    let w = &lsm.wal;
+    let plural = |n: u64| if n == 1 { "" } else { "s" };
     out.line(format!(
-        "wal: {} file{}, {} not yet in a level (the next open of the database flushes it to L0)",
-        lsm.wal.files,
-        if lsm.wal.files == 1 { "" } else { "s" },
-        format_size(lsm.wal.bytes)
+        "wal: {} file{}, {}, replayed into the memtable: {} write{}, {} (in no level yet: the \
+         next read-write open flushes {} to L0)",
+        w.files,
+        plural(w.files as u64),
+        format_size(w.bytes),
+        w.batches,
+        plural(w.batches),
+        format_size(w.memtable_bytes),
+        if w.batches == 1 { "it" } else { "them" }
     ))?;
     out.line("")?;
-    let table = CompactionStats::default().to_table(&lsm.version, &lsm.scores, &HashSet::new());
-    for line in table.lines() {
+    for line in lsm.stats_table.lines() {
         out.line(line)?;
     }
     out.line(

@@ -70,7 +70,9 @@ pub struct Options {
     pub level_compaction_dynamic_file_size: bool,
     /// Concurrent compactions in threaded mode (RocksDB derives 1 from max_background_jobs 2).
     pub max_background_compactions: u32,
-    /// Concurrent flushes in threaded mode (1).
+    /// Flush threads in threaded mode. Only 1 is supported: a flush takes every immutable
+    /// memtable queued when it starts, so a second thread would have nothing to do, and
+    /// `check` refuses other values rather than accept a setting without effect.
     pub max_background_flushes: u32,
     /// The compaction picker by name (see `compaction::PICKERS`); RocksDB's default
     /// kMinOverlappingRatio is `min-overlap`, kByCompensatedSize is `sica`.
@@ -181,10 +183,15 @@ impl Options {
                 self.level0_stop_writes_trigger
             ));
         }
-        if self.max_background_compactions == 0 || self.max_background_flushes == 0 {
-            return bad(
-                "max_background_compactions and max_background_flushes must be at least 1".into(),
-            );
+        if self.max_background_compactions == 0 {
+            return bad("max_background_compactions must be at least 1".into());
+        }
+        if self.max_background_flushes != 1 {
+            return bad(format!(
+                "max_background_flushes {} is not supported: zkv runs one flush at a time \
+                 (a flush takes every queued immutable memtable), so it must be 1",
+                self.max_background_flushes
+            ));
         }
         if self.block_size < 64 || self.block_restart_interval == 0 {
             return bad(

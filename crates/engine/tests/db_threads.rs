@@ -38,7 +38,7 @@ fn options() -> Options {
         level0_slowdown_writes_trigger: 3,
         level0_stop_writes_trigger: 4,
         max_background_compactions: 3,
-        max_background_flushes: 2,
+        max_background_flushes: 1,
         ..tiny_options(ExecMode::Threaded)
     }
 }
@@ -125,6 +125,11 @@ fn writers_readers_and_background_threads() {
         s.stall_ns / 1_000_000
     );
     assert!(s.flushes > 0 && s.compactions > 0);
+    // The L0 triggers are low enough that four writers outrun the background threads.
+    assert!(
+        s.stall_stops > 0 && s.stall_ns > 0,
+        "no write stopped: {s:?}"
+    );
     assert!(s.levels.iter().all(|l| l.score < 1.0), "{:?}", s.levels);
     let keys: Vec<Vec<u8>> = (0..WRITERS)
         .flat_map(|w| (0..KEYS_PER_WRITER).map(move |k| key(w, k)))

@@ -116,11 +116,9 @@ impl Compaction {
         if self.output_level == 0 {
             return true;
         }
-        (self.output_level + 1..version.num_levels()).any(|level| {
-            !version
-                .overlapping(level, Some(user_key), Some(user_key))
-                .is_empty()
-        })
+        let key = Some(user_key);
+        (self.output_level + 1..version.num_levels())
+            .any(|level| version.has_overlap(level, key, key))
     }
 }
 
@@ -254,17 +252,17 @@ pub(super) fn total_size(files: &[Arc<FileMeta>]) -> u64 {
 
 /// The user-key range `[smallest, largest]` of non-empty `files`.
 fn user_range(files: &[Arc<FileMeta>]) -> (Vec<u8>, Vec<u8>) {
-    let smallest = files.iter().map(|f| f.smallest_user_key()).min();
-    let largest = files.iter().map(|f| f.largest_user_key()).max();
+    user_range2(files, &[])
+}
+
+/// The user-key range of the files of `a` and `b` together.
+fn user_range2(a: &[Arc<FileMeta>], b: &[Arc<FileMeta>]) -> (Vec<u8>, Vec<u8>) {
+    let smallest = a.iter().chain(b).map(|f| f.smallest_user_key()).min();
+    let largest = a.iter().chain(b).map(|f| f.largest_user_key()).max();
     (
         smallest.unwrap_or_default().to_vec(),
         largest.unwrap_or_default().to_vec(),
     )
-}
-
-fn user_range2(a: &[Arc<FileMeta>], b: &[Arc<FileMeta>]) -> (Vec<u8>, Vec<u8>) {
-    let all: Vec<Arc<FileMeta>> = a.iter().chain(b).cloned().collect();
-    user_range(&all)
 }
 
 /// RocksDB's `ExpandInputsToCleanCut` without the busy check: grow a set of files of a
@@ -341,14 +339,14 @@ fn pick_seed(
     let first_in_order = order.first().copied();
     for &index in &order {
         let Some(f) = files.get(index) else { continue };
-        let Some(inputs) = seed_inputs(ctx, level, output_level, f) else {
+        let Some((inputs, overlaps_output)) = seed_inputs(ctx, level, output_level, f) else {
             // Round-robin must not skip the file at its cursor.
             if rr {
                 return None;
             }
             continue;
         };
-        let inputs = if inputs.len() == 1 && no_output_overlap(v, output_level, &inputs) {
+        let inputs = if inputs.len() == 1 && !overlaps_output {
             try_extend_trivial_move(ctx, level, output_level, index, inputs)
         } else {
             inputs
@@ -362,28 +360,30 @@ fn pick_seed(
     None
 }
 
-/// The clean cut around `f`, if neither it nor the output-level files it overlaps are busy.
+/// The clean cut around `f`, if neither it nor the output-level files it overlaps are busy,
+/// and whether it overlaps any output-level file.
 fn seed_inputs(
     ctx: &PickCtx<'_>,
     level: usize,
     output_level: usize,
     f: &Arc<FileMeta>,
-) -> Option<Vec<Arc<FileMeta>>> {
+) -> Option<(Vec<Arc<FileMeta>>, bool)> {
     if ctx.is_compacting(f) {
         return None;
     }
     let inputs = clean_cut(ctx, level, vec![Arc::clone(f)])?;
     let (b, e) = user_range(&inputs);
     let out = ctx.version.overlapping(output_level, Some(&b), Some(&e));
-    if !out.is_empty() {
+    let overlaps_output = !out.is_empty();
+    if overlaps_output {
         clean_cut(ctx, output_level, out)?;
     }
-    Some(inputs)
+    Some((inputs, overlaps_output))
 }
 
 fn no_output_overlap(v: &Version, output_level: usize, inputs: &[Arc<FileMeta>]) -> bool {
     let (b, e) = user_range(inputs);
-    v.overlapping(output_level, Some(&b), Some(&e)).is_empty()
+    !v.has_overlap(output_level, Some(&b), Some(&e))
 }
 
 /// RocksDB's `TryPickL0TrivialMove`: from the oldest L0 file towards newer ones, take files
@@ -407,7 +407,7 @@ fn try_l0_trivial_move(ctx: &PickCtx<'_>, output_level: usize) -> Option<Vec<Arc
             break;
         }
         let (b, e) = (key::user_key(lo), key::user_key(hi));
-        if !v.overlapping(output_level, Some(b), Some(e)).is_empty() {
+        if v.has_overlap(output_level, Some(b), Some(e)) {
             break;
         }
         picked.push(Arc::clone(f));
@@ -441,7 +441,7 @@ fn try_extend_trivial_move(
             break;
         }
         let (b, e) = (first.smallest_user_key(), next.largest_user_key());
-        if !v.overlapping(output_level, Some(b), Some(e)).is_empty() {
+        if v.has_overlap(output_level, Some(b), Some(e)) {
             break;
         }
         let shares_key = files
@@ -473,12 +473,9 @@ fn build(
     let output_level = level + 1;
     let mut inputs = seed.inputs;
     if level == 0 && !seed.l0_trivial_move {
+        // A busy L1 file in the widened range ends the pick in `setup_other_inputs`.
         let (b, e) = user_range(&inputs);
         inputs = v.overlapping(0, Some(&b), Some(&e));
-        let (b, e) = user_range(&inputs);
-        if busy(ctx, &v.overlapping(output_level, Some(&b), Some(&e))) {
-            return None;
-        }
     }
     let rr_growth = picker.round_robin() && reason == CompactionReason::LevelSize;
     if rr_growth {
@@ -737,7 +734,8 @@ fn pick_intra_l0(ctx: &PickCtx<'_>, score: f64) -> Option<Compaction> {
         per_removed = next_per_removed;
         limit += 1;
     }
-    if limit < MIN_FILES_FOR_INTRA_L0 || per_removed == u64::MAX {
+    // Every step sets `per_removed`, so RocksDB's "`per_removed` still MAX" test is implied.
+    if limit < MIN_FILES_FOR_INTRA_L0 {
         return None;
     }
     let shape = Shape {
@@ -799,8 +797,12 @@ fn is_bottommost(v: &Version, shape: &Shape) -> bool {
         let includes_oldest = shape.inputs.last().map(|f| f.number) == oldest;
         return includes_oldest && deeper.all(|l| v.files(l).is_empty());
     }
-    let (b, e) = user_range2(&shape.inputs, &shape.output_inputs);
-    deeper.all(|l| v.overlapping(l, Some(&b), Some(&e)).is_empty())
+    // The grandparents are the first deeper files that overlap (left empty by an L0
+    // trivial move, so look again when there are none).
+    shape.grandparents.is_empty() && {
+        let (b, e) = user_range2(&shape.inputs, &shape.output_inputs);
+        deeper.all(|l| !v.has_overlap(l, Some(&b), Some(&e)))
+    }
 }
 
 /// The round-robin cursor after compacting `inputs` of `level`: the smallest key of the

@@ -553,6 +553,26 @@ fn check_valid(v: &Version, busy: &HashSet<u64>, c: &Compaction) -> Result<(), T
     } else {
         prop_assert!(c.output_inputs.is_empty());
     }
+    if c.output_level > 0 {
+        // A scan of the deeper levels: the first one meeting the compaction's range holds
+        // the grandparents, and bottommost means there is none. An L0 trivial-move pick has
+        // no grandparents even when the move test then fails; from outside it looks like an
+        // L0 compaction without output-level files.
+        let (b, e) = user_range2(&c.inputs, &c.output_inputs);
+        let below: Vec<Vec<u64>> = (c.output_level + 1..v.num_levels())
+            .map(|l| {
+                let hits = v.files(l).iter().filter(|f| f.overlaps(Some(&b), Some(&e)));
+                hits.map(|f| f.number).collect()
+            })
+            .filter(|hits: &Vec<u64>| !hits.is_empty())
+            .collect();
+        prop_assert_eq!(c.bottommost, below.is_empty(), "bottommost");
+        let l0_move_pick = c.level == 0 && c.output_inputs.is_empty();
+        if !c.grandparents.is_empty() || !l0_move_pick {
+            let want = below.first().cloned().unwrap_or_default();
+            prop_assert_eq!(numbers(&c.grandparents), want, "grandparents");
+        }
+    }
     if c.level > 0 {
         check_clean_cut(v, c.level, &c.inputs)?;
     } else if c.output_level == 0 {

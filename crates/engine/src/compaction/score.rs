@@ -142,13 +142,8 @@ pub fn estimated_compaction_needed_bytes(version: &Version, options: &Options) -
         to_next = l0;
     }
     let last_input = version.num_levels().saturating_sub(2);
-    let mut known_next = 0u64;
     for level in 1..=last_input {
-        let mut level_size = if known_next > 0 {
-            std::mem::take(&mut known_next)
-        } else {
-            size_of(level)
-        };
+        let mut level_size = size_of(level);
         if level == 1 && l0_due {
             needed = needed.saturating_add(level_size);
         }
@@ -156,9 +151,9 @@ pub fn estimated_compaction_needed_bytes(version: &Version, options: &Options) -
         let target = options.max_bytes_for_level(level);
         if level_size > target {
             to_next = level_size - target;
-            known_next = size_of(level + 1);
-            if known_next > 0 {
-                let fan_out = known_next as f64 / level_size as f64 + 1.0;
+            let next_size = size_of(level + 1);
+            if next_size > 0 {
+                let fan_out = next_size as f64 / level_size as f64 + 1.0;
                 needed = needed.saturating_add((to_next as f64 * fan_out) as u64);
             }
         }

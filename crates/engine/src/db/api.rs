@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 use super::background::{spawn_threads, PinReleaser, Requester};
 use super::inner::{DbInner, Parts};
-use super::recovery::{recover, RecoveryReport};
+use super::recovery::{recover, recover_read_only, Recovered, RecoveryReport};
 use super::snapshot::Snapshot;
 use super::stats::{CompactionRecord, Counters, DbStats, LevelShape};
 
@@ -60,12 +60,26 @@ impl<'a> ReadOptions<'a> {
     }
 }
 
+/// The memtables of a database now: for a read-only database, the writes it replayed
+/// from the WALs; for a read-write one, the writes not flushed yet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemtableShape {
+    /// Memtables holding entries (the active one and those waiting for their flush).
+    pub memtables: usize,
+    /// Their accounted size (Σ `Memtable::approximate_memory_usage`).
+    pub bytes: u64,
+}
+
+/// The refusal of every write, flush and compaction of a read-only database.
+const READ_ONLY: &str = "opened read-only";
+
 /// An open database on a zoned file system. `Send + Sync`: share it between threads
 /// behind an `Arc`. Dropping it stops its background threads and closes its WAL.
 pub struct Db {
     inner: Arc<DbInner>,
     threads: Vec<JoinHandle<()>>,
     recovery: RecoveryReport,
+    read_only: bool,
 }
 
 impl Db {
@@ -75,18 +89,8 @@ impl Db {
     /// reclaimer that releases the table cache's zone pins) and starts the
     /// background threads (threaded mode) or runs the compactions due (deterministic).
     pub fn open(fs: Arc<ZoneFs>, options: Options) -> Result<Db> {
-        options.check()?;
-        let picker = picker_by_name(&options.compaction_pri).map_err(Error::InvalidOptions)?;
-        let rec = recover(&fs, &options)?;
-        let inner = Arc::new(DbInner::new(Parts {
-            fs: Arc::clone(&fs),
-            options,
-            picker,
-            versions: rec.versions,
-            writer: rec.writer,
-            last_seq: rec.last_seq,
-        }));
-        inner.count_recovery_flushes(&rec.report.flushes);
+        let (inner, report) = Db::start(&fs, options, recover)?;
+        inner.count_recovery_flushes(&report.flushes);
         fs.set_compaction_requester(Arc::new(Requester {
             inner: Arc::downgrade(&inner),
         }));
@@ -103,23 +107,86 @@ impl Db {
         Ok(Db {
             inner,
             threads,
-            recovery: rec.report,
+            recovery: report,
+            read_only: false,
         })
+    }
+
+    /// Opens the existing database on `fs` without writing anything: recovers the version
+    /// set and replays the WALs into a memtable that stays in memory. No table is written,
+    /// no manifest edit logged, no WAL started, no file deleted; no background thread
+    /// starts, no compaction runs and no requester is registered with the zone cleaner.
+    /// Works on a read-only mount ([`ZoneFs::mount_read_only`]); on a read-write mount,
+    /// no other handle may write the database while this one is open.
+    ///
+    /// Reads see what a read-write open would see. Writes, [`Db::flush`] and
+    /// [`Db::compact_all`] return `Error::NotWritable("opened read-only")`.
+    /// `create_if_missing` is ignored: without a database, the open fails with
+    /// `InvalidArgument`. The options still shape what is read (the number of levels, the
+    /// compaction scores), but `write_buffer_size` does not cut the replay.
+    pub fn open_read_only(fs: Arc<ZoneFs>, options: Options) -> Result<Db> {
+        let (inner, report) = Db::start(&fs, options, recover_read_only)?;
+        Ok(Db {
+            inner,
+            threads: Vec::new(),
+            recovery: report,
+            read_only: true,
+        })
+    }
+
+    /// Checks the options, recovers with `recover` and builds the shared state, with the
+    /// memtable recovery kept (if any).
+    fn start(
+        fs: &Arc<ZoneFs>,
+        options: Options,
+        recover: fn(&Arc<ZoneFs>, &Options) -> Result<Recovered>,
+    ) -> Result<(Arc<DbInner>, RecoveryReport)> {
+        options.check()?;
+        let picker = picker_by_name(&options.compaction_pri).map_err(Error::InvalidOptions)?;
+        let rec = recover(fs, &options)?;
+        let inner = Arc::new(DbInner::new(Parts {
+            fs: Arc::clone(fs),
+            options,
+            picker,
+            versions: rec.versions,
+            writer: rec.writer,
+            last_seq: rec.last_seq,
+        }));
+        if let Some(mem) = rec.mem {
+            inner.lock_state().mem = mem;
+        }
+        Ok((inner, rec.report))
+    }
+
+    /// Whether the database was opened with [`Db::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// `NotWritable` for a read-only database.
+    fn check_not_read_only(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::NotWritable(READ_ONLY.into()));
+        }
+        Ok(())
     }
 
     /// Sets `key` to `value`.
     pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        self.check_not_read_only()?;
         self.inner.write_one(opts, ValueKind::Put, key, value)
     }
 
     /// Deletes `key` (writes a tombstone).
     pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+        self.check_not_read_only()?;
         self.inner.write_one(opts, ValueKind::Delete, key, &[])
     }
 
     /// Applies `batch` atomically: readers see all of it or none of it, and so does
     /// recovery.
     pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        self.check_not_read_only()?;
         self.inner.write(opts, batch)
     }
 
@@ -148,12 +215,17 @@ impl Db {
     /// Flushes the memtable to L0 and waits for the flush (deterministic mode: also runs
     /// the compactions that follow).
     pub fn flush(&self) -> Result<()> {
+        self.check_not_read_only()?;
         self.inner.flush()
     }
 
     /// Waits until no flush or compaction is queued or running (deterministic mode: runs
-    /// them). Returns the background error if a job failed.
+    /// them). Returns the background error if a job failed. A read-only database has no
+    /// background work: `Ok` at once.
     pub fn wait_for_background(&self) -> Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
         if self.inner.deterministic() {
             return self.inner.run_inline();
         }
@@ -172,6 +244,7 @@ impl Db {
     /// the fixed point). The memtable is not flushed; call [`Db::flush`] first for that.
     /// Returns the background error if a job failed.
     pub fn compact_all(&self) -> Result<()> {
+        self.check_not_read_only()?;
         if self.inner.deterministic() {
             return self.inner.run_inline();
         }
@@ -191,6 +264,11 @@ impl Db {
         self.inner.shut_down();
         for h in self.threads.drain(..) {
             let _ = h.join();
+        }
+        if self.read_only {
+            // It registered no requester and has no WAL; a requester on the file system
+            // is another handle's.
+            return Ok(());
         }
         self.inner.fs.clear_compaction_requester();
         self.inner.close_wal()
@@ -218,6 +296,18 @@ impl Db {
             .all_files()
             .map(|(level, f)| (level, FileMeta::clone(f)))
             .collect()
+    }
+
+    /// The memtables now (see [`MemtableShape`]).
+    pub fn memtables(&self) -> MemtableShape {
+        let st = self.inner.lock_state();
+        let mems = std::iter::once(&st.mem).chain(st.imm.iter().map(|i| &i.mem));
+        let mut shape = MemtableShape::default();
+        for m in mems.filter(|m| !m.is_empty()) {
+            shape.memtables += 1;
+            shape.bytes += m.approximate_memory_usage();
+        }
+        shape
     }
 
     /// The compaction records so far.
@@ -294,6 +384,7 @@ impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Db")
             .field("mode", &self.inner.options.mode)
+            .field("read_only", &self.read_only)
             .field("last_sequence", &self.inner.last_sequence())
             .finish()
     }

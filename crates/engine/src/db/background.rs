@@ -1,7 +1,6 @@
 //! Where background work runs: flush and compaction threads (threaded mode), inline at
 //! fixed points (deterministic mode), and the zone cleaner's compaction requests.
 
-use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
@@ -12,8 +11,7 @@ use zonefs::fs::{
 use crate::{Error, Result};
 
 use super::files::{parse_file_name, sst_file_name, DbFile};
-use super::inner::{holds_versions_lock, writable, DbInner};
-use super::stats::Counters;
+use super::inner::{check_bg_error, holds_versions_lock, writable, DbInner};
 
 impl DbInner {
     /// The deterministic mode's fixed point: flush what is queued, compact until no level
@@ -38,11 +36,7 @@ impl DbInner {
     pub(crate) fn wait_idle(&self) -> Result<()> {
         let mut st = self.lock_state();
         loop {
-            if let Some(e) = &st.bg_error {
-                return Err(Error::NotWritable(format!(
-                    "a background job failed earlier: {e}"
-                )));
-            }
+            check_bg_error(&st)?;
             let idle =
                 st.imm.is_empty() && !st.flushing && st.running.is_empty() && !st.compaction_wanted;
             if idle || st.shutting_down {
@@ -63,9 +57,7 @@ impl DbInner {
     /// them in the L0 compaction statistics as well).
     pub(crate) fn count_recovery_flushes(&self, flushes: &[crate::compaction::JobOutput]) {
         for out in flushes {
-            Counters::add(&self.counters.flushes, 1);
-            Counters::add(&self.counters.flush_bytes, out.bytes_written);
-            self.book(|s| s.add_flush(out));
+            self.count_flush(out);
         }
     }
 
@@ -195,11 +187,6 @@ impl SpaceReclaimer for PinReleaser {
         let Some(inner) = self.inner.upgrade() else {
             return false;
         };
-        let victims = inner.fs.stats().gc.victims;
-        if inner.gc_victims_seen.swap(victims, Ordering::Relaxed) == victims {
-            return false;
-        }
-        inner.tables.refresh();
-        true
+        inner.refresh_tables_if_cleaned()
     }
 }

@@ -64,9 +64,8 @@ impl Drop for RunningGuard<'_> {
 
 /// User-key range of every file a compaction reads.
 fn key_range(c: &Compaction) -> (Vec<u8>, Vec<u8>) {
-    let files = || c.inputs.iter().chain(&c.output_inputs);
-    let smallest = files().map(|f| f.smallest_user_key()).min();
-    let largest = files().map(|f| f.largest_user_key()).max();
+    let smallest = c.input_files().map(|f| f.smallest_user_key()).min();
+    let largest = c.input_files().map(|f| f.largest_user_key()).max();
     (
         smallest.unwrap_or_default().to_vec(),
         largest.unwrap_or_default().to_vec(),
@@ -78,11 +77,7 @@ fn key_range(c: &Compaction) -> (Vec<u8>, Vec<u8>) {
 /// files in one level).
 fn conflicts(st: &State, c: &Compaction) -> bool {
     let (lo, hi) = key_range(c);
-    let shares = c
-        .inputs
-        .iter()
-        .chain(&c.output_inputs)
-        .any(|f| st.compacting.contains(&f.number));
+    let shares = c.input_files().any(|f| st.compacting.contains(&f.number));
     shares
         || st.running.iter().any(|r| {
             r.output_level == c.output_level
@@ -127,12 +122,7 @@ impl DbInner {
         };
         let id = self.compaction_ids.fetch_add(1, Ordering::Relaxed) + 1;
         let (smallest, largest) = key_range(&c);
-        let files: Vec<u64> = c
-            .inputs
-            .iter()
-            .chain(&c.output_inputs)
-            .map(|f| f.number)
-            .collect();
+        let files: Vec<u64> = c.input_files().map(|f| f.number).collect();
         st.compacting.extend(files.iter().copied());
         st.running.push(Running {
             id,
@@ -280,7 +270,7 @@ impl DbInner {
         let inputs = self.describe_inputs(c);
         let before = self.zone_stats();
         let mut deleted = Vec::new();
-        for f in c.inputs.iter().chain(&c.output_inputs) {
+        for f in c.input_files() {
             self.tables.evict(f.number);
             delete_file(&self.fs, &sst_file_name(f.number))?;
             deleted.push(f.number);
@@ -362,12 +352,6 @@ impl DbInner {
             Counters::add(&self.counters.requested_compactions, 1);
         }
         self.lock_records().push(record);
-    }
-
-    pub(crate) fn lock_records(&self) -> std::sync::MutexGuard<'_, Vec<CompactionRecord>> {
-        self.records
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The cleaner's request: compact the given SSTs of one level into the next now.

@@ -106,20 +106,25 @@ impl DbInner {
         self.apply_edit(edit, |st| {
             st.imm.drain(..n);
         })?;
-        Counters::add(&self.counters.flushes, 1);
-        Counters::add(&self.counters.flush_bytes, bytes);
-        let out = JobOutput {
+        self.count_flush(&JobOutput {
             bytes_written: bytes,
             files_written: job.outputs,
             records_in: job.input_entries,
             records_dropped: job.input_entries.saturating_sub(job.output_entries),
             micros: self.job_micros(start),
-        };
-        self.book(|s| s.add_flush(&out));
+        });
         for p in picked {
             delete_file(&self.fs, &wal_file_name(p.wal))?;
         }
         self.refresh_tables_if_cleaned();
         Ok(())
+    }
+
+    /// Counts a flush (also those recovery made at open) in the counters and in L0's
+    /// compaction statistics.
+    pub(crate) fn count_flush(&self, out: &JobOutput) {
+        Counters::add(&self.counters.flushes, 1);
+        Counters::add(&self.counters.flush_bytes, out.bytes_written);
+        self.book(|s| s.add_flush(out));
     }
 }

@@ -92,14 +92,8 @@ pub(crate) fn neighbors(
             .map(|f| sst_ref(scope, l, f))
             .collect()
     };
-    let same_level = || {
-        level_files(scope, level).chain(
-            scope
-                .job_outputs
-                .iter()
-                .filter(|f| !scope.job_inputs.contains(&f.number)),
-        )
-    };
+    // The job's outputs have new numbers: none of them is one of its inputs.
+    let same_level = || level_files(scope, level).chain(scope.job_outputs);
     let before = same_level()
         .filter(|f| f.largest_user_key() < smallest)
         .max_by(|a, b| a.largest_user_key().cmp(b.largest_user_key()));

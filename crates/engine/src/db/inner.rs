@@ -128,9 +128,10 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    pub(crate) fn new(log: LogWriter<FileWriter>, wal_number: u64) -> Writer {
+    /// `log`: `None` for a read-only database, which has no WAL.
+    pub(crate) fn new(log: Option<LogWriter<FileWriter>>, wal_number: u64) -> Writer {
         Writer {
-            log: Some(log),
+            log,
             wal_number,
             delay: DelayLimiter::new(DELAYED_WRITE_RATE),
             stall: ConditionCache::default(),
@@ -327,23 +328,36 @@ impl DbInner {
         u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
     }
 
+    /// The compaction records so far.
+    pub(crate) fn lock_records(&self) -> MutexGuard<'_, Vec<CompactionRecord>> {
+        lock(&self.records)
+    }
+
     /// Reopens cached tables if the zone cleaner cleaned victims since the last time, so
-    /// that the readers stop pinning the zones it moved data out of.
-    pub(crate) fn refresh_tables_if_cleaned(&self) {
+    /// that the readers stop pinning the zones it moved data out of. Whether it did.
+    pub(crate) fn refresh_tables_if_cleaned(&self) -> bool {
         let victims = self.fs.stats().gc.victims;
-        if self.gc_victims_seen.swap(victims, Ordering::Relaxed) != victims {
+        let cleaned = self.gc_victims_seen.swap(victims, Ordering::Relaxed) != victims;
+        if cleaned {
             self.tables.refresh();
         }
+        cleaned
+    }
+}
+
+/// `NotWritable` if a background job failed.
+pub(crate) fn check_bg_error(st: &State) -> Result<()> {
+    match &st.bg_error {
+        Some(e) => Err(Error::NotWritable(format!(
+            "a background job failed earlier: {e}"
+        ))),
+        None => Ok(()),
     }
 }
 
 /// `NotWritable` if a background error happened or the database is closing.
 pub(crate) fn writable(st: &State) -> Result<()> {
-    if let Some(e) = &st.bg_error {
-        return Err(Error::NotWritable(format!(
-            "a background job failed earlier: {e}"
-        )));
-    }
+    check_bg_error(st)?;
     if st.shutting_down {
         return Err(Error::NotWritable("the database is closing".into()));
     }

@@ -2,7 +2,7 @@
 //! placement hints and statistics. `docs/ENGINE.md` describes the whole as built.
 //!
 //! - `api`: [`Db`], [`WriteOptions`], [`ReadOptions`];
-//! - `recovery`: open (version set, WAL replay, obsolete files);
+//! - `recovery`: open, read-write and read-only (version set, WAL replay, obsolete files);
 //! - `write`: the write path, stalls, memtable switches; `read`: gets and iterators;
 //! - `flush`, `compact`: the jobs; `background`: threads, the deterministic fixed point
 //!   and the zone cleaner's compaction requests;
@@ -24,7 +24,7 @@ mod stats;
 mod table_cache;
 mod write;
 
-pub use api::{Db, ReadOptions, WriteOptions};
+pub use api::{Db, MemtableShape, ReadOptions, WriteOptions};
 pub use recovery::RecoveryReport;
 pub use snapshot::Snapshot;
 pub use stats::{CompactionInput, CompactionOutput, CompactionRecord, DbStats, LevelShape};

@@ -1,6 +1,14 @@
 //! Open: create or recover the version set, delete files no version needs, replay the WALs
 //! into memtables and flush them to L0 (RocksDB's default), start a new WAL.
 //!
+//! Recovery comes in two steps. The first only reads: recover the version set, find the
+//! WALs to replay (and the files no version needs) and replay the WALs' records into
+//! memtables. A read-only open ([`recover_read_only`]) stops there and keeps the memtables.
+//! A read-write open ([`recover`]) runs the same step with the writes around it: it may
+//! create the version set, deletes the obsolete files, writes each memtable to L0 as it
+//! fills (and the last one at the end), logs the edit that adds those tables and moves the
+//! log number to a new WAL, creates that WAL and deletes the replayed ones.
+//!
 //! WAL replay follows RocksDB's point-in-time recovery: records are replayed in WAL order
 //! up to the first torn tail. A torn tail (a record cut by a crash) ends the replay and is
 //! reported in [`RecoveryReport::truncated`]; it may only be in the last WAL that holds
@@ -42,16 +50,21 @@ pub struct RecoveryReport {
     pub created: bool,
     /// WALs replayed, in order.
     pub wals: Vec<u64>,
+    /// Bytes of the WALs replayed (their file sizes).
+    pub wal_bytes: u64,
     /// Batches replayed.
     pub batches: u64,
+    /// Operations (puts and deletions) in them.
+    pub operations: u64,
     /// A torn WAL tail that ended the replay: (WAL name, offset of the ignored bytes, why).
     pub truncated: Option<(String, u64, String)>,
-    /// L0 tables written from the replayed writes.
+    /// L0 tables written from the replayed writes (none for a read-only open, which keeps
+    /// them in its memtable).
     pub tables: u64,
     /// The flushes that wrote them (counted in the database's statistics as flushes).
     pub flushes: Vec<JobOutput>,
     /// Files deleted because no version needs them (old WALs, SSTs of interrupted jobs,
-    /// temporary files).
+    /// temporary files). A read-only open deletes nothing.
     pub deleted: Vec<String>,
 }
 
@@ -60,18 +73,53 @@ pub(crate) struct Recovered {
     pub versions: VersionSet,
     pub writer: Writer,
     pub last_seq: SeqNo,
+    /// Read-only open: the replayed writes, which stay in memory (`None` after a
+    /// read-write open, which flushed them to L0).
+    pub mem: Option<Arc<Memtable>>,
     pub report: RecoveryReport,
 }
 
-/// Creates or recovers the database on `fs`.
+/// What the reading step found: the version set (file numbers found marked used), the
+/// WALs' contents in order, and the files no version needs.
+struct Found {
+    versions: VersionSet,
+    logs: Vec<(u64, LogContents)>,
+    obsolete: Vec<String>,
+}
+
+/// Creates or recovers the database on `fs`: the reading step, then the writes (obsolete
+/// files deleted, replayed memtables flushed to L0, the edit logged, a new WAL started,
+/// the replayed WALs deleted).
 pub(crate) fn recover(fs: &Arc<ZoneFs>, options: &Options) -> Result<Recovered> {
     let mut report = RecoveryReport::default();
-    let mut vs = open_versions(fs, options, &mut report)?;
+    let mut vs = open_versions(fs, options, true, &mut report)?;
     vs.set_max_manifest_bytes(manifest_limit(fs));
-    let wals = sort_files(fs, &mut vs, &mut report)?;
-    let logs = read_wals(fs, &wals, &mut report)?;
+    let Found {
+        versions: mut vs,
+        logs,
+        obsolete,
+    } = find(fs, vs, &mut report)?;
+    for name in obsolete {
+        delete_file(fs, &name)?;
+        report.deleted.push(name);
+    }
+    let mut l0 = RecoveryFlush {
+        fs,
+        options,
+        table: TableOptions::from(options),
+        written: Vec::new(),
+    };
+    let start = vs.last_sequence();
+    let mut flush_full =
+        |mem: &Arc<Memtable>, report: &mut RecoveryReport| l0.flush(mem, &mut vs, report);
+    let (last_seq, mem) = replay(options, logs, start, Some(&mut flush_full), &mut report)?;
+    if !mem.is_empty() {
+        l0.flush(&mem, &mut vs, &mut report)?;
+    }
     let mut edit = VersionEdit::new();
-    let last_seq = replay(fs, options, &mut vs, logs, &mut edit, &mut report)?;
+    for meta in l0.written {
+        edit.add_file(0, meta);
+    }
     let wal = vs.new_file_number();
     edit.log_number = Some(wal);
     vs.set_last_sequence(last_seq);
@@ -87,9 +135,45 @@ pub(crate) fn recover(fs: &Arc<ZoneFs>, options: &Options) -> Result<Recovered> 
     }
     Ok(Recovered {
         versions: vs,
-        writer: Writer::new(LogWriter::new(file), wal),
+        writer: Writer::new(Some(LogWriter::new(file)), wal),
         last_seq,
+        mem: None,
         report,
+    })
+}
+
+/// Recovers the database on `fs` without writing anything: the reading step only. The
+/// replayed writes stay in one memtable (none is cut at `write_buffer_size`: nothing would
+/// flush it), the WALs and obsolete files stay, no WAL is started (the writer has none).
+/// Works on a read-only mount.
+pub(crate) fn recover_read_only(fs: &Arc<ZoneFs>, options: &Options) -> Result<Recovered> {
+    let mut report = RecoveryReport::default();
+    let vs = open_versions(fs, options, false, &mut report)?;
+    let Found {
+        versions: mut vs,
+        logs,
+        obsolete: _,
+    } = find(fs, vs, &mut report)?;
+    let (last_seq, mem) = replay(options, logs, vs.last_sequence(), None, &mut report)?;
+    vs.set_last_sequence(last_seq);
+    let log_number = vs.log_number();
+    Ok(Recovered {
+        versions: vs,
+        writer: Writer::new(None, log_number),
+        last_seq,
+        mem: Some(mem),
+        report,
+    })
+}
+
+/// The reading step after the version set: sorts the files and reads the WALs to replay.
+fn find(fs: &ZoneFs, mut vs: VersionSet, report: &mut RecoveryReport) -> Result<Found> {
+    let (wals, obsolete) = sort_files(fs, &mut vs);
+    let logs = read_wals(fs, &wals, report)?;
+    Ok(Found {
+        versions: vs,
+        logs,
+        obsolete,
     })
 }
 
@@ -107,6 +191,7 @@ fn manifest_limit(fs: &ZoneFs) -> u64 {
 fn open_versions(
     fs: &Arc<ZoneFs>,
     options: &Options,
+    may_create: bool,
     report: &mut RecoveryReport,
 ) -> Result<VersionSet> {
     if VersionSet::exists(fs) {
@@ -117,6 +202,11 @@ fn open_versions(
         }
         return VersionSet::recover(Arc::clone(fs), options);
     }
+    if !may_create {
+        return Err(Error::InvalidArgument(
+            "no database on this file system (a read-only open cannot create one)".into(),
+        ));
+    }
     if !options.create_if_missing {
         return Err(Error::InvalidArgument(
             "no database on this file system and create_if_missing is not set".into(),
@@ -126,15 +216,16 @@ fn open_versions(
     VersionSet::create(Arc::clone(fs), options)
 }
 
-/// Deletes SSTs the version does not hold, temporary files and WALs below the log
-/// number; keeps every number found from being handed out again; returns the WALs to
-/// replay, in order.
-fn sort_files(fs: &ZoneFs, vs: &mut VersionSet, report: &mut RecoveryReport) -> Result<Vec<u64>> {
+/// Sorts the files: returns the WALs to replay (numbered ≥ the log number), in order, and
+/// the files no version needs (SSTs the version does not hold, temporary files, WALs below
+/// the log number). Keeps every number found from being handed out again.
+fn sort_files(fs: &ZoneFs, vs: &mut VersionSet) -> (Vec<u64>, Vec<String>) {
     let version = vs.current();
     let live: HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
     let mut wals = Vec::new();
+    let mut obsolete = Vec::new();
     for f in fs.list() {
-        let obsolete = match parse_file_name(&f.name) {
+        let unneeded = match parse_file_name(&f.name) {
             DbFile::Sst(n) => {
                 vs.mark_file_number_used(n);
                 !live.contains(&n)
@@ -150,13 +241,12 @@ fn sort_files(fs: &ZoneFs, vs: &mut VersionSet, report: &mut RecoveryReport) -> 
             DbFile::Temp => true,
             DbFile::Other => false,
         };
-        if obsolete {
-            delete_file(fs, &f.name)?;
-            report.deleted.push(f.name);
+        if unneeded {
+            obsolete.push(f.name);
         }
     }
     wals.sort_unstable();
-    Ok(wals)
+    (wals, obsolete)
 }
 
 fn read_wals(
@@ -171,6 +261,7 @@ fn read_wals(
             .open(&name)
             .and_then(|r| r.read_all())
             .map_err(|e| Error::fs(format!("read WAL '{name}'"), e))?;
+        report.wal_bytes += data.len() as u64;
         logs.push((n, read_log(&data, &name)?));
     }
     // Point in time: nothing after a torn tail may be replayed, and a later WAL with
@@ -195,23 +286,20 @@ fn read_wals(
     Ok(logs)
 }
 
-/// Replays the WAL records into memtables, writing an L0 table whenever a memtable fills
-/// and at the end; returns the last sequence number.
+/// What replay does with a memtable that reached `write_buffer_size` (replay then goes on
+/// in a new one). Without it, replay keeps every record in one memtable.
+type OnFull<'a> = Option<&'a mut dyn FnMut(&Arc<Memtable>, &mut RecoveryReport) -> Result<()>>;
+
+/// Replays the WAL records into memtables, handing each full one to `on_full`; returns
+/// the last sequence number (`start` if no record is newer) and the last memtable.
 fn replay(
-    fs: &ZoneFs,
     options: &Options,
-    vs: &mut VersionSet,
     logs: Vec<(u64, LogContents)>,
-    edit: &mut VersionEdit,
+    start: SeqNo,
+    mut on_full: OnFull<'_>,
     report: &mut RecoveryReport,
-) -> Result<SeqNo> {
-    let mut l0 = RecoveryFlush {
-        fs,
-        options,
-        table: TableOptions::from(options),
-        written: Vec::new(),
-    };
-    let mut last = vs.last_sequence();
+) -> Result<(SeqNo, Arc<Memtable>)> {
+    let mut last = start;
     let mut mem = Arc::new(Memtable::new());
     for (n, contents) in logs {
         for record in contents.records {
@@ -224,19 +312,16 @@ fn replay(
                 last = last.max(seq + u64::from(batch.count()) - 1);
             }
             report.batches += 1;
-            if mem.approximate_memory_usage() >= options.write_buffer_size {
-                l0.flush(&mem, vs, report)?;
-                mem = Arc::new(Memtable::new());
+            report.operations += u64::from(batch.count());
+            if let Some(full) = on_full.as_mut() {
+                if mem.approximate_memory_usage() >= options.write_buffer_size {
+                    full(&mem, report)?;
+                    mem = Arc::new(Memtable::new());
+                }
             }
         }
     }
-    if !mem.is_empty() {
-        l0.flush(&mem, vs, report)?;
-    }
-    for meta in l0.written {
-        edit.add_file(0, meta);
-    }
-    Ok(last)
+    Ok((last, mem))
 }
 
 /// Writes replayed memtables to L0 (before the database exists, so with the recovered

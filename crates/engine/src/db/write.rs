@@ -12,7 +12,7 @@ use crate::memtable::Memtable;
 use crate::{Error, Result};
 
 use super::files::{wal_file_name, wal_hint};
-use super::inner::{writable, DbInner, Immutable, Writer};
+use super::inner::{check_bg_error, writable, DbInner, Immutable, Writer};
 use super::stall::Stall;
 use super::stats::Counters;
 use super::WriteOptions;
@@ -110,35 +110,29 @@ impl DbInner {
     /// Adds the update's operations to `mem` from sequence number `seq` on and counts
     /// them; returns the last sequence number used.
     fn insert(&self, mem: &Memtable, update: &Update<'_>, seq: SeqNo) -> SeqNo {
-        let (last, deletes, user_bytes) = match update {
+        let (ops, deletes, user_bytes) = match update {
             Update::Batch(batch) => {
-                let mut last = seq;
                 let mut deletes = 0u64;
-                for (i, op) in batch.ops().enumerate() {
-                    last = seq + i as u64;
-                    mem.add(last, op.kind, op.key, op.value);
+                for (op, seq) in batch.ops().zip(seq..) {
+                    mem.add(seq, op.kind, op.key, op.value);
                     deletes += u64::from(op.kind == ValueKind::Delete);
                 }
-                (last, deletes, batch.user_bytes())
+                (u64::from(batch.count()), deletes, batch.user_bytes())
             }
             Update::One { kind, key, value } => {
                 mem.add(seq, *kind, key, value);
                 match kind {
-                    ValueKind::Delete => (seq, 1, 0),
-                    ValueKind::Put => (seq, 0, (key.len() + value.len()) as u64),
+                    ValueKind::Delete => (1, 1, 0),
+                    ValueKind::Put => (1, 0, (key.len() + value.len()) as u64),
                 }
             }
-        };
-        let ops = match update {
-            Update::Batch(batch) => u64::from(batch.count()),
-            Update::One { .. } => 1,
         };
         let c = &self.counters;
         Counters::add(&c.writes, 1);
         Counters::add(&c.user_bytes, user_bytes);
         Counters::add(&c.deletes, deletes);
         Counters::add(&c.puts, ops - deletes);
-        last
+        seq + ops - 1
     }
 
     /// Appends the update's WAL record, its first operation numbered `seq`.
@@ -299,11 +293,7 @@ impl DbInner {
         }
         let mut st = self.lock_state();
         loop {
-            if let Some(e) = &st.bg_error {
-                return Err(Error::NotWritable(format!(
-                    "a background job failed earlier: {e}"
-                )));
-            }
+            check_bg_error(&st)?;
             if st.imm.is_empty() && !st.flushing {
                 return Ok(());
             }

@@ -13,7 +13,7 @@ use std::cmp::Ordering;
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::format::{get_varint32, put_varint32};
+use super::format::{get_varint32, le_u32, put_varint32};
 use crate::key;
 use crate::{Error, Result};
 
@@ -129,7 +129,7 @@ impl Block {
         let count_at = len
             .checked_sub(4)
             .ok_or_else(|| bad(format!("block of {len} bytes has no restart count")))?;
-        let num_restarts = read_u32(&data, count_at) as usize;
+        let num_restarts = le_u32(&data, count_at) as usize;
         let restarts_at = num_restarts
             .checked_mul(4)
             .and_then(|n| count_at.checked_sub(n))
@@ -173,7 +173,7 @@ impl Block {
     }
 
     fn restart(&self, i: usize) -> usize {
-        read_u32(&self.data, self.restarts_at + 4 * i) as usize
+        le_u32(&self.data, self.restarts_at + 4 * i) as usize
     }
 
     /// Decodes the entry header at `pos`; `prev_len` is the previous key's length.
@@ -295,12 +295,6 @@ impl Block {
         }
         Ok(lo)
     }
-}
-
-fn read_u32(data: &[u8], at: usize) -> u32 {
-    let mut buf = [0u8; 4];
-    buf.copy_from_slice(&data[at..at + 4]);
-    u32::from_le_bytes(buf)
 }
 
 /// A position in a [`Block`]. The block is passed to every call, so the cursor can live

@@ -97,7 +97,8 @@ fn le_u64(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(buf)
 }
 
-fn le_u32(bytes: &[u8], at: usize) -> u32 {
+/// The u32 LE at `at`; the caller checked that 4 bytes are there.
+pub(crate) fn le_u32(bytes: &[u8], at: usize) -> u32 {
     let mut buf = [0u8; 4];
     buf.copy_from_slice(&bytes[at..at + 4]);
     u32::from_le_bytes(buf)

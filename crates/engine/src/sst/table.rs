@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use super::block::{Block, BlockCursor, KeyBounds};
 use super::filter::Bloom;
-use super::format::{block_checksum, BlockHandle, Footer, BLOCK_TYPE_RAW, FOOTER_LEN};
+use super::format::{
+    block_checksum, le_u32, BlockHandle, Footer, BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, FOOTER_LEN,
+};
 use super::TableProps;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind, MAX_SEQ};
@@ -131,10 +133,10 @@ impl Table {
                 handle.size
             )));
         };
-        let mut buf = vec![0u8; len + 5];
+        let mut buf = vec![0u8; len + BLOCK_TRAILER_LEN as usize];
         self.file.read_exact_at(handle.offset, &mut buf)?;
         let block_type = buf[len];
-        let stored = u32::from_le_bytes([buf[len + 1], buf[len + 2], buf[len + 3], buf[len + 4]]);
+        let stored = le_u32(&buf, len + 1);
         let actual = block_checksum(&buf[..len], block_type);
         if stored != actual {
             return Err(bad(format!(
