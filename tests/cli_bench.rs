@@ -5,31 +5,14 @@
 mod common;
 use common::*;
 
-use std::path::Path;
-
 use serde_json::Value;
 use tempfile::TempDir;
 
-/// 24 zones of 1 MiB and an LSM of 64 KiB memtables and SSTs.
-const SMALL: [&str; 12] = [
-    "--zones",
-    "24",
-    "--zone-size",
-    "1MiB",
-    "--write-buffer-size",
-    "64KiB",
-    "--target-file-size-base",
-    "64KiB",
-    "--max-bytes-for-level-base",
-    "256KiB",
-    "--value-size",
-    "200",
-];
-
-/// `zkv bench` with the small setup; a flag of `extra` replaces the same flag of [`SMALL`].
+/// `zkv bench` with the small setup; a flag of `extra` replaces the same flag of
+/// [`SMALL_STORE`].
 fn bench(extra: &[&str]) -> Vec<String> {
     let mut args = vec!["bench"];
-    for pair in SMALL.chunks(2) {
+    for pair in SMALL_STORE.chunks(2) {
         if !extra.contains(&pair[0]) {
             args.extend_from_slice(pair);
         }
@@ -46,11 +29,6 @@ fn run_ok(args: &[String]) -> String {
 fn fails(args: &[String]) -> String {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     fails_run(&refs, 1).1
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("the JSON report was written");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
 /// The db_bench line of `name`: `name : X micros/op Y ops/sec ...`.
@@ -107,6 +85,7 @@ fn threaded_run_on_an_image_verifies_and_keeps_the_image() {
     let dir = TempDir::new().unwrap();
     let img = dir.path().join("bench.img");
     let device = format!("file:{}", img.display());
+    let report = dir.path().join("r.json");
     let stdout = run_ok(&bench(&[
         "--workload",
         "fillrandom,overwrite",
@@ -116,10 +95,31 @@ fn threaded_run_on_an_image_verifies_and_keeps_the_image() {
         &device,
         "--compaction-threads",
         "2",
+        "--flush-threads",
+        "1",
+        "--bloom-bits",
+        "5",
+        "--block-size",
+        "8KiB",
         "--wait-for-compaction",
         "--verify",
+        "--json",
+        &report.to_string_lossy(),
     ]));
     assert!(stdout.contains(", 0 mismatches"), "{stdout}");
+    // Every flag reaches the run's options, as the report records them.
+    let config = &read_json(&report)["config"];
+    for (name, want) in [
+        ("compaction_threads", Value::from(2)),
+        ("flush_threads", Value::from(1)),
+        ("bloom_bits", Value::from(5)),
+        ("block_size", Value::from(8192)),
+        ("wait_for_compaction", Value::from(true)),
+        ("mode", Value::from("threaded")),
+        ("device", Value::from(device.as_str())),
+    ] {
+        assert_eq!(config[name], want, "config.{name}");
+    }
     // The image holds the database: inspect reads its levels.
     let levels = ok(&["inspect", "levels", "--device", &device]);
     assert!(levels.contains("tables"), "{levels}");
@@ -378,8 +378,12 @@ fn bad_input_fails_before_any_work() {
     for (args, want) in [
         (vec!["--sync", "--disable-wal"], "--sync and --disable-wal"),
         (
-            vec!["--mode", "deterministic", "--flush-threads", "2"],
+            vec!["--mode", "deterministic", "--flush-threads", "1"],
             "threaded only",
+        ),
+        (
+            vec!["--flush-threads", "2"],
+            "max_background_flushes 2 is not supported",
         ),
         (vec!["--gc-start", "30", "--gc-stop", "20"], "gc_start"),
         (

@@ -4,25 +4,11 @@
 mod common;
 use common::*;
 
-use std::path::Path;
-
 use serde_json::Value;
 use tempfile::TempDir;
 
-/// 24 zones of 1 MiB, 64 KiB memtables and SSTs, a few thousand deterministic puts.
-const SMALL: [&str; 18] = [
-    "--zones",
-    "24",
-    "--zone-size",
-    "1MiB",
-    "--write-buffer-size",
-    "64KiB",
-    "--target-file-size-base",
-    "64KiB",
-    "--max-bytes-for-level-base",
-    "256KiB",
-    "--value-size",
-    "200",
+/// The small store and a few thousand deterministic puts.
+const RUN: [&str; 6] = [
     "--num",
     "3000",
     "--workload",
@@ -33,18 +19,14 @@ const SMALL: [&str; 18] = [
 
 fn compare(schemes: &str, extra: &[&str]) -> Vec<String> {
     let mut args = vec!["compare", "--schemes", schemes];
-    args.extend_from_slice(&SMALL);
+    args.extend_from_slice(&SMALL_STORE);
+    args.extend_from_slice(&RUN);
     args.extend_from_slice(extra);
     args.into_iter().map(String::from).collect()
 }
 
 fn refs(args: &[String]) -> Vec<&str> {
     args.iter().map(String::as_str).collect()
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("the JSON was written");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
 fn at<'a>(v: &'a Value, path: &[&str]) -> &'a Value {

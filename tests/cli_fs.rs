@@ -26,14 +26,6 @@ const GEOMETRY: [&str; 6] = [
     "768KiB",
 ];
 
-fn fails(args: &[&str]) -> String {
-    fails_run(args, 1).1
-}
-
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
 fn u(v: &Value, key: &str) -> u64 {
     v[key]
         .as_u64()
@@ -70,6 +62,22 @@ impl Img {
             path,
             spec,
         }
+    }
+
+    /// A new image of 8 zones of 1 MiB made by `zkv zone create`: no file system on it.
+    fn blank() -> Img {
+        let img = Img::none();
+        ok(&[
+            "zone",
+            "create",
+            "--device",
+            &img.spec,
+            "--zones",
+            "8",
+            "--zone-size",
+            "1M",
+        ]);
+        img
     }
 
     /// A new image formatted by `zkv mkfs` with the test geometry.
@@ -358,17 +366,7 @@ fn mkfs_refuses_a_file_system_without_force() {
 #[test]
 fn mkfs_formats_a_zone_image_and_refuses_bad_options() {
     let _serial = serial();
-    let img = Img::none();
-    ok(&[
-        "zone",
-        "create",
-        "--device",
-        &img.spec,
-        "--zones",
-        "8",
-        "--zone-size",
-        "1M",
-    ]);
+    let img = Img::blank();
     ok(&[
         "zone", "write", "--device", &img.spec, "--zone", "5", "--offset", "0", "--len", "8K",
     ]);
@@ -943,17 +941,7 @@ fn corrupt_metadata_is_a_clear_error() {
 #[test]
 fn a_device_without_a_file_system_is_a_clear_error() {
     let _serial = serial();
-    let img = Img::none();
-    ok(&[
-        "zone",
-        "create",
-        "--device",
-        &img.spec,
-        "--zones",
-        "8",
-        "--zone-size",
-        "1M",
-    ]);
+    let img = Img::blank();
     let want = format!("no zkv file system on {} (run zkv mkfs)", img.spec);
     for what in ["zones", "files", "df", "dump"] {
         assert_eq!(fails(&img.inspect(what, &[])), want, "{what}");

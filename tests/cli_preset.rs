@@ -7,11 +7,6 @@ use common::*;
 use serde_json::Value;
 use tempfile::TempDir;
 
-fn read_json(path: &std::path::Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("the JSON report was written");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
 #[test]
 fn quick_caza22_with_a_tiny_num_runs_the_preset_and_records_it() {
     let _guard = serial();
@@ -54,20 +49,10 @@ fn without_a_preset_the_config_says_so() {
     let json = dir.path().join("r.json");
     let json_arg = json.to_str().expect("utf-8 path");
     ok(&[
-        "bench",
-        "--num",
-        "500",
-        "--zones",
-        "16",
-        "--zone-size",
-        "1MiB",
-        "--write-buffer-size",
-        "64KiB",
-        "--target-file-size-base",
-        "64KiB",
-        "--json",
-        json_arg,
-    ]);
+        &["bench", "--num", "500", "--json", json_arg],
+        &SMALL_STORE[..],
+    ]
+    .concat());
     let config = &read_json(&json)["config"];
     assert_eq!(config["preset"], Value::Null);
     assert_eq!(config["quick"], false);

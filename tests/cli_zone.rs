@@ -14,10 +14,6 @@ fn fails_with(args: &[&str], code: i32) -> String {
     fails_run(args, code).1
 }
 
-fn fails(args: &[&str]) -> String {
-    fails_with(args, 1)
-}
-
 /// An image in its own temporary directory.
 struct Image {
     _dir: TempDir,

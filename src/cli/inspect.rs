@@ -511,6 +511,15 @@ fn envelope(view: &FsView) -> Envelope {
     }
 }
 
+/// An inspect JSON object: the envelope's fields, then the command's own.
+#[derive(Serialize)]
+struct Enveloped<T> {
+    #[serde(flatten)]
+    envelope: Envelope,
+    #[serde(flatten)]
+    body: T,
+}
+
 fn print_json(out: &mut Out, value: &impl Serialize) -> CliResult {
     let json = serde_json::to_string_pretty(value)
         .map_err(|e| CliError::invalid(format!("encoding the output as JSON: {e}")))?;
@@ -555,6 +564,24 @@ fn mount_notes(view: &FsView, out: &mut Out) -> CliResult {
     Ok(())
 }
 
+/// The frame of `zones`, `files` and `df`: with `json`, the envelope and `body` as one
+/// object; else the heading, the lines `human` prints, and what a mount would change.
+fn show(
+    view: &FsView,
+    json: bool,
+    out: &mut Out,
+    body: impl Serialize,
+    human: impl FnOnce(&mut Out) -> CliResult,
+) -> CliResult {
+    if json {
+        let envelope = envelope(view);
+        return print_json(out, &Enveloped { envelope, body });
+    }
+    heading(view, out)?;
+    human(out)?;
+    mount_notes(view, out)
+}
+
 fn or_dash<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "-".to_string(), |v| v.to_string())
 }
@@ -563,24 +590,18 @@ fn or_dash<T: ToString>(v: Option<T>) -> String {
 // Commands
 
 #[derive(Serialize)]
-struct ZonesJson {
-    #[serde(flatten)]
-    envelope: Envelope,
-    zones: Vec<ZoneRow>,
+struct ZonesJson<'a> {
+    zones: &'a [ZoneRow],
 }
 
 fn zones(view: &FsView, json: bool, out: &mut Out) -> CliResult {
     let rows = zone_rows(view);
-    if json {
-        return print_json(
-            out,
-            &ZonesJson {
-                envelope: envelope(view),
-                zones: rows,
-            },
-        );
-    }
-    heading(view, out)?;
+    show(view, json, out, ZonesJson { zones: &rows }, |out| {
+        zone_table(&rows).print(out)
+    })
+}
+
+fn zone_table(rows: &[ZoneRow]) -> Table {
     let mut t = Table::new(&[
         ("zone", Align::Right),
         ("state", Align::Left),
@@ -590,7 +611,7 @@ fn zones(view: &FsView, json: bool, out: &mut Out) -> CliResult {
         ("class", Align::Left),
         ("files", Align::Right),
     ]);
-    for r in &rows {
+    for r in rows {
         t.row(vec![
             r.zone.to_string(),
             r.state.to_string(),
@@ -605,31 +626,29 @@ fn zones(view: &FsView, json: bool, out: &mut Out) -> CliResult {
             r.files.to_string(),
         ]);
     }
-    for line in t.lines() {
-        out.line(line)?;
-    }
-    mount_notes(view, out)
+    t
 }
 
 #[derive(Serialize)]
-struct FilesJson {
-    #[serde(flatten)]
-    envelope: Envelope,
-    files: Vec<FileRow>,
+struct FilesJson<'a> {
+    files: &'a [FileRow],
 }
 
 fn files(view: &FsView, json: bool, out: &mut Out) -> CliResult {
     let rows = file_rows(view, false);
-    if json {
-        return print_json(
-            out,
-            &FilesJson {
-                envelope: envelope(view),
-                files: rows,
-            },
-        );
-    }
-    heading(view, out)?;
+    show(view, json, out, FilesJson { files: &rows }, |out| {
+        file_table(&rows).print(out)?;
+        let total: u64 = rows.iter().map(|r| r.size).sum();
+        out.line(format!(
+            "{} file{}, {}",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" },
+            format_size(total)
+        ))
+    })
+}
+
+fn file_table(rows: &[FileRow]) -> Table {
     let mut t = Table::new(&[
         ("name", Align::Left),
         ("kind", Align::Left),
@@ -639,7 +658,7 @@ fn files(view: &FsView, json: bool, out: &mut Out) -> CliResult {
         ("extents", Align::Right),
         ("zones", Align::Left),
     ]);
-    for r in &rows {
+    for r in rows {
         let zones: Vec<String> = r.zones.iter().map(|z| z.zone.to_string()).collect();
         t.row(vec![
             r.name.clone(),
@@ -656,25 +675,7 @@ fn files(view: &FsView, json: bool, out: &mut Out) -> CliResult {
             },
         ]);
     }
-    for line in t.lines() {
-        out.line(line)?;
-    }
-    let total: u64 = rows.iter().map(|r| r.size).sum();
-    out.line(format!(
-        "{} file{}, {}",
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" },
-        format_size(total)
-    ))?;
-    mount_notes(view, out)
-}
-
-#[derive(Serialize)]
-struct DfJson {
-    #[serde(flatten)]
-    envelope: Envelope,
-    #[serde(flatten)]
-    df: Df,
+    t
 }
 
 fn percent(ratio: f64) -> String {
@@ -683,16 +684,11 @@ fn percent(ratio: f64) -> String {
 
 fn df(view: &FsView, reserved: Option<u32>, json: bool, out: &mut Out) -> CliResult {
     let d = df_of(view, &zone_rows(view), reserved);
-    if json {
-        return print_json(
-            out,
-            &DfJson {
-                envelope: envelope(view),
-                df: d,
-            },
-        );
-    }
-    heading(view, out)?;
+    show(view, json, out, &d, |out| df_lines(view, &d, out))
+}
+
+/// `inspect df` for people: the space table, the ratios and the recorded options.
+fn df_lines(view: &FsView, d: &Df, out: &mut Out) -> CliResult {
     let mut t = Table::new(&[
         ("", Align::Left),
         ("bytes", Align::Right),
@@ -744,8 +740,7 @@ fn df(view: &FsView, reserved: Option<u32>, json: bool, out: &mut Out) -> CliRes
         d.active_zones,
         d.full_zones
     ))?;
-    out.line(describe_options(view.fs.options()))?;
-    mount_notes(view, out)
+    out.line(describe_options(view.fs.options()))
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -836,8 +831,6 @@ fn meta_zone_json(d: &ZoneDump) -> MetaZoneJson {
 
 #[derive(Serialize)]
 struct DumpJson {
-    #[serde(flatten)]
-    envelope: Envelope,
     df: Df,
     zones: Vec<ZoneRow>,
     files: Vec<FileRow>,
@@ -883,7 +876,7 @@ fn dump(spec: &DeviceSpec, reserved_zones: Option<u32>, out: &mut Out) -> CliRes
             print_json(
                 out,
                 &FailedDumpJson {
-                    device: spec.to_string(),
+                    device,
                     geometry: base.geometry(),
                     meta_zones,
                     error: e.to_string(),
@@ -898,12 +891,14 @@ fn dump(spec: &DeviceSpec, reserved_zones: Option<u32>, out: &mut Out) -> CliRes
     let rows = zone_rows(&view);
     print_json(
         out,
-        &DumpJson {
+        &Enveloped {
             envelope: envelope(&view),
-            df: df_of(&view, &rows, reserved_zones),
-            zones: rows,
-            files: file_rows(&view, true),
-            metadata_zones,
+            body: DumpJson {
+                df: df_of(&view, &rows, reserved_zones),
+                zones: rows,
+                files: file_rows(&view, true),
+                metadata_zones,
+            },
         },
     )
 }

@@ -18,7 +18,6 @@ pub mod kv;
 pub mod levels;
 pub mod mkfs;
 pub mod pattern;
-pub mod scratch;
 pub mod size;
 pub mod table;
 pub mod zone;

@@ -1,6 +1,9 @@
 //! Aligned text tables for human output: a header and rows, numbers right-aligned, text
 //! left-aligned, two spaces between columns, no trailing spaces.
 
+use super::error::CliResult;
+use super::Out;
+
 /// How a column is aligned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {
@@ -67,6 +70,11 @@ impl Table {
                 line.trim_end().to_string()
             })
             .collect()
+    }
+
+    /// Prints [`Table::lines`], one by one.
+    pub fn print(&self, out: &mut Out) -> CliResult {
+        self.lines().into_iter().try_for_each(|l| out.line(l))
     }
 }
 

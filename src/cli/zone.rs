@@ -5,9 +5,9 @@
 //! closes it. The device enforces every rule (write pointer, capacity, open/active limits,
 //! transitions); this module only turns flags into device commands and prints results.
 //!
-//! An emulated image is reopened by every command, which acts like a controller reset: zones
-//! left open come back CLOSED, or EMPTY when nothing was written. Open states are therefore
-//! visible in the output of the command that made them, not in a later `report`.
+//! An emulated image keeps every zone's state between commands, as a powered drive does: a
+//! zone opened by one command is still open for the next (docs/CLI.md, "Zone states between
+//! commands").
 
 use std::fs::File;
 use std::io::Write;
@@ -21,6 +21,7 @@ use super::error::{CliError, CliResult};
 use super::geometry::{create_image, describe, GeometryArgs};
 use super::pattern;
 use super::size::{format_size, parse_positive_size, parse_size};
+use super::table::{Align, Table};
 use super::Out;
 
 /// Reads are streamed in pieces of this size.
@@ -36,8 +37,9 @@ Examples:
   zkv zone reset  --device file:/tmp/zns.img --all
 
 Offsets are relative to the zone start and must equal the write pointer for writes.
-An image is reopened by every command, like a controller reset: zones left open come back
-closed (or empty when nothing was written), so 'report' never shows them open.";
+An image keeps every zone's state between commands, as a powered drive does: a zone opened
+by one command is still open for the next, and the open and active limits count across
+commands.";
 
 #[derive(Debug, Args)]
 #[command(after_help = ZONE_EXAMPLES, subcommand_required = true)]
@@ -246,43 +248,25 @@ fn report(a: ReportArgs, out: &mut Out) -> CliResult {
         return out.line(json);
     }
     out.line(describe(dev.as_ref()))?;
-    let rows: Vec<[String; 6]> = zones
-        .iter()
-        .map(|z| {
-            [
-                z.zone.to_string(),
-                format_size(z.start),
-                format_size(z.size),
-                format_size(z.capacity),
-                format_size(wp_offset(z)),
-                z.state.to_string(),
-            ]
-        })
-        .collect();
-    let header = ["zone", "start", "size", "capacity", "wp", "state"].map(String::from);
-    let mut width = header.clone().map(|h| h.len());
-    for row in &rows {
-        for (w, cell) in width.iter_mut().zip(row) {
-            *w = (*w).max(cell.len());
-        }
+    let mut t = Table::new(&[
+        ("zone", Align::Right),
+        ("start", Align::Right),
+        ("size", Align::Right),
+        ("capacity", Align::Right),
+        ("wp", Align::Right),
+        ("state", Align::Left),
+    ]);
+    for z in &zones {
+        t.row(vec![
+            z.zone.to_string(),
+            format_size(z.start),
+            format_size(z.size),
+            format_size(z.capacity),
+            format_size(wp_offset(z)),
+            z.state.to_string(),
+        ]);
     }
-    for row in std::iter::once(&header).chain(&rows) {
-        out.line(format!(
-            "{:>w0$}  {:>w1$}  {:>w2$}  {:>w3$}  {:>w4$}  {}",
-            row[0],
-            row[1],
-            row[2],
-            row[3],
-            row[4],
-            row[5],
-            w0 = width[0],
-            w1 = width[1],
-            w2 = width[2],
-            w3 = width[3],
-            w4 = width[4],
-        ))?;
-    }
-    Ok(())
+    t.print(out)
 }
 
 /// Zones `first .. first + count` must all exist.

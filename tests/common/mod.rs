@@ -2,8 +2,11 @@
 //! exit code and output.
 #![allow(dead_code)] // each test file uses a different subset
 
+use std::path::Path;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
+
+use serde_json::Value;
 
 /// Serializes the tests of one test binary. A child process forked by one test thread
 /// inherits, until it execs, the open image files of every other thread, and with them
@@ -19,6 +22,24 @@ pub const ZKV: &str = env!("CARGO_BIN_EXE_zkv");
 pub const KIB: u64 = 1 << 10;
 
 pub const MIB: u64 = 1 << 20;
+
+/// A store small enough for `zkv bench` and `zkv compare` to flush, compact and clean zones
+/// in a fraction of a second: 24 zones of 1 MiB, 64 KiB memtables and SSTs, a 256 KiB L1,
+/// 200-byte values.
+pub const SMALL_STORE: [&str; 12] = [
+    "--zones",
+    "24",
+    "--zone-size",
+    "1MiB",
+    "--write-buffer-size",
+    "64KiB",
+    "--target-file-size-base",
+    "64KiB",
+    "--max-bytes-for-level-base",
+    "256KiB",
+    "--value-size",
+    "200",
+];
 
 pub struct Run {
     pub code: i32,
@@ -76,4 +97,21 @@ pub fn fails_run(args: &[&str], code: i32) -> (Run, String) {
         .unwrap_or_else(|| panic!("zkv {args:?}: no 'error: ' prefix in {:?}", lines[0]))
         .to_string();
     (r, msg)
+}
+
+/// Runs a command that must fail with exit code 1 and one error line; returns the message.
+pub fn fails(args: &[&str]) -> String {
+    fails_run(args, 1).1
+}
+
+/// Parses JSON output; a failure names the text.
+pub fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// Reads and parses a JSON file the command wrote.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: the JSON was not written: {e}", path.display()));
+    json(&text)
 }

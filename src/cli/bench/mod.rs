@@ -218,23 +218,18 @@ fn parse_mode(s: &str) -> Result<ExecMode, String> {
     ExecMode::from_name(s).ok_or_else(|| "expected threaded or deterministic".to_string())
 }
 
-/// The scheme a placement and picker make, as the papers name it (DESIGN.md section 8).
+/// The scheme a placement, picker and cleaning mode make, as the papers name it (DESIGN.md
+/// section 8). `baseline` is the only one zkv can run so far; a new placement or picker
+/// adds its scheme names here.
 fn scheme_name(placement: &str, picker: &str, gc_mode: CleaningMode) -> &'static str {
-    if gc_mode != CleaningMode::Copy {
-        return "custom";
-    }
-    match (placement, picker) {
-        ("liza", "sica") => "baseline",
-        ("liza", "acc") => "a-liza",
-        ("caza+", "sica") => "caza",
-        ("caza+", "acc") => "a-caza",
-        ("caza", "sica") => "caza22",
+    match (placement, picker, gc_mode) {
+        ("liza", "sica", CleaningMode::Copy) => "baseline",
         _ => "custom",
     }
 }
 
 /// Everything checked and ready before the device is touched.
-struct Plan {
+pub(crate) struct Plan {
     options: Options,
     write: WriteOptions,
     fs_options: FsOptions,
@@ -293,15 +288,15 @@ impl Finished {
     }
 }
 
-/// Checks every flag of a run, as `zkv bench` does before any work (and creates the JSON
-/// file if `--json` is set, so `zkv compare` leaves it unset).
-pub(crate) fn check(a: &BenchArgs) -> CliResult {
-    a.plan().map(drop)
+/// Checks every flag of a run, as `zkv bench` does before any work, and returns what the
+/// run needs (creating the JSON file if `--json` is set, so `zkv compare` leaves it unset).
+pub(crate) fn check(a: &BenchArgs) -> CliResult<Plan> {
+    a.plan()
 }
 
-/// Runs `a` printing only the result lines; `zkv compare` prints its own table.
-pub(crate) fn run_quiet(a: &BenchArgs, out: &mut Out) -> CliResult<Finished> {
-    let plan = a.plan()?;
+/// Runs `a` as `plan` (from [`check`]) says, printing only the result lines; `zkv compare`
+/// prints its own table.
+pub(crate) fn run_quiet(a: &BenchArgs, plan: Plan, out: &mut Out) -> CliResult<Finished> {
     execute(a, plan, out, false)
 }
 
@@ -377,6 +372,17 @@ fn settle(store: &Store, failed: Option<CliError>, wait: bool) -> Option<CliErro
     failed.or_else(|| cleaner.map(|e| CliError::invalid(format!("zone cleaner: {e}"))))
 }
 
+/// Opens (truncating) the `--json` file now, so that an unwritable path fails before the
+/// run rather than after it.
+pub(crate) fn open_json(path: Option<&Path>) -> CliResult<Option<(PathBuf, File)>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let file =
+        File::create(path).map_err(|e| CliError::io(format!("--json {}", path.display()), e))?;
+    Ok(Some((path.to_path_buf(), file)))
+}
+
 fn engine_error(what: &str, e: engine::Error) -> CliError {
     CliError::invalid(format!("{what}: {e}"))
 }
@@ -393,7 +399,9 @@ fn check_verify(v: VerifyResult) -> CliResult {
     )))
 }
 
-fn write_json(path: &Path, file: File, report: &Value) -> CliResult {
+/// Writes `report` (pretty, one trailing newline) into the file [`open_json`] created.
+/// `zkv compare` writes its JSON through this too.
+pub(crate) fn write_json(path: &Path, file: File, report: &Value) -> CliResult {
     let context = || format!("--json {}", path.display());
     let mut w = BufWriter::new(file);
     serde_json::to_writer_pretty(&mut w, report).map_err(|e| CliError::io(context(), e.into()))?;
@@ -413,7 +421,7 @@ impl BenchArgs {
         let jobs = self.jobs()?;
         self.check_space(&options, &fs_options, &geometry)?;
         self.check_device()?;
-        let json = self.open_json()?;
+        let json = open_json(self.json.as_deref())?;
         Ok(Plan {
             options,
             write,
@@ -570,23 +578,19 @@ impl BenchArgs {
     /// sequence number and type), × 1.25 for a leveled LSM's space amplification, plus
     /// three write buffers (memtable WALs and a flush output) and two SSTs being written.
     fn space_needed(&self, o: &Options) -> (u64, u64) {
-        let mut live: u64 = 0;
         let mut ycsb_keys = 0u64;
         for name in &self.workload.0 {
-            match name {
-                WorkloadName::DbBench(_) => {}
-                WorkloadName::Ycsb(id) => {
-                    let p = WorkloadSpec::core(*id).proportions;
-                    let all = p.read + p.update + p.insert + p.scan + p.read_modify_write;
-                    let inserts = (self.num as f64 * p.insert / all).ceil() as u64;
-                    ycsb_keys = ycsb_keys.max(self.num + inserts);
-                }
+            if let WorkloadName::Ycsb(id) = name {
+                let p = WorkloadSpec::core(*id).proportions;
+                let all = p.read + p.update + p.insert + p.scan + p.read_modify_write;
+                let inserts = (self.num as f64 * p.insert / all).ceil() as u64;
+                ycsb_keys = ycsb_keys.max(self.num + inserts);
             }
         }
         let entry = |key: u64| key.saturating_add(self.value_size).saturating_add(8);
-        live = live.saturating_add(self.db_bench_keys().saturating_mul(entry(self.key_size)));
         // YCSB keys are `user` and up to 20 digits.
-        live = live.saturating_add(ycsb_keys.saturating_mul(entry(24)));
+        let live = (self.db_bench_keys().saturating_mul(entry(self.key_size)))
+            .saturating_add(ycsb_keys.saturating_mul(entry(24)));
         let buffers = o
             .write_buffer_size
             .saturating_mul(3)
@@ -633,17 +637,6 @@ impl BenchArgs {
                 self.device
             ))),
         }
-    }
-
-    /// Opens (truncating) the JSON file now, so that an unwritable path fails before the
-    /// run rather than after it.
-    fn open_json(&self) -> CliResult<Option<(PathBuf, File)>> {
-        let Some(path) = &self.json else {
-            return Ok(None);
-        };
-        let file = File::create(path)
-            .map_err(|e| CliError::io(format!("--json {}", path.display()), e))?;
-        Ok(Some((path.clone(), file)))
     }
 
     /// Device, file system, zone cleaner and database, as the plan says.

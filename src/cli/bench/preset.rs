@@ -77,47 +77,19 @@ const SST: u64 = 4 * MIB;
 const L1: u64 = 16 * MIB;
 const ZONE: u64 = 64 * MIB;
 
-const CAZA22: Preset = Preset {
-    name: "caza22",
-    paper: "CAZA, HotStorage'22",
-    zones: 100,
-    zone_size: ZONE,
-    max_open: 14,
-    max_active: 14,
-    reserved_zones: 10,
-    workload: "fillseq,overwrite",
-    bytes_per_workload: 5 * GIB / 2,
-    key_size: 16,
-    value_size: 128,
-    write_buffer_size: SST,
-    target_file_size_base: SST,
-    max_bytes_for_level_base: L1,
-    max_bytes_for_level_multiplier: 10.0,
-    level0_file_num_compaction_trigger: 4,
-    // The paper's threshold is the free space a cleaning run must restore; 15% is the
-    // value of its time-span figure, the middle of its 5..25% sweep.
-    gc_start: 15,
-    gc_stop: 15,
-    gc_mode: CleaningMode::Copy,
-    placement: "liza",
-    picker: "sica",
-    also: &[
-        "the caza placement (scheme caza22), not in zkv yet",
-        "the cleaning threshold sweep 5..25% (run again with --gc-start N --gc-stop N)",
-    ],
-    blocked: None,
-};
-
-const SAMEZONE24: Preset = Preset {
-    name: "samezone24",
-    paper: "Same-Zone Compaction (ZACA, CAZA, ACC), MSST'24",
-    zones: 67,
+/// What every paper's setup shares unless it says otherwise: 64 MiB zones (capacity = zone
+/// size) with 14 open and 14 active, RocksDB's LSM at 1/16, ZenFS's 20% / 25% copying
+/// cleaner, and the baseline scheme (LIZA placement, SICA picker).
+const COMMON: Preset = Preset {
+    name: "",
+    paper: "",
+    zones: 0,
     zone_size: ZONE,
     max_open: 14,
     max_active: 14,
     reserved_zones: 0,
     workload: "fillrandom",
-    bytes_per_workload: 9 * GIB / 2,
+    bytes_per_workload: 0,
     key_size: 16,
     value_size: 1024,
     write_buffer_size: SST,
@@ -125,43 +97,59 @@ const SAMEZONE24: Preset = Preset {
     max_bytes_for_level_base: L1,
     max_bytes_for_level_multiplier: 10.0,
     level0_file_num_compaction_trigger: 4,
-    // ZenFS's cleaning starts below 20% free, as in the paper's time series.
     gc_start: 20,
     gc_stop: 25,
     gc_mode: CleaningMode::Copy,
     placement: "liza",
     picker: "sica",
+    also: &[],
+    blocked: None,
+};
+
+const CAZA22: Preset = Preset {
+    name: "caza22",
+    paper: "CAZA, HotStorage'22",
+    zones: 100,
+    reserved_zones: 10,
+    workload: "fillseq,overwrite",
+    bytes_per_workload: 5 * GIB / 2,
+    value_size: 128,
+    // The paper's threshold is the free space a cleaning run must restore; 15% is the
+    // value of its time-span figure, the middle of its 5..25% sweep.
+    gc_start: 15,
+    gc_stop: 15,
+    also: &[
+        "the caza placement (scheme caza22), not in zkv yet",
+        "the cleaning threshold sweep 5..25% (run again with --gc-start N --gc-stop N)",
+    ],
+    ..COMMON
+};
+
+const SAMEZONE24: Preset = Preset {
+    name: "samezone24",
+    paper: "Same-Zone Compaction (ZACA, CAZA, ACC), MSST'24",
+    zones: 67,
+    bytes_per_workload: 9 * GIB / 2,
+    // ZenFS's cleaning starts below 20% free, as in the paper's time series (COMMON's).
     also: &[
         "the schemes a-liza, caza and a-caza (caza+ placement, zaca/acc pickers with ACC \
          turning point 25% and level >= 2), not in zkv yet",
         "YCSB runs of 2.25 GiB with zipfian 0.99, latest and uniform request distributions \
          (zkv bench runs the YCSB core workloads, without a distribution flag yet)",
     ],
-    blocked: None,
+    ..COMMON
 };
 
 const PROPHET24: Preset = Preset {
     name: "prophet24",
     paper: "Prophet, MSST'24",
     zones: 100,
-    zone_size: ZONE,
-    max_open: 14,
-    max_active: 14,
-    reserved_zones: 0,
-    workload: "fillrandom",
     bytes_per_workload: 25 * GIB / 4,
     key_size: 8,
     value_size: 256,
-    write_buffer_size: SST,
-    target_file_size_base: SST,
-    max_bytes_for_level_base: L1,
     max_bytes_for_level_multiplier: 4.0,
-    level0_file_num_compaction_trigger: 4,
     // The paper's headline WA figures are at GC_STOP_LEVEL 45%.
-    gc_start: 20,
     gc_stop: 45,
-    gc_mode: CleaningMode::Copy,
-    placement: "liza",
     picker: "round-robin",
     also: &[
         "the placements prophet-gc-no, prophet-gc and prophet (lifetime prediction), \
@@ -170,31 +158,15 @@ const PROPHET24: Preset = Preset {
          sweep 30/35/40/45% (--gc-mode and --gc-stop take them once Prophet exists)",
         "the prediction accuracy run (SST 64 KiB, 0.5 GiB)",
     ],
-    blocked: None,
+    ..COMMON
 };
 
 const SAMEVICTIM24: Preset = Preset {
     name: "samevictim24",
     paper: "Same-Victim GC (BAZA, Z_Cutoff)",
     zones: 64,
-    zone_size: ZONE,
-    max_open: 14,
-    max_active: 14,
-    reserved_zones: 0,
-    workload: "fillrandom",
     bytes_per_workload: 9 * GIB / 4,
-    key_size: 16,
     value_size: 8 * 1024,
-    write_buffer_size: SST,
-    target_file_size_base: SST,
-    max_bytes_for_level_base: L1,
-    max_bytes_for_level_multiplier: 10.0,
-    level0_file_num_compaction_trigger: 4,
-    gc_start: 20,
-    gc_stop: 25,
-    gc_mode: CleaningMode::Copy,
-    placement: "liza",
-    picker: "sica",
     also: &[
         "YCSB load 1.5 GiB then WL(A) 80% update/20% insert, WL(B) 80% update/20% read, \
          WL(C) 50/50, zipfian 0.99",
@@ -206,6 +178,7 @@ const SAMEVICTIM24: Preset = Preset {
         "it needs BlobDB mode (--blob: blob files of 4 MiB, blob GC with cutoff 0.25), which \
          zkv bench cannot run yet",
     ),
+    ..COMMON
 };
 
 /// Every preset, in [`NAMES`]' order.

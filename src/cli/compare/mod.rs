@@ -12,7 +12,6 @@ mod table;
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser};
@@ -63,10 +62,11 @@ struct SchemeCommand {
     args: CompareArgs,
 }
 
-/// One scheme's run, checked.
+/// One scheme's run, checked: its flags and the plan `zkv bench` made of them.
 struct Run {
     entry: Entry,
     args: BenchArgs,
+    plan: bench::Plan,
 }
 
 /// Everything checked and created before the first run.
@@ -86,31 +86,30 @@ pub fn run(a: CompareArgs) -> CliResult {
     for line in &plan.note {
         out.line(line)?;
     }
+    let labels: Vec<String> = plan.runs.iter().map(|r| r.entry.label.clone()).collect();
+    let count = plan.runs.len();
     let mut reports = Vec::new();
     let mut failed = None;
-    for (i, run) in plan.runs.iter().enumerate() {
-        out.line(format!(
-            "== {} ({}/{})",
-            run.entry.label,
-            i + 1,
-            plan.runs.len()
-        ))?;
-        let mut done = bench::run_quiet(&run.args, &mut out).map_err(|e| labelled(run, e))?;
-        reports.push(label_report(std::mem::take(&mut done.report), run));
+    for (i, run) in plan.runs.into_iter().enumerate() {
+        let label = &run.entry.label;
+        out.line(format!("== {label} ({}/{count})", i + 1))?;
+        let mut done =
+            bench::run_quiet(&run.args, run.plan, &mut out).map_err(|e| labelled(&run.entry, e))?;
+        reports.push(label_report(std::mem::take(&mut done.report), label));
         // A failed run still has a report; the others still run, and the first failure
         // ends the command once everything is written.
         if let Err(e) = done.result() {
-            failed = failed.or(Some(labelled(run, e)));
+            failed = failed.or(Some(labelled(&run.entry, e)));
         }
     }
-    let labels: Vec<&str> = plan.runs.iter().map(|r| r.entry.label.as_str()).collect();
+    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
     out.line("")?;
     for line in table::lines(&labels, &reports) {
         out.line(line)?;
     }
     out.flush()?;
     if let Some((path, file)) = plan.json {
-        write_json(&path, file, &json!({ "schemes": labels, "runs": reports }))?;
+        bench::write_json(&path, file, &json!({ "schemes": labels, "runs": reports }))?;
     }
     if let Some(charts) = plan.charts {
         charts.write(&labels, &reports)?;
@@ -132,26 +131,19 @@ fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
             )));
         }
         // The scheme's parts and the overrides count as given: a preset fills in the rest.
-        let lines = bench::apply_preset(&mut args).map_err(|e| labelled_entry(entry, e))?;
+        let lines = bench::apply_preset(&mut args).map_err(|e| labelled(entry, e))?;
         if runs.is_empty() {
             note = lines;
         }
-        let run = Run {
+        let plan = bench::check(&args).map_err(|e| labelled(entry, e))?;
+        json = path;
+        runs.push(Run {
             entry: entry.clone(),
             args,
-        };
-        bench::check(&run.args).map_err(|e| labelled(&run, e))?;
-        json = path;
-        runs.push(run);
+            plan,
+        });
     }
-    let json = match json {
-        Some(path) => {
-            let file = File::create(&path)
-                .map_err(|e| CliError::io(format!("--json {}", path.display()), e))?;
-            Some((path, file))
-        }
-        None => None,
-    };
+    let json = bench::open_json(json.as_deref())?;
     let charts = a.out.as_deref().map(Charts::create).transpose()?;
     Ok(Plan {
         runs,
@@ -201,30 +193,17 @@ fn clap_line(e: &clap::Error) -> String {
     text.strip_prefix("error: ").unwrap_or(&text).to_string()
 }
 
-fn labelled(run: &Run, e: CliError) -> CliError {
-    labelled_entry(&run.entry, e)
-}
-
-fn labelled_entry(entry: &Entry, e: CliError) -> CliError {
+fn labelled(entry: &Entry, e: CliError) -> CliError {
     CliError::invalid(format!("{}: {e}", entry.label))
 }
 
 /// The bench report keeps its `scheme` (what its options amount to, as the papers name
 /// it); `label` is the entry that asked for it.
-fn label_report(mut report: Value, run: &Run) -> Value {
+fn label_report(mut report: Value, label: &str) -> Value {
     if let Value::Object(m) = &mut report {
-        m.insert("label".into(), json!(run.entry.label));
+        m.insert("label".into(), json!(label));
     }
     report
-}
-
-fn write_json(path: &std::path::Path, file: File, value: &Value) -> CliResult {
-    let context = || format!("--json {}", path.display());
-    let mut w = BufWriter::new(file);
-    serde_json::to_writer_pretty(&mut w, value).map_err(|e| CliError::io(context(), e.into()))?;
-    writeln!(w)
-        .and_then(|()| w.flush())
-        .map_err(|e| CliError::io(context(), e))
 }
 
 #[cfg(test)]
