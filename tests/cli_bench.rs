@@ -249,6 +249,9 @@ fn json_report_has_the_contract_fields() {
         ("mode", Value::from("deterministic")),
         ("write_buffer_size", Value::from(65536)),
         ("zones", Value::from(24)),
+        ("acc_turning_point", Value::from(25)),
+        ("acc_min_level", Value::from(2)),
+        ("timing", Value::from("none")),
     ] {
         assert_eq!(field(&v, &format!("config.{name}")), &want, "config.{name}");
     }
@@ -315,6 +318,8 @@ fn json_report_has_the_contract_fields() {
         ],
     );
     assert!(field(&v, "compaction.per_level").is_array());
+    assert!(v["config"].get("request_distribution").is_none());
+    assert!(field(&v, "gc.victim_copy_bytes").is_array());
     for op in ["put", "get"] {
         assert_numbers(
             &v,
@@ -324,13 +329,14 @@ fn json_report_has_the_contract_fields() {
     }
     assert_eq!(field(&v, "verify.mismatches"), 0);
     assert!(field(&v, "verify.checked").as_u64().unwrap() > 1000);
-    assert_numbers(&v, "policy_us", &["placement"]);
-    // Sections without a source yet are absent, not zero.
+    // sica's ordering is timed while picking; liza asks for no neighbours.
+    assert_numbers(&v, "policy_us", &["placement", "picker"]);
+    // Sections without a source are absent, not zero.
     for absent in ["lifetime", "blob"] {
         assert!(v.get(absent).is_none(), "{absent} should be absent");
     }
-    assert!(v["policy_us"].get("picker").is_none());
-    assert!(v["device"].get("busy_ns").is_none());
+    assert!(v["device"].get("busy_ns").is_none(), "no timing model");
+    assert!(v["device"].get("timing").is_none(), "no timing model");
     // One point at the start, one every 500 operations, one at the end of each workload.
     let series = field(&v, "timeseries").as_array().unwrap();
     assert_eq!(series.len(), 1 + 8 + 2, "{series:?}");
@@ -341,10 +347,18 @@ fn json_report_has_the_contract_fields() {
             "gc_copy_bytes",
             "device_write_bytes",
             "stall_ns",
+            "full_zones",
         ] {
             assert!(point[name].is_number(), "timeseries {name} in {point}");
         }
+        let buckets = point["invalid_ratios"].as_array().unwrap();
+        assert_eq!(buckets.len(), 21, "{point}");
+        let counted: u64 = buckets.iter().map(|b| b.as_u64().unwrap()).sum();
+        assert_eq!(counted, point["full_zones"].as_u64().unwrap(), "{point}");
     }
+    // The last point's distribution is the end-of-run one.
+    let last = series.last().unwrap();
+    assert_eq!(last["full_zones"], v["zone_invalid_ratios"]["full_zones"]);
     assert_eq!(series.last().unwrap()["t"], 4000);
 }
 
@@ -422,4 +436,198 @@ fn bad_input_fails_before_any_work() {
     let msg = fails(&bench(&["--num", "100", "--device", &device]));
     assert!(msg.contains("already exists"), "{msg}");
     assert_eq!(std::fs::read(&img).unwrap(), b"precious");
+}
+
+#[test]
+fn verify_reports_a_mismatch_and_fails() {
+    let _guard = serial();
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("r.json");
+    let json = path.to_string_lossy().into_owned();
+    // The hidden hook makes the oracle expect another value for one key; the store is
+    // right, so exactly that key must be reported.
+    let args = bench(&[
+        "--workload",
+        "fillrandom",
+        "--num",
+        "500",
+        "--mode",
+        "deterministic",
+        "--verify",
+        "--verify-inject-mismatch",
+        "--json",
+        &json,
+    ]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (run, msg) = fails_run(&refs, 1);
+    assert!(
+        msg.starts_with("verify: 1 of ") && msg.contains("holds another value"),
+        "{msg}"
+    );
+    assert!(run.stdout.contains(", 1 mismatches"), "{}", run.stdout);
+    let v = read_json(&path);
+    assert_eq!(field(&v, "verify.mismatches"), 1);
+    assert!(field(&v, "verify.checked").as_u64().unwrap() > 300);
+    // The hook is for tests only: hidden, and meaningless without --verify.
+    let help = ok(&["bench", "--help"]);
+    assert!(!help.contains("inject"), "{help}");
+    let (_, msg) = fails_run(&["bench", "--verify-inject-mismatch"], 2);
+    assert!(msg.contains("--verify"), "{msg}");
+}
+
+#[test]
+fn running_out_of_space_mid_run_reports_it_and_writes_the_json() {
+    let _guard = serial();
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("r.json");
+    let json = path.to_string_lossy().into_owned();
+    // 60000 keys of 224 bytes pass the up-front estimate (17 of 21 MiB), but overwriting
+    // them leaves more garbage than the copying cleaner can reclaim on 21 zones.
+    let args = bench(&[
+        "--workload",
+        "fillseq,overwrite",
+        "--num",
+        "60000",
+        "--mode",
+        "deterministic",
+        "--json",
+        &json,
+    ]);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (run, msg) = fails_run(&refs, 1);
+    assert!(msg.starts_with("overwrite: operation "), "{msg}");
+    assert!(msg.contains("out of space"), "{msg}");
+    // What ran is reported: the finished workload's line and the summaries.
+    result_line(&run.stdout, "fillseq");
+    assert!(
+        run.stdout.contains("Zones: 21 data zones"),
+        "{}",
+        run.stdout
+    );
+    let v = read_json(&path);
+    assert!(field(&v, "error")
+        .as_str()
+        .unwrap()
+        .contains("out of space"));
+    let phases = field(&v, "workloads").as_array().unwrap();
+    assert_eq!(phases.len(), 2, "{phases:?}");
+    assert_eq!(phases[0]["ops"], 60000);
+    let done = phases[1]["ops"].as_u64().unwrap();
+    assert!(done > 0 && done < 60000, "overwrite ran {done} operations");
+    assert!(field(&v, "gc.copy_bytes").as_u64().unwrap() > 0);
+}
+
+#[test]
+fn request_distribution_replaces_the_ycsb_workloads_own() {
+    let _guard = serial();
+    let dir = TempDir::new().unwrap();
+    let mut reports = Vec::new();
+    for dist in ["zipfian", "uniform"] {
+        let path = dir.path().join(format!("{dist}.json"));
+        let json = path.to_string_lossy().into_owned();
+        run_ok(&bench(&[
+            "--workload",
+            "ycsb-a",
+            "--request-distribution",
+            dist,
+            "--num",
+            "2000",
+            "--mode",
+            "deterministic",
+            "--verify",
+            "--json",
+            &json,
+        ]));
+        let mut v = read_json(&path);
+        assert_eq!(field(&v, "config.request_distribution"), dist);
+        assert_eq!(field(&v, "verify.mismatches"), 0);
+        strip_times(&mut v);
+        reports.push(v);
+    }
+    // The same seed draws other keys: zipfian's updates hit a few hot records, so fewer
+    // distinct keys reach the flushed tables than with uniform ones.
+    let flushed = |v: &Value| field(v, "lsm.flush_bytes").as_u64().unwrap();
+    assert!(
+        flushed(&reports[0]) < flushed(&reports[1]),
+        "zipfian {} vs uniform {}",
+        flushed(&reports[0]),
+        flushed(&reports[1])
+    );
+    let msg = fails(&bench(&[
+        "--workload",
+        "fillrandom",
+        "--request-distribution",
+        "latest",
+    ]));
+    assert!(msg.contains("applies to YCSB workloads"), "{msg}");
+    let (_, msg) = fails_run(&["bench", "--request-distribution", "pareto"], 2);
+    assert!(msg.contains("zipfian, latest, uniform, hotspot"), "{msg}");
+}
+
+#[test]
+fn timing_model_adds_device_time_to_the_report() {
+    let _guard = serial();
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("r.json");
+    let json = path.to_string_lossy().into_owned();
+    let stdout = run_ok(&bench(&[
+        "--workload",
+        "fillrandom",
+        "--num",
+        "2000",
+        "--mode",
+        "deterministic",
+        "--timing",
+        "confzns",
+        "--json",
+        &json,
+    ]));
+    assert!(stdout.contains("Device time (confzns model)"), "{stdout}");
+    let v = read_json(&path);
+    assert_eq!(field(&v, "config.timing"), "confzns");
+    assert!(field(&v, "device.busy_ns").as_u64().unwrap() > 0);
+    assert_eq!(field(&v, "device.timing.preset"), "confzns");
+    assert_eq!(
+        field(&v, "device.timing.busy_ns"),
+        field(&v, "device.busy_ns")
+    );
+    let (_, msg) = fails_run(&["bench", "--timing", "slow"], 2);
+    assert!(msg.contains("none, confzns, femu-tlc, zn540"), "{msg}");
+}
+
+#[test]
+fn acc_flags_reach_the_engine_and_name_the_scheme() {
+    let _guard = serial();
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("r.json");
+    let json = path.to_string_lossy().into_owned();
+    run_ok(&bench(&[
+        "--workload",
+        "fillrandom",
+        "--num",
+        "2000",
+        "--mode",
+        "deterministic",
+        "--placement",
+        "caza+",
+        "--picker",
+        "acc",
+        "--acc-turning-point",
+        "40",
+        "--acc-min-level",
+        "1",
+        "--json",
+        &json,
+    ]));
+    let v = read_json(&path);
+    assert_eq!(field(&v, "scheme"), "a-caza");
+    assert_eq!(field(&v, "config.acc_turning_point"), 40);
+    assert_eq!(field(&v, "config.acc_min_level"), 1);
+    assert_eq!(field(&v, "config.placement"), "caza+");
+    // caza+ asks for every new SST's neighbours, and both policies are timed.
+    assert_numbers(&v, "policy_us", &["placement", "picker", "neighbors"]);
+    let (_, msg) = fails_run(&["bench", "--acc-turning-point", "101"], 2);
+    assert!(msg.contains("--acc-turning-point"), "{msg}");
+    let msg = fails(&bench(&["--num", "100", "--acc-min-level", "7"]));
+    assert!(msg.contains("acc_min_level 7"), "{msg}");
 }

@@ -43,6 +43,45 @@ fn quick_caza22_with_a_tiny_num_runs_the_preset_and_records_it() {
 }
 
 #[test]
+fn samezone24_runs_with_its_device_model_and_names_the_other_schemes() {
+    let _guard = serial();
+    let dir = TempDir::new().expect("temp dir");
+    let json = dir.path().join("r.json");
+    let json_arg = json.to_str().expect("utf-8 path");
+    let stdout = ok(&[
+        "bench",
+        "--preset",
+        "samezone24",
+        "--quick",
+        "--workload",
+        "ycsb-a",
+        "--request-distribution",
+        "latest",
+        "--num",
+        "3000",
+        "--json",
+        json_arg,
+    ]);
+    for part in [
+        "Preset samezone24",
+        "timing model confzns",
+        "--schemes baseline,a-liza,caza,a-caza",
+        "--request-distribution zipfian|latest|uniform",
+        "zkv repro samezone24",
+    ] {
+        assert!(stdout.contains(part), "{part:?} missing in {stdout}");
+    }
+    let v = read_json(&json);
+    let config = &v["config"];
+    assert_eq!(config["zones"], 67);
+    assert_eq!(config["zone_size"], 8 * MIB);
+    assert_eq!(config["timing"], "confzns");
+    assert_eq!(config["request_distribution"], "latest");
+    assert_eq!(config["workload"], "ycsb-a");
+    assert!(v["device"]["busy_ns"].as_u64().expect("modeled") > 0);
+}
+
+#[test]
 fn without_a_preset_the_config_says_so() {
     let _guard = serial();
     let dir = TempDir::new().expect("temp dir");

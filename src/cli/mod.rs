@@ -18,6 +18,7 @@ pub mod kv;
 pub mod levels;
 pub mod mkfs;
 pub mod pattern;
+pub mod repro;
 pub mod size;
 pub mod table;
 pub mod zone;
@@ -65,6 +66,9 @@ enum Command {
     /// Run the same bench once per scheme and compare them: one table, one JSON, SVG charts
     #[command(arg_required_else_help = true)]
     Compare(Box<compare::CompareArgs>),
+    /// Run a paper's experiment matrix and rebuild its figures and tables (caza22, samezone24)
+    #[command(arg_required_else_help = true)]
+    Repro(Box<repro::ReproArgs>),
     /// Set a key to a value (creates the database on first use); synced before it returns
     Put(kv::PutArgs),
     /// Print the value of a key (exit code 1 if it has none); never writes the device
@@ -82,6 +86,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Inspect(args) => inspect::run(args),
         Command::Bench(args) => bench::run(*args),
         Command::Compare(args) => compare::run(*args),
+        Command::Repro(args) => repro::run(*args),
         Command::Put(args) => kv::put(args),
         Command::Get(args) => kv::get(args),
         Command::Delete(args) => kv::delete(args),

@@ -15,4 +15,4 @@ pub use error::{Error, Result};
 pub use op::{Op, OpKind};
 pub use value::ValueGenerator;
 pub use workload::{parse_workload_list, WorkloadName};
-pub use ycsb::{CoreWorkloadId, WorkloadSpec, YcsbWorkload};
+pub use ycsb::{CoreWorkloadId, RequestDistribution, WorkloadSpec, YcsbWorkload};

@@ -63,6 +63,42 @@ pub enum RequestDistribution {
     },
 }
 
+/// YCSB's default `hotspotdatafraction`: the hot set is the lowest 20 % of the records.
+pub const HOTSPOT_DATA_FRACTION: f64 = 0.2;
+/// YCSB's default `hotspotopnfraction`: 80 % of the requests go to the hot set.
+pub const HOTSPOT_OPN_FRACTION: f64 = 0.8;
+
+impl RequestDistribution {
+    /// The names of YCSB's `requestdistribution` values zkv runs, in [`Self::from_name`]'s
+    /// order (`sequential` and `exponential` are not implemented).
+    pub const NAMES: [&'static str; 4] = ["zipfian", "latest", "uniform", "hotspot"];
+
+    /// YCSB's value of `requestdistribution`; `hotspot` with YCSB's default fractions (20 %
+    /// of the records take 80 % of the requests), `zipfian` with YCSB's constant 0.99.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Some(match name {
+            "zipfian" => Self::Zipfian,
+            "latest" => Self::Latest,
+            "uniform" => Self::Uniform,
+            "hotspot" => Self::Hotspot {
+                data_fraction: HOTSPOT_DATA_FRACTION,
+                opn_fraction: HOTSPOT_OPN_FRACTION,
+            },
+            _ => return None,
+        })
+    }
+
+    /// The `requestdistribution` name of this distribution.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Uniform => "uniform",
+            Self::Zipfian => "zipfian",
+            Self::Latest => "latest",
+            Self::Hotspot { .. } => "hotspot",
+        }
+    }
+}
+
 /// How scan lengths are drawn (`scanlengthdistribution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScanLengthDistribution {

@@ -77,6 +77,13 @@ pub struct Options {
     /// The compaction picker by name (see `compaction::PICKERS`); RocksDB's default
     /// kMinOverlappingRatio is `min-overlap`, kByCompensatedSize is `sica`.
     pub compaction_pri: String,
+    /// The `acc` picker's turning point: the fraction of free space (0..=1) above which it
+    /// orders like SICA; at or below it, levels from `acc_min_level` on are ordered by ZACA
+    /// (0.25, the MSST'24 paper's choice).
+    pub acc_turning_point: f64,
+    /// The first level the `acc` picker may order by ZACA (2: L0→L1 and L1→L2 compactions
+    /// always follow SICA, as in the MSST'24 paper; 0 = no level constraint).
+    pub acc_min_level: usize,
     /// Bits per key of the SST bloom filter; 0 = no filter.
     pub bloom_bits_per_key: u32,
     /// Uncompressed size of an SST data block (4 KiB).
@@ -109,6 +116,8 @@ impl Default for Options {
             max_background_compactions: 1,
             max_background_flushes: 1,
             compaction_pri: "min-overlap".into(),
+            acc_turning_point: 0.25,
+            acc_min_level: 2,
             bloom_bits_per_key: 10,
             block_size: 4096,
             block_restart_interval: 16,
@@ -193,10 +202,32 @@ impl Options {
                 self.max_background_flushes
             ));
         }
+        self.check_acc()?;
         if self.block_size < 64 || self.block_restart_interval == 0 {
             return bad(
                 "block_size must be at least 64 and block_restart_interval positive".into(),
             );
+        }
+        Ok(())
+    }
+}
+
+impl Options {
+    /// The adaptive picker's settings: a turning point is a fraction of free space, and a
+    /// minimum level beyond the levels would silently turn ZACA off (a turning point of 0
+    /// says that explicitly).
+    fn check_acc(&self) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.acc_turning_point) {
+            return Err(Error::InvalidOptions(format!(
+                "acc_turning_point {} is not a fraction of free space in [0, 1]",
+                self.acc_turning_point
+            )));
+        }
+        if self.acc_min_level >= self.num_levels as usize {
+            return Err(Error::InvalidOptions(format!(
+                "acc_min_level {} is not a level (num_levels {})",
+                self.acc_min_level, self.num_levels
+            )));
         }
         Ok(())
     }
@@ -224,5 +255,33 @@ mod tests {
         };
         let err = o.check().unwrap_err().to_string();
         assert!(err.contains("L0 triggers"), "{err}");
+    }
+
+    #[test]
+    fn acc_settings_are_checked() {
+        let o = Options::default();
+        assert_eq!((o.acc_turning_point, o.acc_min_level), (0.25, 2));
+        for (tp, min) in [(0.0, 0), (1.0, 6)] {
+            let ok = Options {
+                acc_turning_point: tp,
+                acc_min_level: min,
+                ..Options::default()
+            };
+            ok.check().unwrap();
+        }
+        for (tp, min, what) in [
+            (1.5, 2, "acc_turning_point"),
+            (-0.1, 2, "acc_turning_point"),
+            (f64::NAN, 2, "acc_turning_point"),
+            (0.25, 7, "acc_min_level"),
+        ] {
+            let bad = Options {
+                acc_turning_point: tp,
+                acc_min_level: min,
+                ..Options::default()
+            };
+            let err = bad.check().unwrap_err().to_string();
+            assert!(err.contains(what), "{err}");
+        }
     }
 }

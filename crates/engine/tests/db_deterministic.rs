@@ -26,6 +26,8 @@ struct Outcome {
 fn stable(s: &DbStats) -> String {
     let mut s = s.clone();
     s.stall_ns = 0;
+    s.picker_ns = 0;
+    s.neighbors_ns = 0;
     format!("{s:?}")
 }
 
@@ -75,7 +77,13 @@ fn run(seed: u64, picker: &str) -> Outcome {
 
 #[test]
 fn same_operations_same_bytes_and_metrics() {
-    for (seed, picker) in [(1, "min-overlap"), (2, "sica"), (3, "round-robin")] {
+    let cases = [
+        (1, "min-overlap"),
+        (2, "sica"),
+        (3, "round-robin"),
+        (4, "zaca"),
+    ];
+    for (seed, picker) in cases {
         let a = run(seed, picker);
         let b = run(seed, picker);
         assert!(a == b, "seed {seed} {picker}: runs differ");

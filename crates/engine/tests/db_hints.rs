@@ -1,12 +1,14 @@
 //! The neighbourhood in SST placement hints (`PlacementHint::neighbors`): filled for flush
 //! and compaction outputs when the placement policy asks, with the overlapping SSTs of the
 //! adjacent levels (the job's own inputs left out) and the zones holding them; never
-//! computed when it does not (LIZA). Also `compact_all` and recovery flushes in the
+//! computed when it does not (LIZA). The zone cleaner's migrations get the hint of the live
+//! file now (the database's hint source). Also `compact_all` and recovery flushes in the
 //! statistics.
 
 mod support;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use engine::db::{CompactionRecord, Db, WriteOptions};
@@ -24,6 +26,8 @@ struct Seen {
     live: Vec<(usize, FileMeta)>,
     /// Compaction records at that moment: the running compaction's record comes next.
     records: usize,
+    /// Placed while the test ran the zone cleaner: a migration.
+    cleaning: bool,
 }
 
 /// LIZA's decisions, recording the SST hints it is asked about.
@@ -32,6 +36,7 @@ struct Recorder {
     wants: bool,
     db: OnceLock<Weak<Db>>,
     seen: Mutex<Vec<Seen>>,
+    cleaning: AtomicBool,
 }
 
 struct Recording(Arc<Recorder>);
@@ -46,12 +51,18 @@ impl PlacementPolicy for Recording {
         let db = r.db.get().and_then(Weak::upgrade);
         if let (Some(db), Some(FileKind::Sst)) = (db, ctx.hint.kind) {
             let mut seen = r.seen.lock().unwrap();
-            // A file spanning zones asks again with the same hint.
-            if seen.last().map(|s| &s.hint) != Some(ctx.hint) {
+            // A file spanning zones asks again with the same hint, sized as what is left
+            // to write (and the cleaner asks once per extent, sized as the extent).
+            let without_size = |h: &PlacementHint| PlacementHint {
+                size: 0,
+                ..h.clone()
+            };
+            if seen.last().map(|s| without_size(&s.hint)) != Some(without_size(ctx.hint)) {
                 seen.push(Seen {
                     hint: ctx.hint.clone(),
                     live: db.live_files(),
                     records: db.compaction_records().len(),
+                    cleaning: r.cleaning.load(Ordering::Relaxed),
                 });
             }
         }
@@ -207,6 +218,51 @@ fn compaction_outputs_list_the_overlapping_files_and_their_zones() {
         below > 0 && above > 0 && excluded > 0,
         "{below} {above} {excluded}"
     );
+}
+
+#[test]
+fn migrated_ssts_are_placed_with_their_neighbourhood_now() {
+    let (recorder, fs, db) = run(true);
+    let calls_before = db.stats().neighbors_calls;
+    recorder.cleaning.store(true, Ordering::Relaxed);
+    let victims = (0..6).filter(|_| fs.clean_one().unwrap().is_some()).count();
+    recorder.cleaning.store(false, Ordering::Relaxed);
+    assert!(
+        victims > 0 && fs.stats().gc.copy_bytes > 0,
+        "nothing was copied"
+    );
+    let seen = recorder.seen.lock().unwrap();
+    let migrations: Vec<&Seen> = seen.iter().filter(|s| s.cleaning).collect();
+    assert!(!migrations.is_empty());
+    for s in &migrations {
+        let h = &s.hint;
+        let (lo, hi) = (&h.smallest_key[..], &h.largest_key[..]);
+        // The hint describes a live file as it is now: its level and key range.
+        let level = usize::from(h.level.expect("an SST has a level"));
+        let (_, moved) = s
+            .live
+            .iter()
+            .find(|(l, f)| *l == level && f.smallest_user_key() == lo && f.largest_user_key() == hi)
+            .unwrap_or_else(|| panic!("no live file for {h:?}"));
+        let n = h.neighbors.as_ref().expect("the database answered");
+        let expected = |l: usize| -> Vec<u64> {
+            s.live
+                .iter()
+                .filter(|(fl, f)| *fl == l && overlaps(f, lo, hi) && f.number != moved.number)
+                .map(|(_, f)| f.number)
+                .collect()
+        };
+        assert_eq!(numbers(&n.overlap_below), expected(level + 1), "{h:?}");
+        let above = level.checked_sub(1).map(expected).unwrap_or_default();
+        assert_eq!(numbers(&n.overlap_above), above, "{h:?}");
+        let refs = n.overlap_above.iter().chain(&n.overlap_below);
+        for r in refs.chain(&n.closest_before).chain(&n.closest_after) {
+            assert_ne!(r.number, moved.number, "the moved file lists itself: {h:?}");
+        }
+    }
+    // Each answer is a neighbourhood computation of the database.
+    let answers = db.stats().neighbors_calls - calls_before;
+    assert!(answers >= migrations.len() as u64, "{answers}");
 }
 
 #[test]

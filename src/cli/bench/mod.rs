@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use bench::ycsb::MAX_VALUE_SIZE;
 use bench::{
-    parse_workload_list, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, WorkloadName,
-    WorkloadSpec, YcsbWorkload,
+    parse_workload_list, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, RequestDistribution,
+    WorkloadName, WorkloadSpec, YcsbWorkload,
 };
 use clap::builder::PossibleValuesParser;
 use clap::Args;
@@ -26,6 +26,8 @@ use engine::compaction::PICKERS;
 use engine::db::{Db, WriteOptions};
 use engine::options::{ExecMode, Options};
 use serde_json::{json, Value};
+use zns::emu::{Emulated, Storage};
+use zns::timing::{TimingModel, TimingPreset};
 use zns::{DeviceSpec, Geometry, MemDevice, ZonedDevice};
 use zonefs::fs::{
     CleanerThread, CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_GC_STOP,
@@ -48,12 +50,20 @@ use verify::VerifyResult;
 const DEFAULT_ZONES: u32 = 100;
 const DEFAULT_ZONE_SIZE: u64 = 64 * MIB;
 
+/// ACC's turning point as the MSST'24 paper runs it (the engine's `Options` default, in
+/// percent): ZACA's order at or below 25 % free space.
+const DEFAULT_ACC_TURNING_POINT: u8 = 25;
+/// ACC's first level ordered by ZACA, as in the paper (the engine's `Options` default).
+const DEFAULT_ACC_MIN_LEVEL: usize = 2;
+
 const BENCH_HELP: &str = "\
 Examples:
   zkv bench --workload fillrandom --num 100000 --value-size 1KiB
   zkv bench --workload fillseq,overwrite --num 20000 --value-size 256 --zones 32 \\
             --zone-size 4MiB --write-buffer-size 256KiB --target-file-size-base 256KiB \\
             --max-bytes-for-level-base 1MiB --mode deterministic --verify --json run.json
+  zkv bench --preset samezone24 --quick --placement caza+ --picker acc
+  zkv bench --preset samezone24 --quick --workload ycsb-a --request-distribution latest
 
 Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom (db_bench),
 ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations); a comma list runs
@@ -98,9 +108,19 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u32).range(0..=100))]
     readwritepercent: u32,
 
+    /// YCSB workloads: YCSB's requestdistribution (zipfian, latest, uniform, hotspot),
+    /// replacing the core workload's [default: the workload's own]
+    #[arg(long, value_name = "DIST", value_parser = parse_request_distribution)]
+    request_distribution: Option<RequestDistribution>,
+
     /// Read back every key written at the end and compare it with the last value written
     #[arg(long)]
     verify: bool,
+
+    /// Test hook: make the oracle expect another value for one key before the final check,
+    /// so that the check's failure path can be seen end to end
+    #[arg(long, hide = true, requires = "verify")]
+    verify_inject_mismatch: bool,
 
     /// The device: mem, or file:PATH (a new image, created with the geometry flags)
     #[arg(long, value_name = "DEVICE", default_value = "mem", value_parser = parse_device)]
@@ -108,6 +128,11 @@ pub struct BenchArgs {
 
     #[command(flatten)]
     geometry: GeometryArgs,
+
+    /// NAND timing model of the emulated device (docs/TIMING.md): modeled device time in
+    /// the report (device.busy_ns, device.timing); the run itself is not slowed down
+    #[arg(long, value_name = "MODEL", default_value = "none", value_parser = parse_timing)]
+    timing: TimingPreset,
 
     /// Data zones kept as over-provisioning for the zone cleaner
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -122,6 +147,16 @@ pub struct BenchArgs {
     #[arg(long, value_name = "PICKER", default_value = "sica",
           value_parser = PossibleValuesParser::new(PICKERS))]
     picker: String,
+
+    /// acc picker: compactions use ZACA's order once free space is at or below this percent
+    /// of the usable space (SICA's above it)
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_ACC_TURNING_POINT,
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    acc_turning_point: u8,
+
+    /// acc picker: compactions from levels below this one always use SICA's order
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_ACC_MIN_LEVEL)]
+    acc_min_level: usize,
 
     /// Zone cleaning starts when free space drops below this percent of the usable space
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_START)]
@@ -218,12 +253,31 @@ fn parse_mode(s: &str) -> Result<ExecMode, String> {
     ExecMode::from_name(s).ok_or_else(|| "expected threaded or deterministic".to_string())
 }
 
+fn parse_timing(s: &str) -> Result<TimingPreset, zns::timing::TimingError> {
+    s.parse()
+}
+
+fn parse_request_distribution(s: &str) -> Result<RequestDistribution, String> {
+    RequestDistribution::from_name(s).ok_or_else(|| {
+        format!(
+            "unknown request distribution (known: {})",
+            RequestDistribution::NAMES.join(", ")
+        )
+    })
+}
+
 /// The scheme a placement, picker and cleaning mode make, as the papers name it (DESIGN.md
-/// section 8). `baseline` is the only one zkv can run so far; a new placement or picker
-/// adds its scheme names here.
+/// section 8, the scheme list of `zkv compare`); any other combination is `custom`.
 fn scheme_name(placement: &str, picker: &str, gc_mode: CleaningMode) -> &'static str {
-    match (placement, picker, gc_mode) {
-        ("liza", "sica", CleaningMode::Copy) => "baseline",
+    if gc_mode != CleaningMode::Copy {
+        return "custom";
+    }
+    match (placement, picker) {
+        ("liza", "sica") => "baseline",
+        ("liza", "acc") => "a-liza",
+        ("caza+", "sica") => "caza",
+        ("caza+", "acc") => "a-caza",
+        ("caza", "sica") => "caza22",
         _ => "custom",
     }
 }
@@ -314,14 +368,18 @@ fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResu
         interval,
         a.verify,
     )?;
-    let (measured, failed) = runner.run(jobs, out);
+    let (mut measured, failed) = runner.run(jobs, out);
+    if let (true, Some(oracle)) = (a.verify_inject_mismatch, measured.oracle.as_mut()) {
+        oracle.inject_mismatch();
+    }
     let mut failed = settle(&store, failed, a.wait_for_compaction);
     // Statistics first, so that the verification's reads are not counted as the workload's.
-    let (db, table, fs, invalid) = (
+    let (db, table, fs, invalid, timing) = (
         store.db.stats(),
         store.db.compaction_stats_table(),
         store.fs.stats(),
         store.fs.invalid_ratio_distribution(),
+        store.fs.device().timing(),
     );
     // A read error of the check is reported like a failed run: the report still goes out.
     let verify = measured.oracle.as_ref().and_then(|oracle| {
@@ -341,6 +399,7 @@ fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResu
         invalid,
         verify: verify.clone(),
         error: failed.as_ref().map(ToString::to_string),
+        timing,
     };
     if human {
         report::print_human(&report, out)?;
@@ -461,6 +520,8 @@ impl BenchArgs {
                 .unwrap_or(d.max_background_compactions),
             max_background_flushes: self.flush_threads.unwrap_or(d.max_background_flushes),
             compaction_pri: self.picker.clone(),
+            acc_turning_point: f64::from(self.acc_turning_point) / 100.0,
+            acc_min_level: self.acc_min_level,
             bloom_bits_per_key: self.bloom_bits.unwrap_or(d.bloom_bits_per_key),
             mode: self.mode,
             ..d
@@ -512,6 +573,7 @@ impl BenchArgs {
     /// (seed + its position), as db_bench gives each benchmark its own, so that
     /// `fillrandom,overwrite` do not draw the same keys.
     fn jobs(&self) -> CliResult<Vec<Job>> {
+        self.check_request_distribution()?;
         if self.value_size > MAX_VALUE_SIZE {
             return Err(CliError::invalid(format!(
                 "--value-size {}: at most {} is supported",
@@ -537,6 +599,9 @@ impl BenchArgs {
                 WorkloadName::Ycsb(id) => {
                     let mut spec = WorkloadSpec::core(id).with_counts(self.num, self.num);
                     spec.value_size = Some(self.value_size);
+                    if let Some(d) = self.request_distribution {
+                        spec.request_distribution = d;
+                    }
                     Job::Ycsb {
                         name: id.name(),
                         workload: Box::new(YcsbWorkload::new(spec, seed).map_err(bad)?),
@@ -545,6 +610,23 @@ impl BenchArgs {
             });
         }
         Ok(jobs)
+    }
+
+    /// `--request-distribution` only means something to a YCSB workload.
+    fn check_request_distribution(&self) -> CliResult {
+        let Some(d) = self.request_distribution else {
+            return Ok(());
+        };
+        let ycsb = |w: &WorkloadName| matches!(w, WorkloadName::Ycsb(_));
+        if self.workload.0.iter().any(ycsb) {
+            return Ok(());
+        }
+        Err(CliError::invalid(format!(
+            "--request-distribution {}: applies to YCSB workloads (ycsb-a .. ycsb-f), and \
+             --workload {} has none",
+            d.name(),
+            self.workload_names()
+        )))
     }
 
     /// Refuses a device that cannot hold the data (see [`space_needed`]).
@@ -657,10 +739,12 @@ impl BenchArgs {
         Ok(Store { db, fs, cleaner })
     }
 
+    /// The emulated device, with the `--timing` model attached when one is asked for.
     fn make_device(&self, geo: Geometry) -> CliResult<Arc<dyn ZonedDevice>> {
+        let model = self.timing.model(&geo);
         Ok(match &self.device {
-            DeviceSpec::File(path) => Arc::new(create_image(path, geo, "zkv bench")?),
-            _ => Arc::new(MemDevice::new(geo)?),
+            DeviceSpec::File(path) => timed(create_image(path, geo, "zkv bench")?, model),
+            _ => timed(MemDevice::new(geo)?, model),
         })
     }
 
@@ -699,15 +783,31 @@ impl BenchArgs {
     }
 
     fn run_config(&self, plan: &Plan, sample_interval: u64) -> Value {
-        json!({
+        let mut config = json!({
             "workload": self.workload_names(), "num": self.num, "key_size": self.key_size,
             "value_size": self.value_size, "seed": self.seed,
             "readwritepercent": self.readwritepercent, "verify": self.verify,
             "sync": plan.write.sync, "disable_wal": plan.write.disable_wal,
             "wait_for_compaction": self.wait_for_compaction,
             "sample_interval": sample_interval, "device": self.device.to_string(),
-            "preset": self.preset, "quick": self.quick,
-        })
+            "timing": self.timing.name(), "preset": self.preset, "quick": self.quick,
+            "acc_turning_point": self.acc_turning_point, "acc_min_level": self.acc_min_level,
+        });
+        if let (Some(d), Value::Object(m)) = (self.request_distribution, &mut config) {
+            m.insert("request_distribution".into(), json!(d.name()));
+        }
+        config
+    }
+}
+
+/// `dev` with `model` attached, if any.
+fn timed<S: Storage + 'static>(
+    dev: Emulated<S>,
+    model: Option<TimingModel>,
+) -> Arc<dyn ZonedDevice> {
+    match model {
+        Some(m) => Arc::new(dev.with_timing(m)),
+        None => Arc::new(dev),
     }
 }
 
@@ -760,8 +860,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn acc_flag_defaults_are_the_engines() {
+        let o = Options::default();
+        let percent = f64::from(DEFAULT_ACC_TURNING_POINT) / 100.0;
+        assert!((o.acc_turning_point - percent).abs() < 1e-12);
+        assert_eq!(o.acc_min_level, DEFAULT_ACC_MIN_LEVEL);
+    }
+
+    #[test]
     fn schemes_are_named_as_the_papers_name_them() {
         assert_eq!(scheme_name("liza", "sica", CleaningMode::Copy), "baseline");
+        assert_eq!(scheme_name("liza", "acc", CleaningMode::Copy), "a-liza");
+        assert_eq!(scheme_name("caza+", "sica", CleaningMode::Copy), "caza");
+        assert_eq!(scheme_name("caza+", "acc", CleaningMode::Copy), "a-caza");
+        assert_eq!(scheme_name("caza", "sica", CleaningMode::Copy), "caza22");
+        assert_eq!(scheme_name("caza", "acc", CleaningMode::Copy), "custom");
         assert_eq!(
             scheme_name("liza", "min-overlap", CleaningMode::Copy),
             "custom"

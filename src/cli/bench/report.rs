@@ -1,13 +1,15 @@
 //! The bench report: db_bench-style lines, the latency summary, the compaction stats table
 //! and the zone/cleaning summary for people; the DESIGN.md section 9 JSON for programs.
 //!
-//! Sections without a source yet (Prophet's `lifetime`, BlobDB's `blob`, the picker's
-//! `policy_us.picker`, the device's `busy_ns`, which needs a timing model) are left out
-//! rather than filled with zeros that would look measured.
+//! Sections without a source are left out rather than filled with zeros that would look
+//! measured: Prophet's `lifetime` and BlobDB's `blob` (not in zkv yet), the device's
+//! `busy_ns` and `timing` without `--timing`, and a `policy_us` figure whose policy was
+//! never called.
 
 use engine::db::{CompactionRecord, DbStats};
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
+use zns::timing::TimingReport;
 use zns::IoCategory;
 use zonefs::fs::{FsStats, InvalidRatios};
 
@@ -29,6 +31,8 @@ pub struct Report<'a> {
     pub invalid: InvalidRatios,
     pub verify: Option<VerifyResult>,
     pub error: Option<String>,
+    /// The device's timing model's report, with `--timing`.
+    pub timing: Option<TimingReport>,
 }
 
 /// db_bench's result line: `fillrandom   :      12.345 micros/op 81000 ops/sec ...`.
@@ -195,6 +199,25 @@ fn zone_lines(r: &Report<'_>) -> Vec<String> {
         db.stall_stops,
         db.stall_delays
     ));
+    let policy = policy_json(fs, db);
+    if !policy.is_empty() {
+        let costs: Vec<String> = policy
+            .iter()
+            .map(|(name, us)| format!("{name} {:.2}", us.as_f64().unwrap_or(0.0)))
+            .collect();
+        lines.push(format!("Policy cost (us per call): {}", costs.join(", ")));
+    }
+    if let Some(t) = &r.timing {
+        lines.push(format!(
+            "Device time ({} model): {:.3} ms modeled, dies busy {:.3} ms ({:.1}% of die time), \
+             foreground writes waited {:.3} ms",
+            t.preset,
+            t.elapsed_ns as f64 / 1e6,
+            t.busy_ns as f64 / 1e6,
+            t.utilization() * 100.0,
+            t.fg_write_wait_ns as f64 / 1e6
+        ));
+    }
     lines
 }
 
@@ -208,7 +231,10 @@ pub fn to_json(r: &Report<'_>) -> Value {
     top.insert("workloads".into(), phases_json(&r.measured.phases));
     top.insert("user".into(), user_json(&r.measured.phases, &r.db));
     top.insert("lsm".into(), lsm_json(&r.db));
-    top.insert("device".into(), device_json(&r.fs, &r.db));
+    top.insert(
+        "device".into(),
+        device_json(&r.fs, &r.db, r.timing.as_ref()),
+    );
     top.insert("gc".into(), gc_json(&r.fs));
     top.insert("compaction".into(), compaction_json(&r.db.records));
     top.insert("zone_invalid_ratios".into(), invalid_json(&r.invalid));
@@ -219,11 +245,9 @@ pub fn to_json(r: &Report<'_>) -> Value {
             json!({ "checked": v.checked, "mismatches": v.mismatches }),
         );
     }
-    if r.fs.placement_decisions > 0 {
-        top.insert(
-            "policy_us".into(),
-            json!({ "placement": r.fs.placement_mean_us() }),
-        );
+    let policy = policy_json(&r.fs, &r.db);
+    if !policy.is_empty() {
+        top.insert("policy_us".into(), Value::Object(policy));
     }
     top.insert("timeseries".into(), timeseries_json(&r.measured.samples));
     if let Some(e) = &r.error {
@@ -267,20 +291,43 @@ fn lsm_json(db: &DbStats) -> Value {
     })
 }
 
-fn device_json(fs: &FsStats, db: &DbStats) -> Value {
+/// Mean µs per call of each policy that was called: placement decisions, picker orderings
+/// (while picking a compaction) and neighbour computations (new SSTs' hints, and the
+/// cleaner's `hint_of`).
+fn policy_json(fs: &FsStats, db: &DbStats) -> Map<String, Value> {
+    let mean_us = |ns: u64, calls: u64| ns as f64 / 1000.0 / calls as f64;
+    let mut m = Map::new();
+    for (name, ns, calls) in [
+        ("placement", fs.placement_ns, fs.placement_decisions),
+        ("picker", db.picker_ns, db.picker_calls),
+        ("neighbors", db.neighbors_ns, db.neighbors_calls),
+    ] {
+        if calls > 0 {
+            m.insert(name.into(), json!(mean_us(ns, calls)));
+        }
+    }
+    m
+}
+
+fn device_json(fs: &FsStats, db: &DbStats, timing: Option<&TimingReport>) -> Value {
     let written = fs.device_written_total();
     let by_cat: Map<String, Value> = IoCategory::ALL
         .iter()
         .map(|c| (c.name().to_string(), json!(fs.device_written(*c))))
         .collect();
-    json!({
+    let mut device = json!({
         "write_bytes": written, "read_bytes": fs.device_read_bytes.iter().sum::<u64>(),
         "write_bytes_by_category": by_cat,
         "wa": ratio(written, lsm_bytes(db)), "total_wa": ratio(written, db.user_bytes),
         "zone_resets": fs.zone_resets, "zero_copy_resets": fs.zero_copy_resets,
         "finishes": fs.finishes, "free_ratio": fs.free_ratio,
         "usable_bytes": fs.usable_bytes, "free_bytes": fs.free_bytes,
-    })
+    });
+    if let (Some(t), Value::Object(m)) = (timing, &mut device) {
+        m.insert("busy_ns".into(), json!(t.busy_ns));
+        m.insert("timing".into(), json!(t));
+    }
+    device
 }
 
 fn gc_json(fs: &FsStats) -> Value {
@@ -289,6 +336,7 @@ fn gc_json(fs: &FsStats) -> Value {
         "runs": gc.runs, "victims": gc.victims, "copy_bytes": gc.copy_bytes,
         "compacted_bytes": gc.compacted_bytes, "resets": gc.resets,
         "blocking_ns": gc.blocking_ns, "blocking_events": gc.blocking_events,
+        "victim_copy_bytes": gc.victim_copy_bytes,
     })
 }
 
@@ -396,6 +444,7 @@ fn timeseries_json(samples: &[Sample]) -> Value {
                 "t": s.t, "phase": s.phase, "free_ratio": s.free_ratio,
                 "gc_copy_bytes": s.gc_copy_bytes, "device_write_bytes": s.device_write_bytes,
                 "zone_resets": s.zone_resets, "stall_ns": s.stall_ns,
+                "full_zones": s.full_zones, "invalid_ratios": s.invalid_ratios,
             })
         })
         .collect()

@@ -10,6 +10,8 @@ use engine::db::{Db, ReadOptions, WriteOptions};
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use zonefs::fs::InvalidRatios;
+
 use super::report::result_line;
 use super::verify::Oracle;
 use crate::cli::error::{CliError, CliResult};
@@ -84,6 +86,32 @@ pub struct Sample {
     pub device_write_bytes: u64,
     pub zone_resets: u64,
     pub stall_ns: u64,
+    /// Full zones now, and how many of them fall in each [`INVALID_BUCKETS`] bucket of
+    /// invalid ratio.
+    pub full_zones: u64,
+    pub invalid_ratios: [u64; INVALID_BUCKETS],
+}
+
+/// Buckets of a time-series point's invalid-ratio distribution: bucket b < 20 counts the
+/// full zones whose invalid ratio is in [b/20, (b+1)/20), bucket 20 those entirely invalid
+/// (the HotStorage'22 paper's Figure 4 shows the same distribution in 5 % steps, and a
+/// zone that is all invalid is the one a reset frees without copying).
+pub const INVALID_BUCKETS: usize = 21;
+
+/// The full zones' invalid ratios counted into [`INVALID_BUCKETS`] buckets.
+pub fn invalid_buckets(d: &InvalidRatios) -> [u64; INVALID_BUCKETS] {
+    let steps = (INVALID_BUCKETS - 1) as f64;
+    let mut counts = [0u64; INVALID_BUCKETS];
+    for &r in &d.ratios {
+        let b = if r >= 1.0 {
+            INVALID_BUCKETS - 1
+        } else {
+            // Ratios are never negative; a NaN (impossible: capacity > 0) lands in 0.
+            ((r.max(0.0) * steps) as usize).min(INVALID_BUCKETS - 2)
+        };
+        counts[b] += 1;
+    }
+    counts
 }
 
 /// Everything the run measured.
@@ -270,7 +298,9 @@ impl<'a> Runner<'a> {
     }
 
     fn sample(&mut self, phase: &str) {
-        let fs = self.db.file_system().stats();
+        let fs_layer = self.db.file_system();
+        let fs = fs_layer.stats();
+        let invalid = fs_layer.invalid_ratio_distribution();
         let db = self.db.stats();
         self.m.samples.push(Sample {
             t: self.ops_done,
@@ -280,6 +310,8 @@ impl<'a> Runner<'a> {
             device_write_bytes: fs.device_written_total(),
             zone_resets: fs.zone_resets,
             stall_ns: db.stall_ns,
+            full_zones: invalid.len() as u64,
+            invalid_ratios: invalid_buckets(&invalid),
         });
     }
 }
@@ -297,4 +329,20 @@ fn progress_bar(name: &str, total: u64) -> ProgressBar {
     }
     bar.set_message(name.to_string());
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invalid_ratios_fall_in_twenty_steps_and_one_for_all_invalid() {
+        let d = InvalidRatios {
+            ratios: vec![0.0, 0.049, 0.05, 0.5, 0.949, 0.95, 0.999, 1.0],
+        };
+        let b = invalid_buckets(&d);
+        assert_eq!(b.iter().sum::<u64>(), 8);
+        assert_eq!((b[0], b[1], b[10]), (2, 1, 1));
+        assert_eq!((b[18], b[19], b[20]), (1, 2, 1));
+    }
 }

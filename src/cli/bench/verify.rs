@@ -23,12 +23,34 @@ impl Expect {
     }
 }
 
-/// FNV-1a 64: enough to tell two different values of one key apart (a collision would
-/// need two writes of the same key to agree on 64 bits and the length).
+/// A 64-bit digest taken 8 bytes at a time: each little-endian word (the tail zero-padded;
+/// the length is compared apart) is xored into the state, which is then multiplied by an
+/// odd constant and rotated. Each step is a bijection of the state and of the word, so two
+/// values of the same length that differ in a single word always get different digests,
+/// and others collide with a probability of about 2^-64 — enough to tell two writes of one
+/// key apart. Word-wise, it makes an eighth of the multiplies of a byte-wise FNV-1a, which
+/// took about a sixth of a `--verify` run's time.
 fn digest(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xCBF2_9CE4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01B3)
-    })
+    const MUL: u64 = 0x9E37_79B9_7F4A_7C15;
+    let step = |h: u64, word: u64| (h ^ word).wrapping_mul(MUL).rotate_left(29);
+    let mut chunks = bytes.chunks_exact(8);
+    let mut h = 0xCBF2_9CE4_8422_2325;
+    for chunk in &mut chunks {
+        h = step(h, word(chunk));
+    }
+    let tail = chunks.remainder();
+    if tail.is_empty() {
+        h
+    } else {
+        step(h, word(tail))
+    }
+}
+
+/// Up to 8 bytes as a little-endian word, zero-padded.
+fn word(bytes: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w[..bytes.len()].copy_from_slice(bytes);
+    u64::from_le_bytes(w)
 }
 
 /// The keys written so far and what they must hold.
@@ -54,13 +76,40 @@ const EXAMPLES: usize = 3;
 impl Oracle {
     /// Records a put of `value` under `key`.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
-        self.keys.insert(key.to_vec(), Expect::of(value));
+        self.set(key, Expect::of(value));
     }
 
     /// Records a delete of `key`.
     #[cfg_attr(not(test), allow(dead_code))] // no workload deletes yet
     pub fn delete(&mut self, key: &[u8]) {
-        self.keys.insert(key.to_vec(), Expect::Deleted);
+        self.set(key, Expect::Deleted);
+    }
+
+    /// Copies the key only the first time it is seen: most writes of a run overwrite.
+    fn set(&mut self, key: &[u8], expect: Expect) {
+        match self.keys.get_mut(key) {
+            Some(e) => *e = expect,
+            None => {
+                self.keys.insert(key.to_vec(), expect);
+            }
+        }
+    }
+
+    /// Makes the oracle expect another value for its smallest key (a value no write gave
+    /// it: the digest differs), so that a faithful store fails the check on exactly that
+    /// key; a deleted key is expected to hold a value instead. For `--verify`'s test hook;
+    /// an empty oracle is left as it is.
+    pub fn inject_mismatch(&mut self) {
+        let Some((_, expect)) = self.keys.iter_mut().min_by(|a, b| a.0.cmp(b.0)) else {
+            return;
+        };
+        *expect = match *expect {
+            Expect::Value { len, digest } => Expect::Value {
+                len,
+                digest: !digest,
+            },
+            Expect::Deleted => Expect::Value { len: 0, digest: 0 },
+        };
     }
 
     /// Reads back every key through `get` and compares. Keys are checked in sorted order so
@@ -150,6 +199,37 @@ mod tests {
         assert_eq!(r.examples[0], "key 0001: holds another value");
         assert_eq!(r.examples[1], "key lost: not found");
         assert_eq!(r.examples[2], "key stale: holds another value");
+    }
+
+    #[test]
+    fn values_differing_anywhere_get_different_digests() {
+        let base: Vec<u8> = (0..37u8).collect();
+        let d = digest(&base);
+        for i in 0..base.len() {
+            let mut other = base.clone();
+            other[i] ^= 0x80;
+            assert_ne!(digest(&other), d, "byte {i}");
+        }
+        // The zero padding of the tail is told apart by the length the oracle keeps too.
+        assert_eq!(Expect::of(&[1, 2, 3]), Expect::of(&[1, 2, 3]));
+        assert_ne!(Expect::of(&[1, 2, 3]), Expect::of(&[1, 2, 3, 0]));
+    }
+
+    #[test]
+    fn an_injected_mismatch_fails_exactly_one_key() {
+        let mut oracle = Oracle::default();
+        let mut store = BTreeMap::new();
+        for (k, v) in [(b"b", b"2"), (b"a", b"1"), (b"c", b"3")] {
+            oracle.put(k, v);
+            store.insert(k.to_vec(), v.to_vec());
+        }
+        oracle.inject_mismatch();
+        let r = check(&oracle, &store);
+        assert_eq!((r.checked, r.mismatches), (3, 1));
+        assert_eq!(r.examples, vec!["key a: holds another value".to_string()]);
+        let mut empty = Oracle::default();
+        empty.inject_mismatch();
+        assert_eq!(check(&empty, &store).checked, 0);
     }
 
     #[test]

@@ -18,9 +18,10 @@ use serde_json::Value;
 use super::table::value;
 use crate::cli::error::{CliError, CliResult};
 
-const SIZE: (u32, u32) = (900, 520);
-const FONT: &str = "sans-serif";
-const MIB: f64 = (1u64 << 20) as f64;
+/// Width and height of a one-panel chart.
+pub(crate) const SIZE: (u32, u32) = (900, 520);
+pub(crate) const FONT: &str = "sans-serif";
+pub(crate) const MIB: f64 = (1u64 << 20) as f64;
 /// Buckets of the invalid-ratio distribution: 10 % wide.
 const BUCKETS: usize = 10;
 
@@ -38,7 +39,7 @@ pub struct Charts {
 
 /// A chart's drawing failed; plotters' error types differ per backend, so only the text
 /// is kept.
-type Drawn = Result<(), String>;
+pub(crate) type Drawn = Result<(), String>;
 
 /// Draws one chart from the labels and the reports.
 type Draw = fn(&Area<'_>, &[&str], &[Value]) -> Drawn;
@@ -72,13 +73,21 @@ impl Charts {
     }
 }
 
-type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+pub(crate) type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 
-/// Draws into an SVG document held in memory.
+/// Draws into an SVG document of [`SIZE`] held in memory.
 fn render(draw: impl FnOnce(&Area<'_>) -> Drawn) -> Result<String, String> {
+    render_sized(SIZE, draw)
+}
+
+/// Draws into an SVG document of `size` held in memory.
+pub(crate) fn render_sized(
+    size: (u32, u32),
+    draw: impl FnOnce(&Area<'_>) -> Drawn,
+) -> Result<String, String> {
     let mut svg = String::new();
     {
-        let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        let area = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         area.fill(&WHITE).map_err(|e| e.to_string())?;
         draw(&area)?;
         area.present().map_err(|e| e.to_string())?;
@@ -86,7 +95,7 @@ fn render(draw: impl FnOnce(&Area<'_>) -> Drawn) -> Result<String, String> {
     Ok(svg)
 }
 
-fn color(i: usize) -> RGBColor {
+pub(crate) fn color(i: usize) -> RGBColor {
     let c = Palette99::pick(i).to_rgba();
     RGBColor(c.0, c.1, c.2)
 }
@@ -112,6 +121,7 @@ fn free_space(area: &Area<'_>, labels: &[&str], reports: &[Value]) -> Drawn {
         y: "free space (% of usable)",
         x_range: None,
         y_range: Some(0.0..100.0),
+        x_labels: None,
     };
     line_chart(area, &look, labels, &lines)
 }
@@ -124,6 +134,7 @@ fn cleaning_copies(area: &Area<'_>, labels: &[&str], reports: &[Value]) -> Drawn
         y: "copied (MiB)",
         x_range: None,
         y_range: None,
+        x_labels: None,
     };
     line_chart(area, &look, labels, &lines)
 }
@@ -137,6 +148,7 @@ fn invalid_ratios(area: &Area<'_>, labels: &[&str], reports: &[Value]) -> Drawn 
         y: "full zones",
         x_range: Some(0.0..100.0),
         y_range: None,
+        x_labels: None,
     };
     line_chart(area, &look, labels, &lines)
 }
@@ -160,16 +172,24 @@ fn histogram(report: &Value) -> Vec<(f64, f64)> {
 }
 
 /// Texts of a chart, and its axes' ranges where they are fixed rather than from the data.
-struct Look {
-    caption: &'static str,
-    x: &'static str,
-    y: &'static str,
-    x_range: Option<Range<f64>>,
-    y_range: Option<Range<f64>>,
+pub(crate) struct Look<'a> {
+    pub caption: &'a str,
+    pub x: &'a str,
+    pub y: &'a str,
+    pub x_range: Option<Range<f64>>,
+    pub y_range: Option<Range<f64>>,
+    /// At most this many labels on the x axis (plotters' choice when none): whole
+    /// numbers only, for an axis of a few small counts such as levels.
+    pub x_labels: Option<usize>,
 }
 
 /// One line per scheme, with a legend of the labels.
-fn line_chart(area: &Area<'_>, look: &Look, labels: &[&str], lines: &[Vec<(f64, f64)>]) -> Drawn {
+pub(crate) fn line_chart(
+    area: &Area<'_>,
+    look: &Look<'_>,
+    labels: &[&str],
+    lines: &[Vec<(f64, f64)>],
+) -> Drawn {
     let all = || lines.iter().flatten();
     let x = look.x_range.clone().unwrap_or_else(|| {
         let max = all().map(|p| p.0).fold(0.0, f64::max);
@@ -187,9 +207,11 @@ fn line_chart(area: &Area<'_>, look: &Look, labels: &[&str], lines: &[Vec<(f64, 
         .y_label_area_size(60)
         .build_cartesian_2d(x, y)
         .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc(look.x)
+    let mut mesh = chart.configure_mesh();
+    if let Some(n) = look.x_labels {
+        mesh.x_labels(n);
+    }
+    mesh.x_desc(look.x)
         .y_desc(look.y)
         .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()
@@ -241,7 +263,7 @@ fn bars(area: &Area<'_>, labels: &[&str], reports: &[Value]) -> Drawn {
     Ok(())
 }
 
-fn bar_legend(area: &Area<'_>, labels: &[&str]) -> Drawn {
+pub(crate) fn bar_legend(area: &Area<'_>, labels: &[&str]) -> Drawn {
     for (i, label) in labels.iter().enumerate() {
         let y = 24 * i as i32 + 6;
         area.draw(&Rectangle::new([(60, y), (74, y + 14)], color(i).filled()))
@@ -251,7 +273,7 @@ fn bar_legend(area: &Area<'_>, labels: &[&str]) -> Drawn {
     Ok(())
 }
 
-fn bar_panel(area: &Area<'_>, caption: &str, values: &[f64]) -> Drawn {
+pub(crate) fn bar_panel(area: &Area<'_>, caption: &str, values: &[f64]) -> Drawn {
     // Counts of zero still get a readable axis.
     let top = values.iter().copied().fold(0.0, f64::max).max(1.0) * 1.1;
     let n = values.len().max(1) as f64;

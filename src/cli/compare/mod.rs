@@ -6,9 +6,9 @@
 //! bench flag, and every check of `zkv bench`, applies to every scheme unchanged. Every
 //! run is checked before the first one starts.
 
-mod charts;
-mod schemes;
-mod table;
+pub(crate) mod charts;
+pub(crate) mod schemes;
+pub(crate) mod table;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -22,14 +22,21 @@ use super::bench::{self, BenchArgs};
 use super::error::{CliError, CliResult};
 use super::Out;
 use charts::Charts;
-use schemes::{parse_schemes, Entry, SchemeList};
+pub(crate) use schemes::Entry;
+use schemes::{parse_schemes, SchemeList};
 
 const COMPARE_HELP: &str = "\
 Scheme entries: NAME[:KEY=VALUE...], e.g. baseline or baseline:gc-start=10:gc-stop=15.
-Schemes: baseline (placement liza, picker sica, cleaning copy). Override keys: gc-start,
-gc-stop, gc-mode, picker, placement, reserved-zones. A flag given on the command line
-applies to every scheme unless an entry overrides it. The entry as written labels its
-column, its JSON run and its chart lines.
+Schemes (placement + picker, every one cleaning by copying), as the papers name them:
+  baseline  liza  + sica    every paper's baseline
+  a-liza    liza  + acc     MSST'24 A-LIZA
+  caza      caza+ + sica    MSST'24 CAZA (the enhanced algorithm)
+  a-caza    caza+ + acc     MSST'24 A-CAZA
+  caza22    caza  + sica    HotStorage'22 CAZA
+Override keys: gc-start, gc-stop, gc-mode, picker, placement, reserved-zones,
+acc-turning-point, acc-min-level. A flag given on the command line applies to every scheme
+unless an entry overrides it. The entry as written labels its column, its JSON run and its
+chart lines.
 
 Example:
   zkv compare --schemes baseline:gc-start=5:gc-stop=10,baseline:gc-start=20:gc-stop=25 \\
@@ -62,9 +69,17 @@ struct SchemeCommand {
     args: CompareArgs,
 }
 
+/// The command line of one run of `zkv repro`: bench flags only.
+#[derive(Debug, Parser)]
+#[command(name = "zkv repro", no_binary_name = true)]
+struct RunCommand {
+    #[command(flatten)]
+    bench: BenchArgs,
+}
+
 /// One scheme's run, checked: its flags and the plan `zkv bench` made of them.
-struct Run {
-    entry: Entry,
+pub(crate) struct Run {
+    pub entry: Entry,
     args: BenchArgs,
     plan: bench::Plan,
 }
@@ -91,16 +106,12 @@ pub fn run(a: CompareArgs) -> CliResult {
     let mut reports = Vec::new();
     let mut failed = None;
     for (i, run) in plan.runs.into_iter().enumerate() {
-        let label = &run.entry.label;
-        out.line(format!("== {label} ({}/{count})", i + 1))?;
-        let mut done =
-            bench::run_quiet(&run.args, run.plan, &mut out).map_err(|e| labelled(&run.entry, e))?;
-        reports.push(label_report(std::mem::take(&mut done.report), label));
+        out.line(format!("== {} ({}/{count})", run.entry.label, i + 1))?;
+        let (report, error) = execute(run, &mut out)?;
+        reports.push(report);
         // A failed run still has a report; the others still run, and the first failure
         // ends the command once everything is written.
-        if let Err(e) = done.result() {
-            failed = failed.or(Some(labelled(&run.entry, e)));
-        }
+        failed = failed.or(error);
     }
     let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
     out.line("")?;
@@ -117,6 +128,31 @@ pub fn run(a: CompareArgs) -> CliResult {
     failed.map_or(Ok(()), Err)
 }
 
+/// Runs one checked run, printing its db_bench result lines. Returns its report (labelled
+/// with the entry) and, apart, the run's failure: a failed run still has a report. An
+/// error before the run started (the store could not be opened) is returned as such.
+pub(crate) fn execute(run: Run, out: &mut Out) -> CliResult<(Value, Option<CliError>)> {
+    let Run { entry, args, plan } = run;
+    let mut done = bench::run_quiet(&args, plan, out).map_err(|e| labelled(&entry, e))?;
+    let report = label_report(std::mem::take(&mut done.report), &entry.label);
+    let failed = done.result().err().map(|e| labelled(&entry, e));
+    Ok((report, failed))
+}
+
+/// Parses and checks one run of `zkv repro`: the entry's scheme flags, then `words` (bench
+/// flags), then the entry's overrides, as for `zkv compare`. Returns the run and the lines
+/// of its preset's note.
+pub(crate) fn prepare(entry: &Entry, words: &[OsString]) -> CliResult<(Run, Vec<String>)> {
+    let (args, json, device) = parse_run(RunCommand::command(), &entry.label, entry, words)?;
+    if json.is_some() {
+        return Err(labelled(
+            entry,
+            CliError::invalid("--json: not for a single run here"),
+        ));
+    }
+    checked(entry, args, device)
+}
+
 /// Parses and checks every scheme's run, then creates the JSON file and the chart files,
 /// so that any bad input fails before the first run.
 fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
@@ -124,24 +160,14 @@ fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
     let mut json = None;
     let mut note = Vec::new();
     for entry in &a.schemes.0 {
-        let (mut args, path, device) = parse_run(entry, words)?;
-        if device != DeviceSpec::Mem {
-            return Err(CliError::invalid(format!(
-                "--device {device}: zkv compare runs every scheme on --device mem"
-            )));
-        }
-        // The scheme's parts and the overrides count as given: a preset fills in the rest.
-        let lines = bench::apply_preset(&mut args).map_err(|e| labelled(entry, e))?;
+        let context = format!("--schemes {}", entry.label);
+        let (args, path, device) = parse_run(SchemeCommand::command(), &context, entry, words)?;
+        let (run, lines) = checked(entry, args, device)?;
         if runs.is_empty() {
             note = lines;
         }
-        let plan = bench::check(&args).map_err(|e| labelled(entry, e))?;
         json = path;
-        runs.push(Run {
-            entry: entry.clone(),
-            args,
-            plan,
-        });
+        runs.push(run);
     }
     let json = bench::open_json(json.as_deref())?;
     let charts = a.out.as_deref().map(Charts::create).transpose()?;
@@ -153,18 +179,40 @@ fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
     })
 }
 
-/// One entry's bench flags: the scheme's, the command line's, the entry's overrides. The
-/// JSON path is taken out (compare writes one JSON for all runs), and returned with the
-/// device.
+/// The checks of one run: an in-memory device, the preset filled in, every check of
+/// `zkv bench`. Returns the run and the lines of the preset's note.
+fn checked(entry: &Entry, args: BenchArgs, device: DeviceSpec) -> CliResult<(Run, Vec<String>)> {
+    let mut args = args;
+    if device != DeviceSpec::Mem {
+        return Err(CliError::invalid(format!(
+            "--device {device}: zkv compare runs every scheme on --device mem"
+        )));
+    }
+    // The scheme's parts and the overrides count as given: a preset fills in the rest.
+    let lines = bench::apply_preset(&mut args).map_err(|e| labelled(entry, e))?;
+    let plan = bench::check(&args).map_err(|e| labelled(entry, e))?;
+    let run = Run {
+        entry: entry.clone(),
+        args,
+        plan,
+    };
+    Ok((run, lines))
+}
+
+/// One entry's bench flags: the scheme's, the command line's, the entry's overrides,
+/// parsed by `command` (compare's or repro's); errors start with `context`. The JSON path
+/// is taken out (compare writes one JSON for all runs), and returned with the device.
 fn parse_run(
+    command: clap::Command,
+    context: &str,
     entry: &Entry,
     words: &[OsString],
 ) -> CliResult<(BenchArgs, Option<PathBuf>, DeviceSpec)> {
     let mut argv = entry.scheme_args();
     argv.extend(words.iter().cloned());
     argv.extend(entry.override_args());
-    let bad = |e: String| CliError::invalid(format!("--schemes {}: {e}", entry.label));
-    let mut m = SchemeCommand::command()
+    let bad = |e: String| CliError::invalid(format!("{context}: {e}"));
+    let mut m = command
         .args_override_self(true)
         .try_get_matches_from(argv)
         .map_err(|e| bad(clap_line(&e)))?;
@@ -176,8 +224,8 @@ fn parse_run(
         .map_err(|e| bad(e.to_string()))?
         .cloned()
         .unwrap_or(DeviceSpec::Mem);
-    let parsed = SchemeCommand::from_arg_matches_mut(&mut m).map_err(|e| bad(clap_line(&e)))?;
-    Ok((parsed.args.bench, json, device))
+    let args = BenchArgs::from_arg_matches_mut(&mut m).map_err(|e| bad(clap_line(&e)))?;
+    Ok((args, json, device))
 }
 
 /// A clap error as one line: its message and any detail lines, without usage and tips.
@@ -213,6 +261,7 @@ mod tests {
     #[test]
     fn a_scheme_run_parses_like_the_command() {
         SchemeCommand::command().debug_assert();
+        RunCommand::command().debug_assert();
     }
 
     #[test]

@@ -2,31 +2,56 @@
 //! (DESIGN.md section 8), and the `--schemes` entries that pick them with per-entry
 //! overrides (`baseline:gc-start=10:gc-stop=15`).
 //!
-//! A scheme is a list of bench flags. A run's flags are, from weakest to strongest: the
-//! scheme's, the flags given on the command line, the entry's overrides; so a flag given
-//! once applies to every scheme unless an entry says otherwise.
+//! A scheme is a placement and a picker, cleaned by copying; it stands for the bench flags
+//! `--placement`, `--picker` and `--gc-mode`. A run's flags are, from weakest to strongest:
+//! the scheme's, the flags given on the command line, the entry's overrides; so a flag
+//! given once applies to every scheme unless an entry says otherwise.
 
 use std::ffi::OsString;
 use std::fmt;
 
-/// One named scheme: the bench flags (without dashes) and values that make it.
+/// One named scheme: a placement and a picker, with the copying zone cleaner.
 #[derive(Debug)]
 pub struct Scheme {
     pub name: &'static str,
-    pub flags: &'static [(&'static str, &'static str)],
+    pub placement: &'static str,
+    pub picker: &'static str,
+}
+
+impl Scheme {
+    /// The bench flags (without dashes) and values that make the scheme.
+    pub fn flags(&self) -> [(&'static str, &'static str); 3] {
+        [
+            ("placement", self.placement),
+            ("picker", self.picker),
+            ("gc-mode", "copy"),
+        ]
+    }
 }
 
 /// Every scheme zkv knows; a new placement or picker adds its schemes here (and to the
-/// help text of `zkv compare` and docs/CLI.md).
-pub const SCHEMES: &[Scheme] = &[Scheme {
-    // LIZA placement, SICA picker, copying zone cleaner: every paper's baseline.
-    name: "baseline",
-    flags: &[
-        ("placement", "liza"),
-        ("picker", "sica"),
-        ("gc-mode", "copy"),
-    ],
-}];
+/// help text of `zkv compare` and docs/CLI.md). Every scheme cleans by copying, as in the
+/// papers' experiments.
+pub const SCHEMES: &[Scheme] = &[
+    // LIZA placement, SICA picker: every paper's baseline.
+    scheme("baseline", "liza", "sica"),
+    // MSST'24's A-LIZA: LIZA placement, ACC picker (SICA above the turning point).
+    scheme("a-liza", "liza", "acc"),
+    // MSST'24's CAZA is the enhanced algorithm, zkv's `caza+` placement.
+    scheme("caza", "caza+", "sica"),
+    // MSST'24's A-CAZA: enhanced CAZA placement with the ACC picker.
+    scheme("a-caza", "caza+", "acc"),
+    // HotStorage'22's CAZA, the first version of the algorithm (zkv's `caza` placement).
+    scheme("caza22", "caza", "sica"),
+];
+
+const fn scheme(name: &'static str, placement: &'static str, picker: &'static str) -> Scheme {
+    Scheme {
+        name,
+        placement,
+        picker,
+    }
+}
 
 /// The bench flags (without dashes) an entry may override.
 pub const OVERRIDE_KEYS: &[&str] = &[
@@ -36,6 +61,8 @@ pub const OVERRIDE_KEYS: &[&str] = &[
     "picker",
     "placement",
     "reserved-zones",
+    "acc-turning-point",
+    "acc-min-level",
 ];
 
 /// One entry of `--schemes`: a scheme and its overrides. The label (the column of the
@@ -72,7 +99,8 @@ pub fn parse_schemes(s: &str) -> Result<SchemeList, SchemeError> {
     Ok(SchemeList(entries))
 }
 
-fn parse_entry(entry: &str) -> Result<Entry, SchemeError> {
+/// One entry, `NAME[:KEY=VALUE...]`.
+pub fn parse_entry(entry: &str) -> Result<Entry, SchemeError> {
     let mut parts = entry.split(':');
     let name = parts.next().unwrap_or_default();
     if name.is_empty() {
@@ -116,7 +144,7 @@ fn parse_override(entry: &str, part: &str) -> Result<(String, String), SchemeErr
     Ok((key.to_string(), value.to_string()))
 }
 
-fn known_schemes() -> String {
+pub fn known_schemes() -> String {
     let names: Vec<&str> = SCHEMES.iter().map(|s| s.name).collect();
     names.join(", ")
 }
@@ -124,7 +152,7 @@ fn known_schemes() -> String {
 impl Entry {
     /// The scheme's flags, to go before the command line's.
     pub fn scheme_args(&self) -> Vec<OsString> {
-        flag_args(self.scheme.flags.iter().map(|(k, v)| (*k, *v)))
+        flag_args(self.scheme.flags().into_iter())
     }
 
     /// The overrides' flags, to go after the command line's.
@@ -154,6 +182,53 @@ mod tests {
         assert_eq!(
             list.0[0].scheme_args()[0],
             OsString::from("--placement=liza")
+        );
+    }
+
+    #[test]
+    fn schemes_are_the_papers_combinations() {
+        let parts = |name: &str| {
+            let e = parse_entry(name).unwrap();
+            let flags: Vec<String> = e
+                .scheme_args()
+                .iter()
+                .map(|f| f.to_string_lossy().into_owned())
+                .collect();
+            flags.join(" ")
+        };
+        let copy = "--gc-mode=copy";
+        assert_eq!(
+            parts("baseline"),
+            format!("--placement=liza --picker=sica {copy}")
+        );
+        assert_eq!(
+            parts("a-liza"),
+            format!("--placement=liza --picker=acc {copy}")
+        );
+        assert_eq!(
+            parts("caza"),
+            format!("--placement=caza+ --picker=sica {copy}")
+        );
+        assert_eq!(
+            parts("a-caza"),
+            format!("--placement=caza+ --picker=acc {copy}")
+        );
+        assert_eq!(
+            parts("caza22"),
+            format!("--placement=caza --picker=sica {copy}")
+        );
+        assert_eq!(known_schemes(), "baseline, a-liza, caza, a-caza, caza22");
+    }
+
+    #[test]
+    fn acc_options_can_be_overridden() {
+        let e = parse_entry("a-caza:acc-turning-point=30:acc-min-level=1").unwrap();
+        assert_eq!(
+            e.override_args(),
+            vec![
+                OsString::from("--acc-turning-point=30"),
+                "--acc-min-level=1".into()
+            ]
         );
     }
 

@@ -236,3 +236,19 @@ fn bad_specs_are_errors() {
     ok.value_size = Some(8192);
     assert_eq!(ok.value_len(), Ok(8192));
 }
+
+#[test]
+fn request_distributions_are_named_as_ycsb_names_them() {
+    for name in RequestDistribution::NAMES {
+        let d = RequestDistribution::from_name(name).expect("known name");
+        assert_eq!(d.name(), name);
+    }
+    assert_eq!(
+        RequestDistribution::from_name("hotspot"),
+        Some(RequestDistribution::Hotspot {
+            data_fraction: 0.2,
+            opn_fraction: 0.8,
+        })
+    );
+    assert_eq!(RequestDistribution::from_name("sequential"), None);
+}

@@ -3,6 +3,7 @@
 //! compaction statistics. `docs/COMPACTION.md` describes the rules and the RocksDB
 //! functions they follow.
 
+mod acc;
 mod min_overlap;
 mod oldest_largest_seq;
 mod oldest_smallest_seq;
@@ -14,7 +15,9 @@ mod sica;
 mod stats;
 #[cfg(test)]
 pub(crate) mod test_util;
+mod zaca;
 
+pub use acc::Acc;
 pub use min_overlap::MinOverlap;
 pub use oldest_largest_seq::OldestLargestSeq;
 pub use oldest_smallest_seq::OldestSmallestSeq;
@@ -26,4 +29,5 @@ pub use round_robin::RoundRobin;
 pub use score::{compute_scores, estimated_compaction_needed_bytes, Compensation, LevelScore};
 pub use sica::Sica;
 pub use stats::{CompactionStats, JobOutput, LevelStats};
+pub use zaca::{s_same, Zaca};
 pub mod job;

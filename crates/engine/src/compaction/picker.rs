@@ -10,11 +10,13 @@ use crate::key;
 use crate::options::Options;
 use crate::version::{FileMeta, Version};
 
+use super::acc::Acc;
 use super::min_overlap::MinOverlap;
 use super::oldest_largest_seq::OldestLargestSeq;
 use super::oldest_smallest_seq::OldestSmallestSeq;
 use super::round_robin::RoundRobin;
 use super::sica::Sica;
+use super::zaca::Zaca;
 
 /// Where the file layer keeps an SST: `(zone, bytes)` pairs. Zone-aware pickers use it.
 pub trait ZoneLookup {
@@ -40,7 +42,8 @@ pub struct PickCtx<'a> {
     /// Numbers of the files that running compactions use (RocksDB's `being_compacted`).
     pub compacting: &'a HashSet<u64>,
     pub zones: &'a dyn ZoneLookup,
-    /// Free space of the file layer, 0..=1 (adaptive pickers switch on it).
+    /// Free space of the file layer, 0..=1: free / usable bytes, the ratio the zone
+    /// cleaner's start and stop thresholds compare with (the adaptive picker switches on it).
     pub free_ratio: f64,
     /// Round-robin compaction cursor per level (an internal key; `None` or empty = start
     /// from the first file of the level).
@@ -86,6 +89,8 @@ pub const PICKERS: &[&str] = &[
     "round-robin",
     "oldest-smallest-seq",
     "oldest-largest-seq",
+    "zaca",
+    "acc",
 ];
 
 /// The picker called `name` (see [`PICKERS`]).
@@ -96,6 +101,8 @@ pub fn picker_by_name(name: &str) -> std::result::Result<Box<dyn Picker>, String
         "round-robin" => Box::new(RoundRobin),
         "oldest-smallest-seq" => Box::new(OldestSmallestSeq),
         "oldest-largest-seq" => Box::new(OldestLargestSeq),
+        "zaca" => Box::new(Zaca),
+        "acc" => Box::new(Acc),
         _ => {
             return Err(format!(
                 "unknown compaction picker {name:?}; known pickers: {}",

@@ -3,10 +3,17 @@
 //! smallest (the tie-break of the MSST'24 paper), then the smaller key.
 
 use std::cmp::Reverse;
+use std::sync::Arc;
+
+use crate::version::{FileMeta, Version};
 
 use super::pick::total_size;
 use super::picker::{sorted_by_key, PickCtx, Picker};
 use super::score::Compensation;
+
+/// SICA's rank of a file (smaller first): larger compensated size, then fewer overlapping
+/// bytes in the next level.
+pub(super) type SicaKey = (Reverse<u64>, u64);
 
 /// Largest compensated size first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -21,11 +28,20 @@ impl Picker for Sica {
         let v = ctx.version;
         let comp = Compensation::of(v);
         sorted_by_key(v.files(level), |f| {
-            let (b, e) = (f.smallest_user_key(), f.largest_user_key());
-            let next_level_bytes = total_size(&v.overlapping(level + 1, Some(b), Some(e)));
-            (Reverse(comp.size(f)), next_level_bytes)
+            sica_key(&comp, f, &next_level_overlap(v, level, f))
         })
     }
+}
+
+/// The files of the level below `level` whose user-key range meets `f`'s.
+pub(super) fn next_level_overlap(v: &Version, level: usize, f: &FileMeta) -> Vec<Arc<FileMeta>> {
+    let (b, e) = (f.smallest_user_key(), f.largest_user_key());
+    v.overlapping(level + 1, Some(b), Some(e))
+}
+
+/// SICA's rank of `f`, whose overlapping next-level files are `below`.
+pub(super) fn sica_key(comp: &Compensation, f: &FileMeta, below: &[Arc<FileMeta>]) -> SicaKey {
+    (Reverse(comp.size(f)), total_size(below))
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! Hand-built versions for the compaction tests.
 
-use std::collections::HashSet;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
 
-use crate::compaction::picker::{NoZones, PickCtx, Picker};
+use proptest::prelude::*;
+
+use crate::compaction::picker::{NoZones, PickCtx, Picker, ZoneLookup};
 use crate::key::{self, ValueKind};
 use crate::options::Options;
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -43,6 +45,48 @@ pub fn version_of(levels: usize, files: &[(u32, FileMeta)]) -> Version {
         .expect("a valid hand-built version")
 }
 
+/// A random version: overlapping L0 files, and L1-L3 as sorted runs whose neighbours
+/// sometimes share a user key.
+pub fn arb_version() -> impl Strategy<Value = Version> {
+    let l0 = prop::collection::vec((0u8..60, 0u8..20, 1u64..60), 0..9);
+    let deep = prop::collection::vec(
+        prop::collection::vec((0u8..4, 0u8..6, any::<bool>(), 1u64..200), 0..10),
+        3,
+    );
+    (l0, deep).prop_map(|(l0, deep)| {
+        let mut files = Vec::new();
+        let mut number = 1;
+        for (start, len, size) in l0 {
+            let seq = 1000 + number;
+            let end = start.saturating_add(len);
+            files.push((0, file_seq(number, (&[start], seq), (&[end], seq), size)));
+            number += 1;
+        }
+        for (i, level) in deep.into_iter().enumerate() {
+            let mut key = 0u8;
+            let mut seq = 900 - 200 * i as u64;
+            for (gap, len, share, size) in level {
+                // A shared boundary: this file starts on the previous file's last key.
+                let start = if share && key > 0 {
+                    key
+                } else {
+                    key.saturating_add(gap + 1)
+                };
+                let end = start.saturating_add(len);
+                if end == u8::MAX {
+                    break;
+                }
+                files.push((
+                    i as u32 + 1,
+                    file_seq(number, (&[start], seq - 1), (&[end], seq - 2), size),
+                ));
+                (key, seq, number) = (end, seq - 2, number + 1);
+            }
+        }
+        version_of(5, &files)
+    })
+}
+
 /// File numbers, in order.
 pub fn numbers(files: &[Arc<FileMeta>]) -> Vec<u64> {
     files.iter().map(|f| f.number).collect()
@@ -71,4 +115,79 @@ pub fn picked_order(
         .iter()
         .map(|&i| files[i].number)
         .collect()
+}
+
+/// Numbers of the files of `level` in the order `picker` tries them, with the zones of
+/// `zones`, the files `busy` being compacted, all space free and default options.
+pub fn order_in(
+    picker: &dyn Picker,
+    v: &Version,
+    level: usize,
+    zones: &dyn ZoneLookup,
+    busy: &[u64],
+) -> Vec<u64> {
+    order_with(picker, v, level, zones, busy, 1.0, &Options::default())
+}
+
+/// [`order_in`] with a free-space ratio and options.
+pub fn order_with(
+    picker: &dyn Picker,
+    v: &Version,
+    level: usize,
+    zones: &dyn ZoneLookup,
+    busy: &[u64],
+    free_ratio: f64,
+    options: &Options,
+) -> Vec<u64> {
+    let busy: HashSet<u64> = busy.iter().copied().collect();
+    let ctx = PickCtx {
+        version: v,
+        options,
+        compacting: &busy,
+        zones,
+        free_ratio,
+        cursors: &[],
+    };
+    let files = v.files(level);
+    picker
+        .order(&ctx, level)
+        .iter()
+        .map(|&i| files[i].number)
+        .collect()
+}
+
+/// A zone layout given file by file, which logs the lookups it answers.
+#[derive(Debug, Default)]
+pub struct FakeZones {
+    zones: HashMap<u64, Vec<(u32, u64)>>,
+    log: Mutex<Vec<u64>>,
+}
+
+impl FakeZones {
+    /// `(file, [(zone, bytes)])` for each file; other files are in no zone.
+    pub fn new(files: &[(u64, Vec<(u32, u64)>)]) -> FakeZones {
+        FakeZones {
+            zones: files.iter().cloned().collect(),
+            log: Mutex::default(),
+        }
+    }
+
+    /// `(file, zone)`: each file whole in one zone, 100 bytes (the size of most test files).
+    pub fn one_zone_each(files: &[(u64, u32)]) -> FakeZones {
+        let files: Vec<(u64, Vec<(u32, u64)>)> =
+            files.iter().map(|&(n, z)| (n, vec![(z, 100)])).collect();
+        FakeZones::new(&files)
+    }
+
+    /// The files looked up so far, in order.
+    pub fn looked_up(&self) -> Vec<u64> {
+        self.log.lock().expect("log").clone()
+    }
+}
+
+impl ZoneLookup for FakeZones {
+    fn zones_of(&self, file_number: u64) -> Vec<(u32, u64)> {
+        self.log.lock().expect("log").push(file_number);
+        self.zones.get(&file_number).cloned().unwrap_or_default()
+    }
 }

@@ -15,6 +15,7 @@ use crate::version::FileMeta;
 use crate::{Error, Result};
 
 use super::background::{spawn_threads, PinReleaser, Requester};
+use super::hint_source::LiveHints;
 use super::inner::{DbInner, Parts};
 use super::recovery::{recover, recover_read_only, Recovered, RecoveryReport};
 use super::snapshot::Snapshot;
@@ -86,8 +87,9 @@ impl Db {
     /// Opens (or creates, if `create_if_missing`) the database on `fs`: recovers the
     /// version set, replays the WALs, flushes the replayed writes to L0, deletes files no
     /// version needs, registers the zone cleaner's compaction requester (and a space
-    /// reclaimer that releases the table cache's zone pins) and starts the
-    /// background threads (threaded mode) or runs the compactions due (deterministic).
+    /// reclaimer that releases the table cache's zone pins, and, when the placement policy
+    /// reads neighbourhoods, the source of live SSTs' hints) and starts the background
+    /// threads (threaded mode) or runs the compactions due (deterministic).
     pub fn open(fs: Arc<ZoneFs>, options: Options) -> Result<Db> {
         let (inner, report) = Db::start(&fs, options, recover)?;
         inner.count_recovery_flushes(&report.flushes);
@@ -97,6 +99,13 @@ impl Db {
         fs.set_reclaimer(Arc::new(PinReleaser {
             inner: Arc::downgrade(&inner),
         }));
+        // Only policies that read neighbourhoods ask, and only they are worth the version
+        // walk an answer costs.
+        if fs.placement_wants_neighbors() {
+            fs.set_hint_source(Arc::new(LiveHints {
+                inner: Arc::downgrade(&inner),
+            }));
+        }
         let threads = match inner.options.mode {
             ExecMode::Threaded => spawn_threads(&inner)?,
             ExecMode::Deterministic => {
@@ -271,6 +280,9 @@ impl Db {
             return Ok(());
         }
         self.inner.fs.clear_compaction_requester();
+        if self.inner.fs.placement_wants_neighbors() {
+            self.inner.fs.clear_hint_source();
+        }
         self.inner.close_wal()
     }
 
@@ -325,8 +337,7 @@ impl Db {
     }
 
     fn version_and_compacting(&self) -> (Arc<crate::version::Version>, HashSet<u64>) {
-        let st = self.inner.lock_state();
-        (Arc::clone(&st.version), st.compacting.clone())
+        self.inner.version_and_compacting()
     }
 
     /// Counters, the LSM's shape and the compaction records.
@@ -367,6 +378,10 @@ impl Db {
             stall_ns: Counters::get(&c.stall_ns),
             stall_stops: Counters::get(&c.stops),
             stall_delays: Counters::get(&c.delays),
+            picker_ns: Counters::get(&c.picker_ns),
+            picker_calls: Counters::get(&c.picker_calls),
+            neighbors_ns: Counters::get(&c.neighbors_ns),
+            neighbors_calls: Counters::get(&c.neighbors_calls),
             levels,
             level_stats: inner.level_stats(),
             records: inner.lock_records().clone(),

@@ -4,12 +4,13 @@
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::time::Instant;
 
 use zonefs::fs::{ZoneFs, ZoneStat};
 
 use crate::compaction::job::{run_job_with, JobParams, JobRules, JobStats};
 use crate::compaction::{
-    pick_compaction, pick_requested, Compaction, JobOutput, PickCtx, ZoneLookup,
+    pick_compaction, pick_requested, Compaction, JobOutput, PickCtx, Picker, ZoneLookup,
 };
 use crate::iter::level::{LevelIterator, TableOpener};
 use crate::iter::{InternalIterator, MergingIterator};
@@ -28,6 +29,31 @@ impl ZoneLookup for FsZones<'_> {
         self.0
             .zones_of(&sst_file_name(file_number))
             .unwrap_or_default()
+    }
+}
+
+/// The configured picker, with each `order` call timed into `picker_ns`/`picker_calls`
+/// (the policy cost the MSST'24 paper reports for SICA and ZACA).
+struct TimedPicker<'a> {
+    picker: &'a dyn Picker,
+    counters: &'a Counters,
+}
+
+impl Picker for TimedPicker<'_> {
+    fn name(&self) -> &'static str {
+        self.picker.name()
+    }
+
+    fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
+        let start = Instant::now();
+        let order = self.picker.order(ctx, level);
+        let c = self.counters;
+        Counters::time(&c.picker_ns, &c.picker_calls, start);
+        order
+    }
+
+    fn round_robin(&self) -> bool {
+        self.picker.round_robin()
     }
 }
 
@@ -87,8 +113,14 @@ fn conflicts(st: &State, c: &Compaction) -> bool {
 }
 
 impl DbInner {
-    /// Picks a compaction with `choose` under the version-set and state locks and marks
-    /// its files. `None` (and no more wanted, for automatic picks) if nothing can run.
+    /// Picks a compaction with `choose` under the version-set lock and marks its files.
+    /// `None` (and no more wanted, for automatic picks) if nothing can run.
+    ///
+    /// While this thread holds the version-set lock, no version is installed and no other
+    /// pick marks files (both need that lock); files only leave `compacting`, which makes a
+    /// pick from the snapshot conservative at worst. So `choose` runs on a snapshot without
+    /// the state lock: zone-aware pickers ask the file layer, whose metadata lock may be
+    /// held across metadata I/O, and readers must not wait for that.
     fn pick_with(
         &self,
         requested: bool,
@@ -96,23 +128,32 @@ impl DbInner {
     ) -> Result<Option<Picked>> {
         let vs = self.lock_versions();
         let cursors = vs.compact_cursors().to_vec();
-        let mut st = self.lock_state();
-        writable(&st)?;
-        let version = Arc::clone(&st.version);
+        let (version, compacting) = {
+            let st = self.lock_state();
+            writable(&st)?;
+            (Arc::clone(&st.version), st.compacting.clone())
+        };
         let zones = FsZones(&self.fs);
         let picked = {
             let ctx = PickCtx {
                 version: &version,
                 options: &self.options,
-                compacting: &st.compacting,
+                compacting: &compacting,
                 zones: &zones,
                 free_ratio: self.fs.free_ratio(),
                 cursors: &cursors,
             };
             choose(&ctx)
         };
+        let mut st = self.lock_state();
+        writable(&st)?;
+        debug_assert!(Arc::ptr_eq(&st.version, &version), "version changed");
         let Some(c) = picked.filter(|c| !conflicts(&st, c)) else {
-            if !requested {
+            // A compaction that ended during the pick freed files the snapshot still showed
+            // busy (the set only shrinks meanwhile): its end asked for another look, which
+            // must not be lost.
+            let freed = st.compacting.len() != compacting.len();
+            if !requested && !freed {
                 // Waiters for idleness may be waiting for exactly this.
                 st.compaction_wanted = false;
                 drop(st);
@@ -139,9 +180,13 @@ impl DbInner {
         }))
     }
 
-    /// Picks the compaction the scores and the picker call for.
+    /// Picks the compaction the scores and the picker call for, timing the picker.
     pub(crate) fn pick_auto(&self) -> Result<Option<Picked>> {
-        self.pick_with(false, |ctx| pick_compaction(ctx, &*self.picker))
+        let timed = TimedPicker {
+            picker: &*self.picker,
+            counters: &self.counters,
+        };
+        self.pick_with(false, |ctx| pick_compaction(ctx, &timed))
     }
 
     /// Picks, runs and installs one automatic compaction. `Ok(false)` if none is needed.

@@ -74,6 +74,21 @@ pub(crate) fn sst_hint(
     }
 }
 
+/// The hint of the live SST `file` of `level`, as the zone cleaner asks for it when it
+/// moves the file: as [`sst_hint`] for a new SST of that level, sized as the file.
+pub(crate) fn live_sst_hint(level: usize, file: &FileMeta, neighbors: Neighbors) -> PlacementHint {
+    let level = Some(u8::try_from(level).unwrap_or(u8::MAX));
+    PlacementHint {
+        kind: Some(FileKind::Sst),
+        level,
+        lifetime: Lifetime::for_file(FileKind::Sst, level, BASE_LEVEL),
+        size: file.size,
+        smallest_key: file.smallest_user_key().to_vec(),
+        largest_key: file.largest_user_key().to_vec(),
+        neighbors: Some(neighbors),
+    }
+}
+
 /// Creates SST `number` of `level` with its hint (`neighbors` included), writes the built
 /// table and syncs it.
 /// A failed write leaves no file behind when the file layer can still delete it (a file

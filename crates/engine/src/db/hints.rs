@@ -13,6 +13,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::Instant;
 
 use zonefs::placement::{Neighbors, SstRef};
 
@@ -24,6 +25,7 @@ use crate::version::{sst_file_name, FileMeta, Version};
 
 use super::compact::FsZones;
 use super::inner::DbInner;
+use super::stats::Counters;
 
 impl DbInner {
     /// The neighbourhood of the SST `built` about to be created in `level` by a job that
@@ -39,10 +41,8 @@ impl DbInner {
         if !self.fs.placement_wants_neighbors() {
             return None;
         }
-        let (version, compacting) = {
-            let st = self.lock_state();
-            (Arc::clone(&st.version), st.compacting.clone())
-        };
+        let start = Instant::now();
+        let (version, compacting) = self.version_and_compacting();
         let scope = HintScope {
             version: &version,
             options: &self.options,
@@ -51,8 +51,45 @@ impl DbInner {
             job_outputs,
             zones: &FsZones(&self.fs),
         };
-        Some(table_neighbors(&scope, level, built))
+        let n = table_neighbors(&scope, level, built);
+        self.count_neighbors(start);
+        Some(n)
     }
+
+    /// The current version and the files being compacted, taken together.
+    pub(crate) fn version_and_compacting(&self) -> (Arc<Version>, HashSet<u64>) {
+        let st = self.lock_state();
+        (Arc::clone(&st.version), st.compacting.clone())
+    }
+
+    /// Books one neighbourhood computation that started at `start`.
+    pub(crate) fn count_neighbors(&self, start: Instant) {
+        let c = &self.counters;
+        Counters::time(&c.neighbors_ns, &c.neighbors_calls, start);
+    }
+}
+
+/// The neighbourhood a new SST of `level` over user keys `[smallest, largest]` would get in
+/// `version`, from a job with no inputs (a flush), with the zones of `zones`: what
+/// placement hints carry, for benchmarks and tools. No file counts as being compacted.
+pub fn neighbors_in(
+    version: &Version,
+    options: &Options,
+    zones: &dyn ZoneLookup,
+    level: usize,
+    smallest: &[u8],
+    largest: &[u8],
+) -> Neighbors {
+    let none = HashSet::new();
+    let scope = HintScope {
+        version,
+        options,
+        compacting: &none,
+        job_inputs: &none,
+        job_outputs: &[],
+        zones,
+    };
+    neighbors(&scope, level, smallest, largest)
 }
 
 /// [`neighbors`] of a built table.
@@ -86,38 +123,97 @@ pub(crate) fn neighbors(
     smallest: &[u8],
     largest: &[u8],
 ) -> Neighbors {
-    let overlapping = |l: usize| -> Vec<SstRef> {
-        level_files(scope, l)
-            .filter(|f| f.smallest_user_key() <= largest && smallest <= f.largest_user_key())
-            .map(|f| sst_ref(scope, l, f))
-            .collect()
-    };
-    // The job's outputs have new numbers: none of them is one of its inputs.
-    let same_level = || level_files(scope, level).chain(scope.job_outputs);
-    let before = same_level()
-        .filter(|f| f.largest_user_key() < smallest)
-        .max_by(|a, b| a.largest_user_key().cmp(b.largest_user_key()));
-    let after = same_level()
-        .filter(|f| f.smallest_user_key() > largest)
-        .min_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
+    let overlap = |l: usize| overlapping(scope, l, smallest, largest);
+    let as_ref = |f: &FileMeta| sst_ref(scope, level, f);
     Neighbors {
-        overlap_above: level.checked_sub(1).map(overlapping).unwrap_or_default(),
-        overlap_below: overlapping(level + 1),
-        closest_before: before.map(|f| sst_ref(scope, level, f)),
-        closest_after: after.map(|f| sst_ref(scope, level, f)),
+        overlap_above: level.checked_sub(1).map(overlap).unwrap_or_default(),
+        overlap_below: overlap(level + 1),
+        closest_before: closest_before(scope, level, smallest).map(as_ref),
+        closest_after: closest_after(scope, level, largest).map(as_ref),
         level_scores: level_scores(scope),
     }
 }
 
-/// The files of `level` in the version, without the job's inputs (none past the last
-/// level).
-fn level_files<'s>(scope: &'s HintScope<'_>, level: usize) -> impl Iterator<Item = &'s FileMeta> {
-    let files = if level < scope.version.num_levels() {
-        scope.version.files(level)
+/// The files of `level` (without the job's inputs) whose user-key range meets `[smallest,
+/// largest]`, in level order. Deeper levels are sorted and disjoint: a binary search finds
+/// them without walking the level.
+fn overlapping(
+    scope: &HintScope<'_>,
+    level: usize,
+    smallest: &[u8],
+    largest: &[u8],
+) -> Vec<SstRef> {
+    let meets = |f: &FileMeta| f.smallest_user_key() <= largest && smallest <= f.largest_user_key();
+    if level == 0 {
+        return level_files(scope, 0)
+            .filter(|f| meets(f))
+            .map(|f| sst_ref(scope, 0, f))
+            .collect();
+    }
+    let range = scope
+        .version
+        .overlapping(level, Some(smallest), Some(largest));
+    range
+        .iter()
+        .filter(|f| !scope.job_inputs.contains(&f.number))
+        .map(|f| sst_ref(scope, level, f))
+        .collect()
+}
+
+/// The file of `level` (or among the job's outputs) with the greatest largest key below
+/// `smallest`; of equal ones, the last (the job's outputs come after the version's files).
+fn closest_before<'s>(
+    scope: &'s HintScope<'_>,
+    level: usize,
+    smallest: &[u8],
+) -> Option<&'s FileMeta> {
+    let by_largest = |a: &&FileMeta, b: &&FileMeta| a.largest_user_key().cmp(b.largest_user_key());
+    let before = |f: &&FileMeta| f.largest_user_key() < smallest;
+    let in_version = if level == 0 {
+        level_files(scope, 0).filter(before).max_by(by_largest)
     } else {
-        &[]
+        // Sorted and disjoint: largest keys ascend with the smallest ones.
+        let files = scope.version.files(level);
+        let end = files.partition_point(|f| f.largest_user_key() < smallest);
+        files[..end]
+            .iter()
+            .rev()
+            .map(|f| &**f)
+            .find(|f| !scope.job_inputs.contains(&f.number))
     };
-    files
+    let output = scope.job_outputs.iter().filter(before).max_by(by_largest);
+    in_version.into_iter().chain(output).max_by(by_largest)
+}
+
+/// The file of `level` (or among the job's outputs) with the least smallest key above
+/// `largest`; of equal ones, the first.
+fn closest_after<'s>(
+    scope: &'s HintScope<'_>,
+    level: usize,
+    largest: &[u8],
+) -> Option<&'s FileMeta> {
+    let by_smallest =
+        |a: &&FileMeta, b: &&FileMeta| a.smallest_user_key().cmp(b.smallest_user_key());
+    let after = |f: &&FileMeta| f.smallest_user_key() > largest;
+    let in_version = if level == 0 {
+        level_files(scope, 0).filter(after).min_by(by_smallest)
+    } else {
+        let files = scope.version.files(level);
+        let start = files.partition_point(|f| f.smallest_user_key() <= largest);
+        files[start..]
+            .iter()
+            .map(|f| &**f)
+            .find(|f| !scope.job_inputs.contains(&f.number))
+    };
+    let output = scope.job_outputs.iter().filter(after).min_by(by_smallest);
+    in_version.into_iter().chain(output).min_by(by_smallest)
+}
+
+/// The files of `level` in the version, without the job's inputs.
+fn level_files<'s>(scope: &'s HintScope<'_>, level: usize) -> impl Iterator<Item = &'s FileMeta> {
+    scope
+        .version
+        .files(level)
         .iter()
         .map(|f| &**f)
         .filter(|f| !scope.job_inputs.contains(&f.number))
@@ -150,8 +246,10 @@ fn level_scores(scope: &HintScope<'_>) -> Vec<f64> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
-    use crate::compaction::test_util::{file, version_of};
+    use crate::compaction::test_util::{arb_version, file, version_of};
 
     /// Zones by file number: file n lives in zone n (n·10 bytes) and zone 100.
     struct FakeZones;
@@ -230,5 +328,77 @@ mod tests {
         assert!(n.closest_after.is_none());
         // The last level has no level below.
         assert!(neighbors(&scope, 3, b"a", b"b").overlap_below.is_empty());
+    }
+
+    /// The neighbourhood by walking every file of the levels concerned: what the binary
+    /// searches must find.
+    fn walked(scope: &HintScope<'_>, level: usize, lo: &[u8], hi: &[u8]) -> [Vec<u64>; 4] {
+        let live = |l: usize| level_files(scope, l).collect::<Vec<_>>();
+        let meets = |l: usize| -> Vec<u64> {
+            live(l)
+                .into_iter()
+                .filter(|f| f.smallest_user_key() <= hi && lo <= f.largest_user_key())
+                .map(|f| f.number)
+                .collect()
+        };
+        let same: Vec<&FileMeta> = live(level).into_iter().chain(scope.job_outputs).collect();
+        let before = same
+            .iter()
+            .filter(|f| f.largest_user_key() < lo)
+            .max_by(|a, b| a.largest_user_key().cmp(b.largest_user_key()));
+        let after = same
+            .iter()
+            .filter(|f| f.smallest_user_key() > hi)
+            .min_by(|a, b| a.smallest_user_key().cmp(b.smallest_user_key()));
+        [
+            level.checked_sub(1).map(meets).unwrap_or_default(),
+            meets(level + 1),
+            before.map(|f| f.number).into_iter().collect(),
+            after.map(|f| f.number).into_iter().collect(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn binary_searches_find_what_a_walk_finds(
+            v in arb_version(),
+            level in 0usize..5,
+            (lo, len) in (0u8..70, 0u8..20),
+            input_bits in prop::collection::vec(prop::bool::weighted(0.3), 64),
+            outputs in prop::collection::vec((0u8..70, 0u8..5), 0..3),
+        ) {
+            let inputs: HashSet<u64> = v
+                .all_files()
+                .map(|(_, f)| f.number)
+                .filter(|n| input_bits[*n as usize % input_bits.len()])
+                .collect();
+            let outputs: Vec<FileMeta> = outputs
+                .iter()
+                .enumerate()
+                .map(|(i, &(start, len))| {
+                    file(1000 + i as u64, &[start], &[start.saturating_add(len)], 10)
+                })
+                .collect();
+            let (options, none) = (Options::default(), HashSet::new());
+            let scope = HintScope {
+                version: &v,
+                options: &options,
+                compacting: &none,
+                job_inputs: &inputs,
+                job_outputs: &outputs,
+                zones: &FakeZones,
+            };
+            let (lo, hi) = ([lo], [lo.saturating_add(len)]);
+            let n = neighbors(&scope, level, &lo, &hi);
+            let found = [
+                names(&n.overlap_above),
+                names(&n.overlap_below),
+                n.closest_before.iter().map(|r| r.number).collect(),
+                n.closest_after.iter().map(|r| r.number).collect(),
+            ];
+            prop_assert_eq!(found, walked(&scope, level, &lo, &hi));
+        }
     }
 }

@@ -14,7 +14,8 @@
 //! any file-layer call that allocates a zone, i.e. from a thread that holds `writer`,
 //! `inline` or `versions`. A requested compaction needs `versions` and `state` only, and it
 //! is refused while the calling thread holds `versions` (tracked per thread), so the
-//! callback can never deadlock.
+//! callback can never deadlock. The cleaner's other callback, the hint source, takes only
+//! `state`, and answers nothing on a thread that holds `versions`.
 
 use std::cell::Cell;
 use std::collections::{HashSet, VecDeque};
@@ -336,7 +337,7 @@ impl DbInner {
     /// Reopens cached tables if the zone cleaner cleaned victims since the last time, so
     /// that the readers stop pinning the zones it moved data out of. Whether it did.
     pub(crate) fn refresh_tables_if_cleaned(&self) -> bool {
-        let victims = self.fs.stats().gc.victims;
+        let victims = self.fs.gc_victims();
         let cleaned = self.gc_victims_seen.swap(victims, Ordering::Relaxed) != victims;
         if cleaned {
             self.tables.refresh();

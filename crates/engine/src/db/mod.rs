@@ -6,7 +6,8 @@
 //! - `write`: the write path, stalls, memtable switches; `read`: gets and iterators;
 //! - `flush`, `compact`: the jobs; `background`: threads, the deterministic fixed point
 //!   and the zone cleaner's compaction requests;
-//! - `hints`: the neighbourhood in SST placement hints;
+//! - `hints`: the neighbourhood in SST placement hints; `hint_source`: the hints of live
+//!   SSTs the zone cleaner moves;
 //! - `table_cache`, `files`, `snapshot`, `stall`, `stats`: their helpers.
 
 mod api;
@@ -14,6 +15,7 @@ mod background;
 mod compact;
 mod files;
 mod flush;
+mod hint_source;
 mod hints;
 mod inner;
 mod read;
@@ -25,6 +27,7 @@ mod table_cache;
 mod write;
 
 pub use api::{Db, MemtableShape, ReadOptions, WriteOptions};
+pub use hints::neighbors_in;
 pub use recovery::RecoveryReport;
 pub use snapshot::Snapshot;
 pub use stats::{CompactionInput, CompactionOutput, CompactionRecord, DbStats, LevelShape};

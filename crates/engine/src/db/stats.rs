@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use crate::compaction::CompactionStats;
 
@@ -25,6 +26,10 @@ pub(crate) struct Counters {
     pub stall_ns: AtomicU64,
     pub stops: AtomicU64,
     pub delays: AtomicU64,
+    pub picker_ns: AtomicU64,
+    pub picker_calls: AtomicU64,
+    pub neighbors_ns: AtomicU64,
+    pub neighbors_calls: AtomicU64,
 }
 
 impl Counters {
@@ -34,6 +39,13 @@ impl Counters {
 
     pub(crate) fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
+    }
+
+    /// Adds one timed call that started at `start` to `ns` and `calls`.
+    pub(crate) fn time(ns: &AtomicU64, calls: &AtomicU64, start: Instant) {
+        let elapsed = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        Counters::add(ns, elapsed);
+        Counters::add(calls, 1);
     }
 }
 
@@ -120,15 +132,8 @@ pub(crate) fn zone_bytes(inputs: &[CompactionInput]) -> Vec<(u32, u64)> {
     per_zone.into_iter().collect()
 }
 
-/// S_same = Σ S_m² / (Σ S_m)² (DESIGN.md 6.5); 0 for no bytes.
-pub(crate) fn s_same(zone_bytes: &[(u32, u64)]) -> f64 {
-    let total: f64 = zone_bytes.iter().map(|(_, b)| *b as f64).sum();
-    if total == 0.0 {
-        return 0.0;
-    }
-    let squares: f64 = zone_bytes.iter().map(|(_, b)| (*b as f64).powi(2)).sum();
-    squares / (total * total)
-}
+/// S_same = Σ S_m² / (Σ S_m)² (DESIGN.md 6.5); 0 for no bytes. ZACA ranks groups by it.
+pub(crate) use crate::compaction::s_same;
 
 /// S_inval: the mean of `invalid / capacity` over `zones`, where `invalid` gives each
 /// zone's invalid bytes after the compaction.
@@ -173,6 +178,14 @@ pub struct DbStats {
     pub stall_ns: u64,
     pub stall_stops: u64,
     pub stall_delays: u64,
+    /// Wall time spent in `Picker::order` while picking compactions, and the number of
+    /// those calls (policy cost; measured in both modes, so it varies from run to run).
+    pub picker_ns: u64,
+    pub picker_calls: u64,
+    /// Wall time spent computing the neighbourhood of placement hints (new SSTs and the
+    /// zone cleaner's `hint_of`), and the number of those computations.
+    pub neighbors_ns: u64,
+    pub neighbors_calls: u64,
     /// Files, bytes and score of each level now.
     pub levels: Vec<LevelShape>,
     /// The work booked per level (RocksDB's compaction stats).
@@ -206,6 +219,23 @@ impl DbStats {
     pub fn total_files(&self) -> usize {
         self.levels.iter().map(|l| l.files).sum()
     }
+
+    /// Mean time of one picker call, in microseconds (0 without calls).
+    pub fn picker_mean_us(&self) -> f64 {
+        mean_us(self.picker_ns, self.picker_calls)
+    }
+
+    /// Mean time of one neighbourhood computation, in microseconds (0 without any).
+    pub fn neighbors_mean_us(&self) -> f64 {
+        mean_us(self.neighbors_ns, self.neighbors_calls)
+    }
+}
+
+fn mean_us(ns: u64, calls: u64) -> f64 {
+    if calls == 0 {
+        return 0.0;
+    }
+    ns as f64 / calls as f64 / 1000.0
 }
 
 #[cfg(test)]
@@ -248,5 +278,19 @@ mod tests {
         };
         assert!((s.lsm_write_amp() - 2.5).abs() < 1e-12);
         assert_eq!(DbStats::default().lsm_write_amp(), 0.0);
+    }
+
+    #[test]
+    fn policy_costs_are_means_in_microseconds() {
+        let s = DbStats {
+            picker_ns: 9_000,
+            picker_calls: 3,
+            neighbors_ns: 500,
+            neighbors_calls: 2,
+            ..DbStats::default()
+        };
+        assert_eq!(s.picker_mean_us(), 3.0);
+        assert_eq!(s.neighbors_mean_us(), 0.25);
+        assert_eq!(DbStats::default().picker_mean_us(), 0.0);
     }
 }

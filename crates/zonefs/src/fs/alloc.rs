@@ -8,6 +8,7 @@
 //!    writer, or wait until a write ends;
 //! 2. the policy's decision: `Use(zone)`, or `OpenEmpty` (finish the zone it names, apply
 //!    the finish threshold, take the lowest-numbered empty zone and tag it with the class);
+//!    before asking, zones without live data are reset when no empty zone can be opened;
 //! 3. when that cannot be done for lack of empty zones: any idle zone with room whatever
 //!    its class (space beats placement quality), resetting dead zones, taking back an idle
 //!    lease, waiting for a write in progress;
@@ -133,7 +134,11 @@ impl Shared {
     }
 
     fn step<'a>(&self, mut zones: Zones<'a>, req: &Request<'_>) -> FsResult<(Zones<'a>, Step)> {
-        if !zones.empty_available(req.gc) && zones.has_dead() {
+        // Zones without live data are empty zones in waiting: when no empty zone can be
+        // opened (none beyond the reserve, or no active resource), reset them before the
+        // policy looks, so that "open an empty zone" never depends on a copy or a finish
+        // that a reset would have made unnecessary.
+        if !zones.can_open(req.gc) && zones.has_dead() {
             return Ok((zones, Step::Reclaim));
         }
         let step = match self.decide(&zones, req) {

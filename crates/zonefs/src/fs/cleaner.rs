@@ -19,7 +19,8 @@
 //!   [`CompactionRequester`], then copy whatever is still valid. Without a requester, both
 //!   copy everything.
 //! - **Moving**: extents are read and written again (tagged `gc_copy`) to a zone the
-//!   placement policy chooses for the file (the hint rebuilt from the file's metadata,
+//!   placement policy chooses for the file (the engine's [`HintSource`] answer when the
+//!   policy wants neighbourhoods, else the hint rebuilt from the file's metadata; size and
 //!   `min_capacity` = the extent), split over several zones when needed, never into the
 //!   victim. Then the device is synced, and one metadata batch replaces the moved extents
 //!   of every file (`FileUpdate`). Only once that batch is durable are the victim's bytes
@@ -38,6 +39,7 @@ use crate::placement::{Lifetime, PlacementHint};
 
 use super::alloc::{elapsed_ns, Request};
 use super::error::{FsError, FsResult};
+use super::hint_source::HintSource;
 use super::shared::{Counters, MetaStore, Shared};
 use super::stats::{FreeSpaceSample, InvalidRatios};
 use super::table::{Cond, Lease, WriteSlot, ZoneTable};
@@ -257,6 +259,8 @@ impl Signal {
 pub(crate) struct CleanerCore {
     signal: Arc<Signal>,
     requester: RwLock<Option<Arc<dyn CompactionRequester>>>,
+    /// The engine's hints for migrated files (`hint_source.rs`).
+    pub(super) hints: RwLock<Option<Arc<dyn HintSource>>>,
     samples: Mutex<Vec<FreeSpaceSample>>,
 }
 
@@ -321,7 +325,7 @@ impl Live {
         self.extents.iter().map(|e| e.len).sum()
     }
 
-    /// The placement hint the file's metadata still tells.
+    /// The placement hint the file's metadata still tells (without a neighbourhood).
     fn hint(&self) -> PlacementHint {
         PlacementHint {
             kind: Some(self.kind),
@@ -713,7 +717,7 @@ impl Shared {
         if let Some(s) = self.lock_zones().slot_mut(zone) {
             if s.epoch == epoch {
                 s.live = s.live.saturating_sub(copied);
-                s.copied |= copied > 0;
+                s.copied += copied;
             }
         }
         self.release_live(release);
@@ -825,10 +829,14 @@ impl<'a> Mover<'a> {
         }
     }
 
+    /// Moves the file's extents in the victim, placed with the engine's hint when the policy
+    /// wants one (asked with no lock and no lease held), each extent as a file of its own
+    /// size.
     fn move_file(&mut self, f: &Live) -> FsResult<Vec<Moved>> {
-        let hint = f.hint();
+        let mut hint = self.sh.migration_hint(&f.name, f.hint());
         let mut out = Vec::with_capacity(f.extents.len());
         for e in &f.extents {
+            hint.size = round_up(e.len, self.sh.block_size());
             let pieces = self.move_extent(f, &hint, *e);
             self.release_lease();
             out.push((*e, pieces?));

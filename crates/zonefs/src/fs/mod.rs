@@ -11,7 +11,8 @@
 //!   files); zones whose data is all dead are reset at once.
 //! - The zone cleaner frees zones whose data is partly dead: it picks the full zone with
 //!   the fewest valid bytes and moves its valid data away (copies, or asks the engine to
-//!   compact), inline or in a background thread.
+//!   compact), inline or in a background thread. [`HintSource`] lets the engine give the
+//!   placement hints of the files it moves.
 //!
 //! The model and its guarantees are written down in `docs/FILE-LAYER.md`.
 
@@ -21,6 +22,7 @@ mod clean;
 mod cleaner;
 mod error;
 mod files;
+mod hint_source;
 mod mount;
 mod options;
 mod reader;
@@ -42,6 +44,7 @@ pub use cleaner::{
     VictimReport,
 };
 pub use error::{FsError, FsResult};
+pub use hint_source::HintSource;
 pub use options::{FsOptions, DEFAULT_GC_START, DEFAULT_GC_STOP};
 pub use reader::FileReader;
 pub use stats::{FreeSpaceSample, FsStats, GcStats, InvalidRatios, SettlePlan, ZoneStat};

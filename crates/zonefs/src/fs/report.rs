@@ -50,6 +50,12 @@ impl ZoneFs {
         }
     }
 
+    /// Zones the cleaner has picked as victims since mount: a cheap way to notice that
+    /// cleaning ran (unlike [`ZoneFs::stats`], it takes no lock and copies nothing).
+    pub fn gc_victims(&self) -> u64 {
+        Counters::get(&self.shared.counters.gc_victims)
+    }
+
     pub fn stats(&self) -> FsStats {
         let sh = &self.shared;
         let dev = sh.dev.stats();
@@ -89,6 +95,7 @@ impl ZoneFs {
                 copy_bytes: Counters::get(&c.gc_copy_bytes),
                 compacted_bytes: Counters::get(&c.gc_compacted_bytes),
                 resets: Counters::get(&c.gc_resets),
+                victim_copy_bytes: c.victim_copy_bytes(),
                 blocking_ns: Counters::get(&c.gc_blocking_ns),
                 blocking_events: Counters::get(&c.gc_blocking_events),
                 compaction_requests: Counters::get(&c.gc_compaction_requests),

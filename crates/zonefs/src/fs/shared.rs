@@ -76,9 +76,26 @@ pub(crate) struct Counters {
     pub gc_blocking_ns: AtomicU64,
     pub gc_blocking_events: AtomicU64,
     pub gc_compaction_requests: AtomicU64,
+    /// Bytes copied out of each victim, in the order the victims were reset.
+    pub gc_victim_copy_bytes: Mutex<Vec<u64>>,
 }
 
 impl Counters {
+    /// A victim was reset after the cleaner copied `copied` bytes out of it.
+    pub fn note_victim_reset(&self, copied: u64) {
+        self.gc_victim_copy_bytes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(copied);
+    }
+
+    pub fn victim_copy_bytes(&self) -> Vec<u64> {
+        self.gc_victim_copy_bytes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     pub fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
@@ -158,15 +175,16 @@ impl Shared {
                 .map_err(|e| FsError::device(format!("reset dead zone {zone}"), e))?;
             let (victim, copied) = zones
                 .slot(zone)
-                .map_or((false, false), |s| (s.victim, s.copied));
+                .map_or((false, 0), |s| (s.victim, s.copied));
             zones.mark_reset(zone);
             reset += 1;
             Counters::add(&self.counters.resets, 1);
-            if !copied {
+            if copied == 0 {
                 Counters::add(&self.counters.zero_copy_resets, 1);
             }
             if victim {
                 Counters::add(&self.counters.gc_resets, 1);
+                self.counters.note_victim_reset(copied);
             }
             if meta.state.placement(zone).is_some() {
                 // Durable with the next metadata sync; a mount clears it anyway.

@@ -65,6 +65,10 @@ pub struct GcStats {
     /// Victims reset (by the eager reset, once no valid data and no reader is left).
     /// Those whose data did not have to be copied also count as zero-copy resets.
     pub resets: u64,
+    /// Bytes copied out of each victim (its share of `copy_bytes`), one entry per victim
+    /// reset, in reset order (`len() == resets`). Zones emptied by deletions alone were
+    /// never victims: they are only in `FsStats::zero_copy_resets`.
+    pub victim_copy_bytes: Vec<u64>,
     /// Time writers spent blocked on the cleaner: waiting for a run of another thread
     /// (background or inline) when they found no zone, or running one themselves in
     /// inline mode, in nanoseconds; and how many times that happened.

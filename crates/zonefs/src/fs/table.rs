@@ -50,8 +50,9 @@ pub(crate) struct Slot {
     pub owner: Option<Owner>,
     /// The zone cleaner picked the zone as a victim (cleared by the reset).
     pub victim: bool,
-    /// The cleaner copied valid data out of the zone: its reset is not a zero-copy one.
-    pub copied: bool,
+    /// Bytes the cleaner copied out of the zone (recorded migrations) since its last reset;
+    /// its reset is a zero-copy one only if this is 0.
+    pub copied: u64,
     /// Resets of the zone by this mount: tells a victim from the same zone reused since.
     pub epoch: u64,
 }
@@ -66,7 +67,7 @@ impl Slot {
             class: 0,
             owner: None,
             victim: false,
-            copied: false,
+            copied: 0,
             epoch: 0,
         }
     }
@@ -416,7 +417,7 @@ impl ZoneTable {
             s.written = 0;
             s.class = 0;
             s.victim = false;
-            s.copied = false;
+            s.copied = 0;
             s.epoch += 1;
         }
     }

@@ -31,6 +31,10 @@ pub struct FileWriter {
     id: FileId,
     meta: FileMeta,
     hint: PlacementHint,
+    /// The size the hint announced at create; `hint.size` is what is left of it.
+    expected: u64,
+    /// Bytes written to the device so far (whole blocks, padding included).
+    placed: u64,
     cat: IoCategory,
     /// The partial block not written yet (always shorter than a block).
     buf: Vec<u8>,
@@ -65,6 +69,8 @@ impl FileWriter {
             shared,
             id,
             meta,
+            expected: hint.size,
+            placed: 0,
             hint,
             cat,
             buf: Vec::new(),
@@ -247,6 +253,7 @@ impl FileWriter {
             }
             result.map_err(|e| FsError::device(self.write_context(zone, slot.wp), e))?;
             self.push_extent(zone, slot.wp, n);
+            self.placed += n;
             *self.unrecorded.entry(zone).or_default() += n;
             data = &data[n as usize..];
         }
@@ -258,8 +265,9 @@ impl FileWriter {
     }
 
     /// The writer's zone, in use; a new one from the allocator when it has none (or its
-    /// idle lease was taken back).
+    /// idle lease was taken back), asked for the rest of the announced size.
     fn zone_for_write(&mut self) -> FsResult<WriteSlot> {
+        self.hint.size = self.expected.saturating_sub(self.placed);
         let req = Request {
             name: &self.meta.name,
             kind: self.meta.kind,

@@ -33,7 +33,9 @@ pub fn lifetime_diff(zone: u8, file: Lifetime) -> u32 {
     }
 }
 
-fn is_candidate(z: &ZoneView, min_capacity: u64) -> bool {
+/// A zone LIZA may append to: active, holding live data (a zone without any is about to be
+/// reset), not held by another writer, with room for `min_capacity` bytes.
+pub(super) fn is_candidate(z: &ZoneView, min_capacity: u64) -> bool {
     z.state == ZoneUse::Active && z.valid > 0 && !z.busy && z.remaining >= min_capacity.max(1)
 }
 
@@ -250,6 +252,9 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(err.contains("unknown placement policy 'nope'") && err.contains("liza"));
-        assert!(crate::placement::policy_by_name("liza").is_ok());
+        for name in crate::placement::POLICIES {
+            let policy = crate::placement::policy_by_name(name);
+            assert_eq!(policy.map(|p| p.name()).ok(), Some(*name));
+        }
     }
 }

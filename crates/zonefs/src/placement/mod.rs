@@ -4,9 +4,18 @@
 //! file and a view of the data zones. It returns a [`Decision`] the allocator carries out
 //! (take resources, finish a zone, open an empty one and tag it). Keeping policies pure makes
 //! each one a single file that can be tested case by case on hand-built zone tables.
+//!
+//! Policies: [`Liza`] (ZenFS's lifetime classes), [`Caza`] (compaction-aware, HotStorage'22)
+//! and [`CazaPlus`] (compaction-aware with level scores and SST sizes, MSST'24). The two
+//! key-range-aware ones share `key_range.rs`. `docs/PLACEMENT.md` describes them as built.
 
+mod caza;
+mod caza_plus;
+mod key_range;
 mod liza;
 
+pub use caza::Caza;
+pub use caza_plus::CazaPlus;
 pub use liza::Liza;
 
 use crate::meta::FileKind;
@@ -62,14 +71,18 @@ pub struct PlacementHint {
     pub kind: Option<FileKind>,
     pub level: Option<u8>,
     pub lifetime: Lifetime,
-    /// Expected size in bytes (exact for SSTs built in memory).
+    /// Bytes still to be placed under this hint: the expected file size when the file is
+    /// created (exact for SSTs built in memory; 0 = unknown). A writer lowers it by what it
+    /// already wrote each time it asks for another zone, and the cleaner sets it to the
+    /// extent it moves, so a policy can ask for a zone with room for the rest.
     pub size: u64,
     pub smallest_key: Vec<u8>,
     pub largest_key: Vec<u8>,
     /// The SSTs around this one when it was created, for key-range-aware policies (CAZA,
     /// CAZA+). `None` when the policy does not want them
     /// ([`PlacementPolicy::wants_neighbors`]), for files that are not SSTs, and in hints the
-    /// cleaner rebuilds from metadata to migrate an extent.
+    /// cleaner rebuilds from metadata to migrate an extent when the engine's
+    /// [`HintSource`](crate::fs::HintSource) cannot answer.
     pub neighbors: Option<Neighbors>,
 }
 
@@ -168,13 +181,16 @@ pub trait PlacementPolicy: Send + Sync {
     }
 }
 
-/// The placement policies known by name.
-pub const POLICIES: &[&str] = &["liza"];
+/// The placement policies known by name: `caza` is the HotStorage'22 algorithm, `caza+`
+/// the MSST'24 one.
+pub const POLICIES: &[&str] = &["liza", "caza", "caza+"];
 
 /// Builds a policy by name; an unknown name is a clear error listing the known ones.
 pub fn policy_by_name(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
     match name {
         "liza" => Ok(Box::new(Liza)),
+        "caza" => Ok(Box::new(Caza)),
+        "caza+" => Ok(Box::new(CazaPlus)),
         _ => Err(format!(
             "unknown placement policy '{name}' (known: {})",
             POLICIES.join(", ")

@@ -1,0 +1,194 @@
+//! Cost of the zone-aware policies on the engine's side (DESIGN.md section 7, "policy
+//! cost"; the MSST'24 paper's Table III reports SICA 271 µs and ZACA 1094 µs per call).
+//!
+//! `cargo bench -p zkv-engine --bench policy_cost`
+//!
+//! Versions of 1k, 10k and 100k SSTs shaped like RocksDB's static leveled LSM with its
+//! defaults: 64 MiB files (48–64 MiB), L1 of 4 files and ×10 per level (40, 400, 4000,
+//! 40000), the last level holding the rest, 4 overlapping L0 files. Files are spread over
+//! 1 GiB zones by a fake zone lookup (a pseudo-random zone per file, every eighth file
+//! split over two zones), which answers from memory: the file layer's own lookup adds a
+//! metadata lock and a name lookup per file.
+//!
+//! - `order/{picker}/{n}`: one `Picker::order` of the deepest level that compacts into the
+//!   last one (L3, L4, L5 for 1k, 10k, 100k files: the largest level a picker orders);
+//!   `zaca` looks up the zones of that level and of the last level's overlapping files.
+//! - `neighbors/{n}`: the neighbourhood of a new SST of that level (a key range the size
+//!   of one of its files, varied call to call): overlaps in the levels above and below,
+//!   closest files of its level, their zones, the level scores (`engine::db::neighbors_in`).
+
+use std::collections::HashSet;
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use engine::compaction::{picker_by_name, PickCtx, ZoneLookup};
+use engine::db::neighbors_in;
+use engine::key::{self, ValueKind};
+use engine::options::Options;
+use engine::version::{FileMeta, Version, VersionEdit};
+
+const MIB: u64 = 1 << 20;
+const FILE: u64 = 64 * MIB;
+const ZONE: u64 = 1024 * MIB;
+const LEVELS: usize = 7;
+/// Files of L1; each deeper level holds ten times more, the last level the rest.
+const L1_FILES: usize = 4;
+const L0_FILES: usize = 4;
+/// Key space: 16-byte keys (as in the paper's runs), numbers below this.
+const KEYS: u64 = 1 << 40;
+
+/// A deterministic pseudo-random sequence (splitmix64): the version is the same every run.
+struct Mix(u64);
+
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+fn user_key(k: u64) -> Vec<u8> {
+    format!("{k:016x}").into_bytes()
+}
+
+fn sst(number: u64, lo: u64, hi: u64, size: u64) -> FileMeta {
+    FileMeta {
+        number,
+        size,
+        smallest: key::internal_key(&user_key(lo), number, ValueKind::Put),
+        largest: key::internal_key(&user_key(hi), number, ValueKind::Put),
+        smallest_seq: number,
+        largest_seq: number,
+        entries: size / 1040,
+        deletions: 0,
+        raw_key_size: size / 1040 * 16,
+        raw_value_size: size / 1040 * 1024,
+    }
+}
+
+/// Files per level for `n` files in all.
+fn shape(n: usize) -> Vec<usize> {
+    let mut counts = vec![0; LEVELS];
+    counts[0] = L0_FILES;
+    let mut left = n - L0_FILES;
+    let mut per_level = L1_FILES;
+    for count in counts.iter_mut().skip(1) {
+        *count = per_level.min(left);
+        left -= *count;
+        per_level *= 10;
+    }
+    // What the levels' targets do not take goes to the deepest level used.
+    if let Some(last) = counts.iter().rposition(|&c| c > 0) {
+        counts[last] += left;
+    }
+    counts
+}
+
+/// The version of `n` files and the level that compacts into the last non-empty one.
+fn lsm(n: usize) -> (Version, usize) {
+    let counts = shape(n);
+    let mut mix = Mix(n as u64);
+    let mut edit = VersionEdit::new();
+    let mut number = 1;
+    for (level, &count) in counts.iter().enumerate() {
+        for i in 0..count as u64 {
+            let size = FILE - mix.next() % (16 * MIB);
+            let (lo, hi) = if level == 0 {
+                // L0 files overlap each other: each covers most of the key space.
+                (mix.next() % (KEYS / 8), KEYS - 1 - mix.next() % (KEYS / 8))
+            } else {
+                // Level files partition the key space, with a small gap at each end.
+                let span = KEYS / count as u64;
+                (i * span + span / 64, (i + 1) * span - span / 64)
+            };
+            edit.add_file(level as u32, sst(number, lo, hi, size));
+            number += 1;
+        }
+    }
+    let v = Version::new(LEVELS).apply(&edit).expect("a valid version");
+    let last = counts.iter().rposition(|&c| c > 0).expect("files");
+    (v, last - 1)
+}
+
+/// Zones for files: a pseudo-random zone each, every eighth file split over two zones.
+struct SpreadZones {
+    zones: u64,
+}
+
+impl ZoneLookup for SpreadZones {
+    fn zones_of(&self, n: u64) -> Vec<(u32, u64)> {
+        let zone = (n.wrapping_mul(2_654_435_761) % self.zones) as u32;
+        if n.is_multiple_of(8) {
+            let next = (u64::from(zone) + 1) % self.zones;
+            vec![(zone, FILE / 2), (next as u32, FILE / 2)]
+        } else {
+            vec![(zone, FILE)]
+        }
+    }
+}
+
+fn zones_for(n: usize) -> SpreadZones {
+    SpreadZones {
+        zones: (n as u64 * FILE).div_ceil(ZONE) + 1,
+    }
+}
+
+fn bench_order(c: &mut Criterion) {
+    let mut g = c.benchmark_group("order");
+    let options = Options::default();
+    let busy = HashSet::new();
+    for n in [1_000, 10_000, 100_000] {
+        let (v, level) = lsm(n);
+        let zones = zones_for(n);
+        if n == 100_000 {
+            g.sample_size(10);
+        }
+        for name in ["sica", "min-overlap", "zaca"] {
+            let picker = picker_by_name(name).expect("a known picker");
+            let ctx = PickCtx {
+                version: &v,
+                options: &options,
+                compacting: &busy,
+                zones: &zones,
+                free_ratio: 0.1,
+                cursors: &[],
+            };
+            g.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| black_box(picker.order(&ctx, level)))
+            });
+        }
+    }
+    g.finish();
+}
+
+fn bench_neighbors(c: &mut Criterion) {
+    let mut g = c.benchmark_group("neighbors");
+    let options = Options::default();
+    for n in [1_000, 10_000, 100_000] {
+        let (v, level) = lsm(n);
+        let zones = zones_for(n);
+        let span = KEYS / v.num_files(level).max(1) as u64;
+        let mut mix = Mix(7);
+        g.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| {
+                let lo = mix.next() % (KEYS - span);
+                let (lo, hi) = (user_key(lo), user_key(lo + span));
+                black_box(neighbors_in(&v, &options, &zones, level, &lo, &hi))
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    targets = bench_order, bench_neighbors
+}
+criterion_main!(benches);

@@ -1,0 +1,150 @@
+//! Property test of the placement policies on random zone views and neighbourhoods: every
+//! decision is one the allocator can carry out.
+//!
+//! - `Use(z)`: z is an active data zone of the view, not busy, holding live data, with
+//!   room for at least `min_capacity`;
+//! - `OpenEmpty { finish }`: a zone it names to finish is active and idle; a key-range-aware
+//!   policy opens an empty zone by itself only when `can_open` says one can be opened,
+//!   otherwise the decision is LIZA's (its last fallback) on the same view;
+//! - without a neighbourhood, CAZA and CAZA+ decide exactly as LIZA does.
+
+use proptest::prelude::*;
+use zonefs::placement::{
+    Caza, CazaPlus, Decision, Lifetime, Liza, Neighbors, PlacementCtx, PlacementHint,
+    PlacementPolicy, SstRef, ZoneUse, ZoneView,
+};
+
+const ZONES: u32 = 12;
+const CAPACITY: u64 = 1 << 20;
+
+fn zone_view() -> impl Strategy<Value = (u8, u64, u64, bool, u8)> {
+    (0u8..3, 0u64..=CAPACITY, 0u64..3, any::<bool>(), 0u8..6)
+}
+
+fn views() -> impl Strategy<Value = Vec<ZoneView>> {
+    prop::collection::vec(zone_view(), ZONES as usize).prop_map(|zs| {
+        zs.into_iter()
+            .zip(2u32..)
+            .map(|((state, remaining, valid, busy, class), zone)| {
+                let state = [ZoneUse::Empty, ZoneUse::Active, ZoneUse::Full][state as usize];
+                let (remaining, valid) = match state {
+                    ZoneUse::Empty => (CAPACITY, 0),
+                    ZoneUse::Active => (remaining, valid * 1000),
+                    ZoneUse::Full => (0, valid * 1000),
+                };
+                ZoneView {
+                    zone,
+                    state,
+                    remaining,
+                    valid,
+                    busy: busy && state != ZoneUse::Full,
+                    class,
+                }
+            })
+            .collect()
+    })
+}
+
+/// An SST in one or two zones, some of them outside the view.
+fn sst() -> impl Strategy<Value = SstRef> {
+    (
+        1u64..=CAPACITY,
+        prop::collection::vec((0u32..ZONES + 4, 1u64..CAPACITY), 1..3),
+        prop::collection::vec(any::<u8>(), 0..4),
+    )
+        .prop_map(|(size, zones, key)| SstRef {
+            name: format!("{size}.sst"),
+            size,
+            smallest_key: key.clone(),
+            largest_key: key,
+            zones,
+            ..Default::default()
+        })
+}
+
+fn neighbors() -> impl Strategy<Value = Neighbors> {
+    (
+        prop::collection::vec(sst(), 0..5),
+        prop::collection::vec(sst(), 0..5),
+        prop::option::of(sst()),
+        prop::option::of(sst()),
+        prop::collection::vec(0.0f64..3.0, 0..5),
+    )
+        .prop_map(|(above, below, before, after, scores)| Neighbors {
+            overlap_above: above,
+            overlap_below: below,
+            closest_before: before,
+            closest_after: after,
+            level_scores: scores,
+        })
+}
+
+fn hint() -> impl Strategy<Value = PlacementHint> {
+    (
+        prop::option::of(0u8..5),
+        0u64..2 * CAPACITY,
+        prop::option::of(neighbors()),
+        prop::collection::vec(any::<u8>(), 0..4),
+    )
+        .prop_map(|(level, size, neighbors, key)| PlacementHint {
+            level,
+            lifetime: Lifetime::from_code(2 + level.unwrap_or(0).min(3)).unwrap_or_default(),
+            size,
+            smallest_key: key.clone(),
+            largest_key: key,
+            neighbors,
+            ..Default::default()
+        })
+}
+
+fn check(policy: &dyn PlacementPolicy, ctx: &PlacementCtx<'_>) -> Result<(), TestCaseError> {
+    let d = policy.place(ctx);
+    let view = |z: u32| ctx.zones.iter().find(|v| v.zone == z);
+    let liza = Liza.place(ctx);
+    match d {
+        Decision::Use(z) => {
+            let v = view(z);
+            prop_assert!(
+                v.is_some_and(|v| v.state == ZoneUse::Active
+                    && !v.busy
+                    && v.valid > 0
+                    && v.remaining >= ctx.min_capacity),
+                "{}: Use({z}) of {v:?}",
+                policy.name()
+            );
+        }
+        Decision::OpenEmpty { finish, .. } => {
+            if let Some(f) = finish {
+                let v = view(f);
+                prop_assert!(v.is_some_and(|v| v.state == ZoneUse::Active && !v.busy));
+            }
+            prop_assert!(
+                (ctx.can_open && finish.is_none()) || d == liza,
+                "{}: {d:?} without an empty zone to open",
+                policy.name()
+            );
+        }
+    }
+    if ctx.hint.neighbors.is_none() {
+        prop_assert_eq!(&d, &liza, "{} without neighbours", policy.name());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn every_decision_can_be_carried_out(
+        zones in views(),
+        hint in hint(),
+        can_open in any::<bool>(),
+        min_capacity in 1u64..CAPACITY / 2,
+    ) {
+        let can_open = can_open && zones.iter().any(|z| z.state == ZoneUse::Empty && !z.busy);
+        let ctx = PlacementCtx { hint: &hint, zones: &zones, can_open, min_capacity };
+        for policy in [&Liza as &dyn PlacementPolicy, &Caza, &CazaPlus] {
+            check(policy, &ctx)?;
+        }
+    }
+}

@@ -1,0 +1,194 @@
+//! `zkv repro EXPERIMENT`: a paper's experiment matrix, run as bench runs in this process,
+//! one after the other, then the paper's figures and tables rebuilt from the run reports.
+//!
+//! Each run is a `zkv compare` run (a scheme, the experiment's preset, the run's own flags)
+//! parsed and checked like one: every run of the matrix is checked before the first one
+//! starts. Deterministic runs give the byte figures (the same seed gives the same bytes);
+//! threaded runs give throughput and latency.
+//!
+//! Output directory: `README.md` (the tables and the paper's headline numbers next to
+//! zkv's), `summary.json` (the same tables as JSON, and the list of runs), `runs/ID.json`
+//! (each run's bench report, written as soon as the run ends) and one SVG per figure.
+//! stdout gets each run's db_bench lines, then the headline table; stderr one progress
+//! line per run.
+
+mod caza22;
+mod figure;
+mod matrix;
+mod plot;
+mod samezone24;
+mod values;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::builder::PossibleValuesParser;
+use clap::Args;
+
+use super::error::{CliError, CliResult};
+use super::Out;
+use figure::Summary;
+use matrix::{Mode, Modes, Results};
+
+/// The experiments of DESIGN.md section 10, in its order.
+const EXPERIMENTS: &[&str] = &["caza22", "samezone24", "prophet24", "samevictim24"];
+
+const REPRO_HELP: &str = "\
+Experiments:
+  caza22      CAZA, HotStorage'22: schemes baseline and caza22, cleaning thresholds 5..25%
+              (20 runs: Figures 3-6 from deterministic runs, Table 1 from threaded ones)
+  samezone24  Same-Zone Compaction, MSST'24: schemes baseline, a-liza, caza, a-caza on
+              fillrandom and YCSB zipfian/latest/uniform (32 runs: Figures 8-12, 15-17)
+  prophet24, samevictim24: refused, zkv lacks parts they need (the error names them)
+
+Each run is zkv bench --preset EXPERIMENT [--quick] with the run's scheme and flags, on
+--device mem. Bench flags after -- apply to every run (e.g. -- --num 200000 for a shorter
+run); the flags the matrix sets (scheme, cleaning thresholds, mode, workload) cannot be
+given there.
+
+Example:
+  zkv repro caza22 --quick --out repro-caza22 --modes deterministic";
+
+#[derive(Debug, Args)]
+#[command(after_help = REPRO_HELP)]
+pub struct ReproArgs {
+    /// The paper's experiment
+    #[arg(value_name = "EXPERIMENT", value_parser = PossibleValuesParser::new(EXPERIMENTS))]
+    experiment: String,
+
+    /// Run the preset at a further 1/8 of its sizes (zkv bench --quick)
+    #[arg(long)]
+    quick: bool,
+
+    /// Directory of the results, created if missing [default: repro-EXPERIMENT, with
+    /// -quick for --quick]
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+
+    /// Execution modes to run, comma separated: deterministic (bytes), threaded
+    /// (throughput and latency)
+    #[arg(long, value_name = "LIST", default_value = "deterministic,threaded",
+          value_parser = matrix::parse_modes)]
+    modes: Modes,
+
+    /// Bench flags for every run, after `--`
+    #[arg(last = true, value_name = "BENCH_FLAGS", allow_hyphen_values = true)]
+    bench_flags: Vec<OsString>,
+}
+
+/// One paper's experiment: its runs and the figures made of their reports.
+pub(crate) trait Experiment {
+    /// The name, also the preset's.
+    fn name(&self) -> &'static str;
+    fn paper(&self) -> &'static str;
+    /// Every run of the matrix, in the order they run.
+    fn specs(&self, modes: &[Mode]) -> Vec<matrix::Spec>;
+    /// The figures and tables, from the runs' reports.
+    fn figures(&self, results: &Results) -> CliResult<Vec<figure::Figure>>;
+    /// The paper's headline numbers next to the runs'.
+    fn headlines(&self, results: &Results) -> Vec<figure::Headline>;
+}
+
+pub fn run(a: ReproArgs) -> CliResult {
+    let experiment = experiment(&a.experiment)?;
+    matrix::check_bench_flags(&a.bench_flags)?;
+    let specs = experiment.specs(&a.modes.0);
+    let common = common_words(experiment.name(), a.quick, &a.bench_flags);
+    let runs = matrix::prepare(&specs, &common)?;
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| default_dir(experiment.name(), a.quick));
+    let files = figure::OutputDir::create(&dir)?;
+    let start = Instant::now();
+    let mut out = Out::new();
+    let results = matrix::run_all(runs, &files, &mut out)?;
+    let summary = Summary {
+        experiment: experiment.name(),
+        paper: experiment.paper(),
+        quick: a.quick,
+        modes: a.modes.0.clone(),
+        bench_flags: a
+            .bench_flags
+            .iter()
+            .map(|w| w.to_string_lossy().into())
+            .collect(),
+        seconds: start.elapsed().as_secs_f64(),
+        headlines: experiment.headlines(&results),
+        figures: experiment.figures(&results)?,
+    };
+    files.write(&summary, &results)?;
+    out.line("")?;
+    for line in summary.headline_lines() {
+        out.line(line)?;
+    }
+    out.line("")?;
+    out.line(format!(
+        "Tables and figures: {} ({} runs in {:.1} s)",
+        dir.join("README.md").display(),
+        results.len(),
+        summary.seconds
+    ))?;
+    out.flush()?;
+    results.first_failure().map_or(Ok(()), Err)
+}
+
+/// The experiment called `name`; the ones zkv cannot run yet are refused with what they
+/// need.
+fn experiment(name: &str) -> CliResult<Box<dyn Experiment>> {
+    let missing = match name {
+        "caza22" => return Ok(Box::new(caza22::Caza22)),
+        "samezone24" => return Ok(Box::new(samezone24::SameZone24)),
+        "prophet24" => {
+            "the Prophet placements (prophet-gc-no, prophet-gc, prophet: lifetime \
+             prediction) and the cleaning modes compact and compensate driven by it"
+        }
+        "samevictim24" => {
+            "BlobDB mode (blob files, blob GC with an age cutoff) and the blob placements \
+             baza and baza+ (Z_Cutoff)"
+        }
+        _ => "an experiment definition",
+    };
+    Err(CliError::invalid(format!(
+        "zkv repro {name}: needs {missing}, which zkv does not have yet; experiments zkv \
+         repro runs: caza22, samezone24"
+    )))
+}
+
+/// Flags of every run: the preset, `--quick`, then the flags after `--`.
+fn common_words(name: &str, quick: bool, extra: &[OsString]) -> Vec<OsString> {
+    let mut words: Vec<OsString> = vec![format!("--preset={name}").into()];
+    if quick {
+        words.push("--quick".into());
+    }
+    words.extend(extra.iter().cloned());
+    words
+}
+
+fn default_dir(name: &str, quick: bool) -> PathBuf {
+    let suffix = if quick { "-quick" } else { "" };
+    Path::new(&format!("repro-{name}{suffix}")).to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocked_experiments_name_what_they_need() {
+        let e = experiment("prophet24").err().unwrap().to_string();
+        assert!(e.contains("Prophet placements"), "{e}");
+        assert!(e.ends_with("caza22, samezone24"), "{e}");
+        let e = experiment("samevictim24").err().unwrap().to_string();
+        assert!(e.contains("BlobDB"), "{e}");
+        assert_eq!(experiment("caza22").ok().map(|e| e.name()), Some("caza22"));
+    }
+
+    #[test]
+    fn every_run_gets_the_preset_and_the_extra_flags() {
+        let words = common_words("caza22", true, &["--num".into(), "10".into()]);
+        assert_eq!(words, ["--preset=caza22", "--quick", "--num", "10"]);
+        assert_eq!(default_dir("caza22", true), Path::new("repro-caza22-quick"));
+    }
+}

@@ -1,0 +1,255 @@
+//! End-to-end tests of `zkv repro`: the real binary running a paper's whole experiment
+//! matrix on a tiny store (a fraction of a second per run), and the files it writes.
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// Bench flags after `--` that shrink every run of the matrix: 16 zones of 512 KiB (2 of
+/// them reserved), 32 KiB memtables and SSTs, a 128 KiB L1, 5000 operations of 200-byte
+/// values; enough for the zone cleaner to copy.
+const TINY: [&str; 16] = [
+    "--num",
+    "5000",
+    "--zones",
+    "16",
+    "--zone-size",
+    "512KiB",
+    "--write-buffer-size",
+    "32KiB",
+    "--target-file-size-base",
+    "32KiB",
+    "--max-bytes-for-level-base",
+    "128KiB",
+    "--value-size",
+    "200",
+    "--reserved-zones",
+    "2",
+];
+
+fn repro(experiment: &str, out: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args = vec![
+        "repro",
+        experiment,
+        "--quick",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args.push("--");
+    args.extend_from_slice(&TINY);
+    args.into_iter().map(String::from).collect()
+}
+
+fn refs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+/// Runs a repro that must succeed; returns its stdout and stderr.
+fn run_ok(args: &[String]) -> (String, String) {
+    let r = zkv(&refs(args));
+    assert_eq!(r.code, 0, "zkv {args:?} failed: {}", r.stderr);
+    (r.stdout, r.stderr)
+}
+
+/// Checks the output directory: a report per run, README.md with every figure's title
+/// and chart, summary.json with every figure's table, and each chart an SVG.
+fn check_outputs(dir: &Path, runs: usize, figures: &[&str]) -> Value {
+    let summary = read_json(&dir.join("summary.json"));
+    let listed = summary["runs"].as_array().expect("runs");
+    assert_eq!(listed.len(), runs);
+    for run in listed {
+        assert!(run["error"].is_null(), "{run}");
+        let report = read_json(&dir.join(run["file"].as_str().unwrap()));
+        assert_eq!(report["label"], run["id"]);
+        assert_eq!(report["config"]["mode"], run["mode"]);
+    }
+    let written = std::fs::read_dir(dir.join("runs")).unwrap().count();
+    assert_eq!(written, runs);
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let ids: Vec<&str> = summary["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, figures);
+    for figure in summary["figures"].as_array().unwrap() {
+        let title = figure["title"].as_str().unwrap();
+        assert!(readme.contains(&format!("## {title}\n")), "{title}");
+        let columns = figure["columns"].as_array().unwrap().len();
+        let rows = figure["rows"].as_array().unwrap();
+        assert!(!rows.is_empty(), "{title}");
+        assert!(rows.iter().all(|r| r.as_array().unwrap().len() == columns));
+        if let Some(chart) = figure["chart"].as_str() {
+            let svg = std::fs::read_to_string(dir.join(chart)).unwrap();
+            assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+            assert!(readme.contains(&format!("]({chart})")), "{chart}");
+        }
+    }
+    assert!(!summary["headlines"].as_array().unwrap().is_empty());
+    summary
+}
+
+/// The cells of a figure's row whose first cells are `key` (texts, or numbers as `25`).
+fn row<'a>(summary: &'a Value, figure: &str, key: &[&str]) -> &'a [Value] {
+    let figures = summary["figures"].as_array().unwrap();
+    let f = figures.iter().find(|f| f["id"] == figure).unwrap();
+    let cell = |v: &Value| match v.as_f64() {
+        Some(x) => x.to_string(),
+        None => v.as_str().unwrap_or_default().to_string(),
+    };
+    f["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_array().unwrap().as_slice())
+        .find(|r| key.iter().zip(r.iter()).all(|(k, v)| cell(v) == *k))
+        .unwrap_or_else(|| panic!("{figure}: no row {key:?}"))
+}
+
+#[test]
+fn caza22_writes_every_table_and_chart() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("caza22");
+    let (stdout, stderr) = run_ok(&repro("caza22", &out, &[]));
+    // One progress line per run on stderr, the runs' lines and the headlines on stdout.
+    assert_eq!(stderr.lines().count(), 20, "{stderr}");
+    assert!(stderr
+        .lines()
+        .all(|l| l.starts_with("repro: run ") && l.ends_with(", ok")));
+    assert!(
+        stdout.contains("== deterministic-baseline-gc5 (1/20)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("== threaded-caza22-gc25 (20/20)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("zero-copy resets at 5% (Fig. 5)"),
+        "{stdout}"
+    );
+    let summary = check_outputs(&out, 20, &["fig3", "fig4", "fig5", "fig6", "table1"]);
+    for name in ["fig3.svg", "fig4.svg", "fig5.svg", "fig6.svg", "table1.svg"] {
+        assert!(out.join(name).exists(), "{name}");
+    }
+    // Each threshold's runs clean between the same bounds, and every figure has numbers.
+    let run = read_json(&out.join("runs/deterministic-caza22-gc10.json"));
+    assert_eq!(run["config"]["gc_start"], 10);
+    assert_eq!(run["config"]["gc_stop"], 10);
+    assert_eq!(run["config"]["placement"], "caza");
+    assert!(row(&summary, "fig3", &["25"])[1].is_number());
+    assert!(row(&summary, "fig5", &["5", "LIZA (baseline)"])[2].is_number());
+    assert!(row(&summary, "fig6", &["15"])[1].is_number());
+    assert!(row(&summary, "table1", &["15"])[1].is_number());
+    let span = row(&summary, "fig4", &["[0.8T, 1.0T]", "CAZA (caza22)"]);
+    assert!(span[2].as_f64().unwrap() > 0.0, "{span:?}");
+}
+
+#[test]
+fn samezone24_writes_every_table_and_chart() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("samezone24");
+    let (stdout, stderr) = run_ok(&repro("samezone24", &out, &[]));
+    assert_eq!(stderr.lines().count(), 32, "{stderr}");
+    assert!(
+        stdout.contains("== threaded-a-caza-uniform (32/32)"),
+        "{stdout}"
+    );
+    let summary = check_outputs(
+        &out,
+        32,
+        &[
+            "fig8", "fig9", "fig10", "fig11", "fig12", "fig15", "fig16", "fig17", "table3",
+        ],
+    );
+    let zipf = read_json(&out.join("runs/deterministic-a-caza-zipfian.json"));
+    assert_eq!(zipf["config"]["workload"], "ycsb-a");
+    assert_eq!(zipf["config"]["request_distribution"], "zipfian");
+    assert_eq!(zipf["config"]["placement"], "caza+");
+    assert_eq!(zipf["config"]["picker"], "acc");
+    assert!(row(&summary, "fig8", &["fillrandom", "all"])[2].is_number());
+    assert!(row(&summary, "fig12", &["latest"])[2].is_number());
+    assert!(row(&summary, "fig15", &["uniform", "ops/s"])[2].is_number());
+    assert!(row(&summary, "fig16", &["A-CAZA"])[1].is_number());
+}
+
+#[test]
+fn one_mode_leaves_the_other_modes_figures_empty_and_says_so() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("det");
+    let (_, stderr) = run_ok(&repro("caza22", &out, &["--modes", "deterministic"]));
+    assert_eq!(stderr.lines().count(), 10, "{stderr}");
+    let summary = check_outputs(&out, 10, &["fig3", "fig4", "fig5", "fig6", "table1"]);
+    let figures = summary["figures"].as_array().unwrap();
+    let table1 = figures.iter().find(|f| f["id"] == "table1").unwrap();
+    assert!(table1["chart"].is_null());
+    assert!(table1["rows"][0][1].is_null());
+    let notes = table1["notes"].to_string();
+    assert!(
+        notes.contains("needs threaded runs (--modes threaded)"),
+        "{notes}"
+    );
+    assert!(!out.join("table1.svg").exists());
+    assert!(out.join("fig3.svg").exists());
+}
+
+#[test]
+fn bad_experiments_and_flags_fail_before_any_run() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("none");
+    let out_arg = out.to_str().unwrap();
+    let (_, msg) = fails_run(&["repro", "nope", "--out", out_arg], 2);
+    assert!(msg.contains("invalid value 'nope'"), "{msg}");
+    assert!(
+        msg.contains("caza22, samezone24, prophet24, samevictim24"),
+        "{msg}"
+    );
+    let msg = fails(&["repro", "prophet24", "--out", out_arg]);
+    assert!(
+        msg.starts_with("zkv repro prophet24: needs the Prophet placements"),
+        "{msg}"
+    );
+    assert!(
+        msg.ends_with("experiments zkv repro runs: caza22, samezone24"),
+        "{msg}"
+    );
+    let msg = fails(&["repro", "samevictim24", "--out", out_arg]);
+    assert!(msg.contains("BlobDB mode"), "{msg}");
+    let msg = fails(&["repro", "caza22", "--out", out_arg, "--", "--gc-start", "5"]);
+    assert!(msg.starts_with("--gc-start after --"), "{msg}");
+    let (_, msg) = fails_run(&["repro", "caza22", "--modes", "fast", "--out", out_arg], 2);
+    assert!(msg.contains("unknown mode \"fast\""), "{msg}");
+    // A bench flag that no run accepts is refused for the first run, before it runs.
+    let (run, msg) = fails_run(
+        &["repro", "caza22", "--out", out_arg, "--", "--num", "0"],
+        1,
+    );
+    assert!(msg.starts_with("deterministic-baseline-gc5: "), "{msg}");
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert!(!out.exists(), "nothing is written");
+}
+
+#[test]
+fn an_unwritable_out_dir_fails_before_any_run() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let out = file.join("results");
+    let (run, msg) = fails_run(&refs(&repro("caza22", &out, &[])), 1);
+    assert!(
+        msg.starts_with(&format!("--out {}", out.join("runs").display())),
+        "{msg}"
+    );
+    assert!(run.stdout.is_empty());
+}
