@@ -50,14 +50,6 @@ fn write_sst(fs: &ZoneFs, name: &str, h: PlacementHint, seed: u64) {
     write_file(fs, name, FileKind::Sst, h, &data(seed, 0, PIECE));
 }
 
-fn zones(fs: &ZoneFs, name: &str) -> Vec<u32> {
-    fs.zones_of(name)
-        .unwrap()
-        .into_iter()
-        .map(|(z, _)| z)
-        .collect()
-}
-
 /// Two L2 SSTs in new key ranges, each in a zone of its own (zones 2 and 3).
 fn two_l2_ssts(fs: &ZoneFs) {
     write_sst(
@@ -72,8 +64,8 @@ fn two_l2_ssts(fs: &ZoneFs) {
         sst_hint(2, PIECE, Neighbors::default()),
         11,
     );
-    assert_eq!(zones(fs, "000010.sst"), vec![2]);
-    assert_eq!(zones(fs, "000011.sst"), vec![3]);
+    assert_eq!(zone_of(fs, "000010.sst"), vec![2]);
+    assert_eq!(zone_of(fs, "000011.sst"), vec![3]);
 }
 
 #[test]
@@ -87,7 +79,7 @@ fn caza_places_a_new_sst_in_the_zone_of_the_l_plus_1_sst_it_overlaps() {
         ..Default::default()
     };
     write_sst(&fs, "000012.sst", sst_hint(1, PIECE, n.clone()), 12);
-    assert_eq!(zones(&fs, "000012.sst"), vec![2]);
+    assert_eq!(zone_of(&fs, "000012.sst"), vec![2]);
     // Without room for the whole file in zone 2 (128 KiB left), an empty zone.
     let big = 3 * PIECE;
     write_file(
@@ -97,7 +89,7 @@ fn caza_places_a_new_sst_in_the_zone_of_the_l_plus_1_sst_it_overlaps() {
         sst_hint(1, big, n),
         &data(13, 0, big),
     );
-    assert_eq!(zones(&fs, "000013.sst"), vec![4]);
+    assert_eq!(zone_of(&fs, "000013.sst"), vec![4]);
     assert_consistent(&fs, "caza");
 }
 
@@ -115,7 +107,7 @@ fn caza_plus_follows_the_level_scores() {
     smaller.size -= 1;
     n.overlap_below.push(smaller);
     write_sst(&fs, "000012.sst", sst_hint(1, PIECE, n), 12);
-    assert_eq!(zones(&fs, "000012.sst"), vec![2]);
+    assert_eq!(zone_of(&fs, "000012.sst"), vec![2]);
     // L1 busier than L2: an L2 SST joins the L1 SST above it (LIZA would open a zone).
     let n = Neighbors {
         overlap_above: vec![sst_ref(&fs, "000012.sst", 1)],
@@ -124,7 +116,7 @@ fn caza_plus_follows_the_level_scores() {
         ..Default::default()
     };
     write_sst(&fs, "000014.sst", sst_hint(2, PIECE, n), 14);
-    assert_eq!(zones(&fs, "000014.sst"), vec![2]);
+    assert_eq!(zone_of(&fs, "000014.sst"), vec![2]);
     assert_consistent(&fs, "caza+");
 }
 
@@ -165,9 +157,9 @@ fn victim_and_target(policy: &str) -> (ZoneFs, Arc<Table>) {
         9,
     );
     for i in 1..=4 {
-        assert_eq!(zones(&fs, &format!("00000{i}.sst")), vec![2]);
+        assert_eq!(zone_of(&fs, &format!("00000{i}.sst")), vec![2]);
     }
-    assert_eq!(zones(&fs, "000009.sst"), vec![3]);
+    assert_eq!(zone_of(&fs, "000009.sst"), vec![3]);
     fs.delete("000001.sst").unwrap();
     fs.delete("000002.sst").unwrap();
     let table = Arc::new(Table::default());
@@ -195,8 +187,8 @@ fn the_cleaner_places_migrated_files_with_the_engines_hint() {
     );
     // 000003 follows its overlap into zone 3; 000004, unknown to the engine, is placed by
     // LIZA from its metadata (a new zone of its class).
-    assert_eq!(zones(&fs, "000003.sst"), vec![3]);
-    let other = zones(&fs, "000004.sst");
+    assert_eq!(zone_of(&fs, "000003.sst"), vec![3]);
+    let other = zone_of(&fs, "000004.sst");
     assert!(!other.contains(&2) && !other.contains(&3), "{other:?}");
     assert_eq!(read_file(&fs, "000003.sst"), data(3, 0, PIECE));
     let gc = fs.stats().gc;
@@ -211,13 +203,13 @@ fn policies_without_neighbourhoods_never_ask_the_hint_source() {
     let v = fs.clean_one().unwrap().unwrap();
     assert_eq!(v.copied_bytes, 2 * PIECE as u64);
     assert!(table.asked.lock().unwrap().is_empty());
-    assert!(!zones(&fs, "000003.sst").contains(&3));
+    assert!(!zone_of(&fs, "000003.sst").contains(&3));
     // Cleared, the source is not asked either.
     let (fs, table) = victim_and_target("caza");
     fs.clear_hint_source();
     fs.clean_one().unwrap().unwrap();
     assert!(table.asked.lock().unwrap().is_empty());
-    assert!(!zones(&fs, "000003.sst").contains(&3));
+    assert!(!zone_of(&fs, "000003.sst").contains(&3));
 }
 
 #[test]
@@ -228,8 +220,8 @@ fn victim_copy_bytes_lists_each_reset_victim_and_no_deleted_zone() {
     for i in 20..28 {
         write_sst(&fs, &format!("0000{i}.sst"), packed(), i);
     }
-    assert_eq!(zones(&fs, "000020.sst"), vec![4]);
-    assert_eq!(zones(&fs, "000027.sst"), vec![5]);
+    assert_eq!(zone_of(&fs, "000020.sst"), vec![4]);
+    assert_eq!(zone_of(&fs, "000027.sst"), vec![5]);
     let resets = fs.stats().zero_copy_resets;
     for i in 20..27 {
         fs.delete(&format!("0000{i}.sst")).unwrap();
@@ -281,4 +273,21 @@ fn a_writer_asks_each_new_zone_for_the_rest_of_its_announced_size() {
     };
     write_file(&fs, "more.sst", FileKind::Sst, h, &data(2, 0, len));
     assert_eq!(seen.lock().unwrap().last(), Some(&0));
+    // The padding of a sync is not the file's: the rest counts file bytes only.
+    seen.lock().unwrap().clear();
+    let h = PlacementHint {
+        size: len as u64,
+        ..hint(FileKind::Sst, Some(1))
+    };
+    let mut w = fs.create("synced.sst", FileKind::Sst, h).unwrap();
+    w.append(&data(3, 0, 1000)).unwrap();
+    w.sync().unwrap();
+    w.append(&data(3, 1000, len - 1000)).unwrap();
+    w.close().unwrap();
+    // The first zone holds the 1000 bytes and, after their padded block, 252 KiB more.
+    let first = 1000 + 252 * k;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![600 * k, 600 * k - first, 600 * k - first - 256 * k]
+    );
 }

@@ -53,14 +53,6 @@ fn delete(fs: &ZoneFs, files: &mut Files, names: &[usize]) {
     }
 }
 
-fn zone_of(fs: &ZoneFs, name: &str) -> Vec<u32> {
-    fs.zones_of(name)
-        .unwrap()
-        .into_iter()
-        .map(|(z, _)| z)
-        .collect()
-}
-
 fn valid_of(fs: &ZoneFs, zone: u32) -> u64 {
     fs.metadata().valid_bytes(zone)
 }

@@ -12,16 +12,16 @@ use zonefs::meta::FileKind;
 
 const FILE: usize = 100_000;
 
-/// Writes synced files of `FILE` bytes until the device is full; returns the files written
-/// and the name of the one that hit the error.
-fn fill(fs: &ZoneFs, files: &mut BTreeMap<String, Vec<u8>>) -> String {
+/// Writes synced files of `FILE` bytes until the device is full; `files` gets what each
+/// file holds (the synced part of the one that hit the error).
+fn fill(fs: &ZoneFs, files: &mut BTreeMap<String, Vec<u8>>) {
     for i in 0.. {
         let name = format!("{i:04}.sst");
         let mut w = match fs.create(&name, FileKind::Sst, hint(FileKind::Sst, Some(1))) {
             Ok(w) => w,
             Err(e) => {
                 assert!(e.is_out_of_space(), "{e}");
-                return name;
+                return;
             }
         };
         files.insert(name.clone(), Vec::new());
@@ -32,8 +32,8 @@ fn fill(fs: &ZoneFs, files: &mut BTreeMap<String, Vec<u8>>) -> String {
                 assert!(matches!(w.append(b"x"), Err(FsError::WriterFailed { .. })));
                 drop(w);
                 let synced = content.chunks(30_000).take(n).flatten().copied().collect();
-                files.insert(name.clone(), synced);
-                return name;
+                files.insert(name, synced);
+                return;
             }
         }
         w.close().unwrap();

@@ -252,3 +252,21 @@ fn request_distributions_are_named_as_ycsb_names_them() {
     );
     assert_eq!(RequestDistribution::from_name("sequential"), None);
 }
+
+/// The request distribution picks the run phase's keys: with workload C's reads over 1000
+/// records, "hotspot" sends 80 % of them to the lowest 200 records, "uniform" 20 %.
+#[test]
+fn the_request_distribution_chooses_the_keys() {
+    let n = 50_000;
+    for (name, hot_share) in [("hotspot", 0.8), ("uniform", 0.2)] {
+        let mut spec = WorkloadSpec::core(CoreWorkloadId::C).with_counts(1000, n as u64);
+        spec.request_distribution = RequestDistribution::from_name(name).expect("known name");
+        let mut w = YcsbWorkload::new(spec, 8).unwrap();
+        let mut hot = 0;
+        while let Some(op) = w.next_op().unwrap() {
+            assert!((0..1000).contains(&op.keynum), "{name}: {}", op.keynum);
+            hot += u64::from(op.keynum < 200);
+        }
+        assert_close(hot, n, hot_share, name);
+    }
+}

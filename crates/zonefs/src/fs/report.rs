@@ -59,12 +59,14 @@ impl ZoneFs {
     pub fn stats(&self) -> FsStats {
         let sh = &self.shared;
         let dev = sh.dev.stats();
+        let c = &sh.counters;
+        // Copied before the locks are taken: the list grows with every victim.
+        let victim_copy_bytes = c.victim_copy_bytes();
         let since = |now: &[u64; 7], then: &[u64; 7]| {
             std::array::from_fn(|i| now[i].saturating_sub(then[i]))
         };
         let meta = sh.lock_meta();
         let zones = sh.lock_zones();
-        let c = &sh.counters;
         let count =
             |f: &dyn Fn(Cond) -> bool| zones.zones().filter(|(_, s)| f(s.cond)).count() as u32;
         let (free, usable) = (zones.free_bytes(), zones.usable_bytes());
@@ -94,8 +96,8 @@ impl ZoneFs {
                 victims: Counters::get(&c.gc_victims),
                 copy_bytes: Counters::get(&c.gc_copy_bytes),
                 compacted_bytes: Counters::get(&c.gc_compacted_bytes),
-                resets: Counters::get(&c.gc_resets),
-                victim_copy_bytes: c.victim_copy_bytes(),
+                resets: victim_copy_bytes.len() as u64,
+                victim_copy_bytes,
                 blocking_ns: Counters::get(&c.gc_blocking_ns),
                 blocking_events: Counters::get(&c.gc_blocking_events),
                 compaction_requests: Counters::get(&c.gc_compaction_requests),

@@ -72,11 +72,11 @@ pub(crate) struct Counters {
     pub gc_victims: AtomicU64,
     pub gc_copy_bytes: AtomicU64,
     pub gc_compacted_bytes: AtomicU64,
-    pub gc_resets: AtomicU64,
     pub gc_blocking_ns: AtomicU64,
     pub gc_blocking_events: AtomicU64,
     pub gc_compaction_requests: AtomicU64,
-    /// Bytes copied out of each victim, in the order the victims were reset.
+    /// Bytes copied out of each victim, in the order the victims were reset: one entry per
+    /// victim reset (their count is `GcStats::resets`).
     pub gc_victim_copy_bytes: Mutex<Vec<u64>>,
 }
 
@@ -183,7 +183,6 @@ impl Shared {
                 Counters::add(&self.counters.zero_copy_resets, 1);
             }
             if victim {
-                Counters::add(&self.counters.gc_resets, 1);
                 self.counters.note_victim_reset(copied);
             }
             if meta.state.placement(zone).is_some() {

@@ -33,8 +33,6 @@ pub struct FileWriter {
     hint: PlacementHint,
     /// The size the hint announced at create; `hint.size` is what is left of it.
     expected: u64,
-    /// Bytes written to the device so far (whole blocks, padding included).
-    placed: u64,
     cat: IoCategory,
     /// The partial block not written yet (always shorter than a block).
     buf: Vec<u8>,
@@ -70,7 +68,6 @@ impl FileWriter {
             id,
             meta,
             expected: hint.size,
-            placed: 0,
             hint,
             cat,
             buf: Vec::new(),
@@ -253,7 +250,6 @@ impl FileWriter {
             }
             result.map_err(|e| FsError::device(self.write_context(zone, slot.wp), e))?;
             self.push_extent(zone, slot.wp, n);
-            self.placed += n;
             *self.unrecorded.entry(zone).or_default() += n;
             data = &data[n as usize..];
         }
@@ -265,9 +261,12 @@ impl FileWriter {
     }
 
     /// The writer's zone, in use; a new one from the allocator when it has none (or its
-    /// idle lease was taken back), asked for the rest of the announced size.
+    /// idle lease was taken back), asked for the rest of the announced size: what the
+    /// file's extents do not hold yet (a sync's padding is cut out of them before the next
+    /// write).
     fn zone_for_write(&mut self) -> FsResult<WriteSlot> {
-        self.hint.size = self.expected.saturating_sub(self.placed);
+        let placed: u64 = self.meta.extents.iter().map(|e| e.len).sum();
+        self.hint.size = self.expected.saturating_sub(placed);
         let req = Request {
             name: &self.meta.name,
             kind: self.meta.kind,

@@ -85,16 +85,13 @@ impl PlacementPolicy for Liza {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::placement::key_range::test_util::active;
     use crate::placement::PlacementHint;
 
     fn zone(zone: u32, class: Lifetime, remaining: u64) -> ZoneView {
         ZoneView {
-            zone,
-            state: ZoneUse::Active,
-            remaining,
-            valid: 100,
-            busy: false,
             class: class.code(),
+            ..active(zone, remaining)
         }
     }
 

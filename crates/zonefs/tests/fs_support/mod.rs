@@ -75,6 +75,15 @@ pub fn write_file(fs: &ZoneFs, name: &str, kind: FileKind, hint: PlacementHint, 
     w.close().unwrap_or_else(|e| panic!("close {name}: {e}"));
 }
 
+/// The zones holding `name`, in zone order.
+pub fn zone_of(fs: &ZoneFs, name: &str) -> Vec<u32> {
+    fs.zones_of(name)
+        .unwrap_or_else(|e| panic!("zones of {name}: {e}"))
+        .into_iter()
+        .map(|(z, _)| z)
+        .collect()
+}
+
 /// The figures of data zone `zone`.
 pub fn zone_stat(fs: &ZoneFs, zone: u32) -> ZoneStat {
     fs.zone_stats()
