@@ -3,13 +3,14 @@
 //! threshold: the free space a cleaning run must restore). Figures 3 to 6 come from the
 //! deterministic runs, Table 1 from the threaded ones.
 
+use engine::options::ExecMode;
 use serde_json::Value;
 
 use super::figure::{Cell, Figure, Headline};
-use super::matrix::{Mode, Results, Spec};
+use super::matrix::{Results, Spec};
 use super::plot::{bar_grid, line_grid, BarRow, LinePanel};
 use super::values::{
-    change_pct, copy_per_reset, invalid_spans, num, phase, phase_speed, quantile, ratio, MIB,
+    change_pct, copy_per_reset, invalid_spans, mean, num, phase, phase_speed, quantile, ratio, MIB,
 };
 use super::Experiment;
 use crate::cli::error::CliResult;
@@ -35,11 +36,11 @@ fn variant(threshold: u8) -> String {
 }
 
 fn det<'a>(r: &'a Results, scheme: &str, threshold: u8) -> Option<&'a Value> {
-    r.report(Mode::Deterministic, scheme, &variant(threshold))
+    r.report(ExecMode::Deterministic, scheme, &variant(threshold))
 }
 
 fn threaded<'a>(r: &'a Results, scheme: &str, threshold: u8) -> Option<&'a Value> {
-    r.report(Mode::Threaded, scheme, &variant(threshold))
+    r.report(ExecMode::Threaded, scheme, &variant(threshold))
 }
 
 impl Experiment for Caza22 {
@@ -51,7 +52,7 @@ impl Experiment for Caza22 {
         "CAZA, HotStorage'22 (section 5)"
     }
 
-    fn specs(&self, modes: &[Mode]) -> Vec<Spec> {
+    fn specs(&self, modes: &[ExecMode]) -> Vec<Spec> {
         let mut specs = Vec::new();
         for &mode in modes {
             for t in THRESHOLDS {
@@ -137,7 +138,7 @@ fn fig3(r: &Results) -> CliResult<Figure> {
         "Device WA = device bytes / LSM bytes (WAL, flush and compaction writes), \
          DESIGN.md section 7; the paper divides by compaction writes only.",
     )
-    .needs(r, Mode::Deterministic);
+    .needs(r, ExecMode::Deterministic);
     for t in THRESHOLDS {
         let copies = |s| det_num(r, s, t, &COPIES);
         let wa = |s| det_num(r, s, t, &DEVICE_WA);
@@ -151,7 +152,7 @@ fn fig3(r: &Results) -> CliResult<Figure> {
             Cell::num(change_pct(wa("caza22"), wa("baseline")), 1),
         ]);
     }
-    f.chart(r.ran(Mode::Deterministic), || {
+    f.chart(r.ran(ExecMode::Deterministic), || {
         let panels = [
             threshold_panel(r, "(a) valid data copied", "copied (MiB)", &COPIES, MIB),
             threshold_panel(r, "(b) device write amplification", "WA", &DEVICE_WA, 1.0),
@@ -204,7 +205,7 @@ fn fig4(r: &Results) -> CliResult<Figure> {
          cleaner), so full zones are rarely sampled at 1.0: their counterpart is Figure 5's \
          zero-copy resets.",
     )
-    .needs(r, Mode::Deterministic);
+    .needs(r, ExecMode::Deterministic);
     let spans: Vec<_> = SCHEMES
         .iter()
         .map(|s| det(r, s, SPAN_THRESHOLD).and_then(|v| invalid_spans(v, PHASE, SPANS)))
@@ -215,7 +216,7 @@ fn fig4(r: &Results) -> CliResult<Figure> {
             f.rows.push(span_row(k, label, span));
         }
     }
-    f.chart(r.ran(Mode::Deterministic), || {
+    f.chart(r.ran(ExecMode::Deterministic), || {
         let panels: Vec<LinePanel> = (0..SPANS).map(|k| span_panel(k, &spans)).collect();
         line_grid(&panels, &LABELS, 3)
     })
@@ -298,13 +299,13 @@ fn fig5(r: &Results) -> CliResult<Figure> {
         "A reset's copy is what the cleaner moved out of that victim (gc.victim_copy_bytes); \
          resets of zones that held no valid data any more (device.zero_copy_resets) copy 0.",
     )
-    .needs(r, Mode::Deterministic);
+    .needs(r, ExecMode::Deterministic);
     for t in RESET_THRESHOLDS {
         for (scheme, label) in SCHEMES.iter().zip(LABELS) {
             f.rows.push(reset_row(det(r, scheme, t), t, label));
         }
     }
-    f.chart(r.ran(Mode::Deterministic), || {
+    f.chart(r.ran(ExecMode::Deterministic), || {
         let panels: Vec<LinePanel> = RESET_THRESHOLDS.iter().map(|&t| cdf_panel(r, t)).collect();
         line_grid(&panels, &LABELS, 3)
     })
@@ -322,10 +323,9 @@ fn reset_row(report: Option<&Value>, t: u8, label: &str) -> Vec<Cell> {
     let resets = get(&["device", "zone_resets"]);
     let zero = get(&["device", "zero_copy_resets"]);
     let copies = report.and_then(copies_pct);
-    let mean = copies
+    let mean_copy = copies
         .as_ref()
-        .filter(|c| !c.is_empty())
-        .map(|c| c.iter().sum::<f64>() / c.len() as f64);
+        .and_then(|c| mean(c.iter().copied().map(Some)));
     let at = |q: f64| copies.as_deref().and_then(|c| quantile(c, q));
     vec![
         Cell::num(Some(f64::from(t)), 0),
@@ -333,7 +333,7 @@ fn reset_row(report: Option<&Value>, t: u8, label: &str) -> Vec<Cell> {
         Cell::num(resets, 0),
         Cell::num(zero, 0),
         Cell::num(ratio(zero, resets).map(|s| s * 100.0), 1),
-        Cell::num(mean, 2),
+        Cell::num(mean_copy, 2),
         Cell::num(at(0.9), 2),
         Cell::num(at(1.0), 2),
     ]
@@ -398,7 +398,7 @@ fn fig6(r: &Results) -> CliResult<Figure> {
          that count (compaction.zones_per_compaction, compaction.invalidated_bytes_per_zone); \
          means over the run's compactions.",
     )
-    .needs(r, Mode::Deterministic);
+    .needs(r, ExecMode::Deterministic);
     for t in THRESHOLDS {
         let zones = |s| det_num(r, s, t, &ZONES_PER_COMPACTION);
         let bytes = |s| det_num(r, s, t, &INVALIDATED_PER_ZONE).map(|b| b / MIB);
@@ -410,7 +410,7 @@ fn fig6(r: &Results) -> CliResult<Figure> {
             Cell::num(bytes("caza22"), 2),
         ]);
     }
-    f.chart(r.ran(Mode::Deterministic), || {
+    f.chart(r.ran(ExecMode::Deterministic), || {
         let panels = [
             threshold_panel(
                 r,
@@ -459,13 +459,9 @@ fn table1(r: &Results) -> CliResult<Figure> {
          bytes per MB), micros/op = seconds / operations. zkv's device is in memory, like \
          the paper's null_blk.",
     )
-    .needs(r, Mode::Threaded);
-    let mut rows = vec![BarRow {
-        metric: "MB/s".into(),
-        values: Vec::new(),
-    }];
-    rows.push(BarRow {
-        metric: "micros/op".into(),
+    .needs(r, ExecMode::Threaded);
+    let mut rows = ["MB/s", "micros/op"].map(|metric| BarRow {
+        metric: metric.into(),
         values: Vec::new(),
     });
     for t in THRESHOLDS {
@@ -485,7 +481,9 @@ fn table1(r: &Results) -> CliResult<Figure> {
     }
     let groups: Vec<String> = THRESHOLDS.iter().map(|t| format!("{t}%")).collect();
     let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
-    f.chart(r.ran(Mode::Threaded), || bar_grid(&rows, &groups, &LABELS))
+    f.chart(r.ran(ExecMode::Threaded), || {
+        bar_grid(&rows, &groups, &LABELS)
+    })
 }
 
 fn show(v: Option<f64>, digits: usize, unit: &str) -> String {

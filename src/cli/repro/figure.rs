@@ -7,9 +7,10 @@ use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use engine::options::ExecMode;
 use serde_json::{json, Value};
 
-use super::matrix::{Mode, Results};
+use super::matrix::Results;
 use crate::cli::bench;
 use crate::cli::error::{CliError, CliResult};
 use crate::cli::table::{Align, Table};
@@ -105,7 +106,7 @@ impl Figure {
     }
 
     /// A note saying which mode the figure needs when that mode did not run.
-    pub fn needs(self, results: &Results, mode: Mode) -> Figure {
+    pub fn needs(self, results: &Results, mode: ExecMode) -> Figure {
         if results.ran(mode) {
             return self;
         }
@@ -198,7 +199,7 @@ pub struct Summary {
     pub experiment: &'static str,
     pub paper: &'static str,
     pub quick: bool,
-    pub modes: Vec<Mode>,
+    pub modes: Vec<ExecMode>,
     pub bench_flags: Vec<String>,
     pub seconds: f64,
     pub headlines: Vec<Headline>,
@@ -207,7 +208,7 @@ pub struct Summary {
 
 impl Summary {
     /// The headline table for the terminal.
-    pub fn headline_lines(&self) -> Vec<String> {
+    pub fn headline_table(&self) -> Table {
         let mut t = Table::new(&[
             ("headline", Align::Left),
             ("paper", Align::Left),
@@ -216,7 +217,7 @@ impl Summary {
         for h in &self.headlines {
             t.row(vec![h.claim.clone(), h.paper.clone(), h.zkv.clone()]);
         }
-        t.lines()
+        t
     }
 
     fn command(&self) -> String {

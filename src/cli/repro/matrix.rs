@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::time::Instant;
 
+use engine::options::ExecMode;
 use serde_json::Value;
 
 use super::figure::OutputDir;
@@ -13,52 +14,28 @@ use crate::cli::compare::{self, Entry, Run};
 use crate::cli::error::{CliError, CliResult};
 use crate::cli::Out;
 
-/// How a run executes: deterministic (inline flushes, compactions and cleaning; the same
-/// seed gives the same bytes) or threaded (background threads; real throughput).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Mode {
-    Deterministic,
-    Threaded,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Deterministic => "deterministic",
-            Mode::Threaded => "threaded",
-        }
-    }
-}
-
 /// `--modes`: the modes to run, deterministic first, each once.
 #[derive(Clone, Debug)]
-pub struct Modes(pub Vec<Mode>);
+pub struct Modes(pub Vec<ExecMode>);
 
 pub fn parse_modes(s: &str) -> Result<Modes, String> {
     let mut modes = Vec::new();
     for word in s.split(',').map(str::trim) {
-        let mode = match word {
-            "deterministic" => Mode::Deterministic,
-            "threaded" => Mode::Threaded,
-            _ => {
-                return Err(format!(
-                    "unknown mode {word:?} (known: deterministic, threaded)"
-                ))
-            }
-        };
+        let mode = ExecMode::from_name(word)
+            .ok_or_else(|| format!("unknown mode {word:?} (known: deterministic, threaded)"))?;
         if modes.contains(&mode) {
             return Err(format!("{word} is listed twice"));
         }
         modes.push(mode);
     }
-    modes.sort();
+    modes.sort_by_key(|m| *m != ExecMode::Deterministic);
     Ok(Modes(modes))
 }
 
 /// One run of the matrix.
 #[derive(Clone, Debug)]
 pub struct Spec {
-    pub mode: Mode,
+    pub mode: ExecMode,
     pub scheme: &'static str,
     /// What varies besides the mode and the scheme: a cleaning threshold (`gc15`), a
     /// workload (`zipfian`).
@@ -166,13 +143,13 @@ impl Results {
     }
 
     /// Whether any run of `mode` was part of the matrix.
-    pub fn ran(&self, mode: Mode) -> bool {
+    pub fn ran(&self, mode: ExecMode) -> bool {
         self.outcomes.iter().any(|o| o.spec.mode == mode)
     }
 
     /// The report of a run that succeeded; a failed run's partial figures would not be
     /// comparable to the others'.
-    pub fn report(&self, mode: Mode, scheme: &str, variant: &str) -> Option<&Value> {
+    pub fn report(&self, mode: ExecMode, scheme: &str, variant: &str) -> Option<&Value> {
         self.outcomes
             .iter()
             .find(|o| o.spec.mode == mode && o.spec.scheme == scheme && o.spec.variant == variant)
@@ -231,7 +208,7 @@ mod tests {
     #[test]
     fn modes_run_deterministic_first_and_once() {
         let m = parse_modes("threaded,deterministic").unwrap();
-        assert_eq!(m.0, [Mode::Deterministic, Mode::Threaded]);
+        assert_eq!(m.0, [ExecMode::Deterministic, ExecMode::Threaded]);
         assert!(parse_modes("threaded,threaded")
             .unwrap_err()
             .contains("twice"));
@@ -252,7 +229,7 @@ mod tests {
     #[test]
     fn a_spec_becomes_an_entry_with_its_flags_and_mode_last() {
         let spec = Spec {
-            mode: Mode::Threaded,
+            mode: ExecMode::Threaded,
             scheme: "caza22",
             variant: "gc5".into(),
             flags: vec![("gc-start", "5".into())],

@@ -25,11 +25,12 @@ use std::time::Instant;
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
+use engine::options::ExecMode;
 
 use super::error::{CliError, CliResult};
 use super::Out;
 use figure::Summary;
-use matrix::{Mode, Modes, Results};
+use matrix::{Modes, Results};
 
 /// The experiments of DESIGN.md section 10, in its order.
 const EXPERIMENTS: &[&str] = &["caza22", "samezone24", "prophet24", "samevictim24"];
@@ -83,7 +84,7 @@ pub(crate) trait Experiment {
     fn name(&self) -> &'static str;
     fn paper(&self) -> &'static str;
     /// Every run of the matrix, in the order they run.
-    fn specs(&self, modes: &[Mode]) -> Vec<matrix::Spec>;
+    fn specs(&self, modes: &[ExecMode]) -> Vec<matrix::Spec>;
     /// The figures and tables, from the runs' reports.
     fn figures(&self, results: &Results) -> CliResult<Vec<figure::Figure>>;
     /// The paper's headline numbers next to the runs'.
@@ -120,9 +121,7 @@ pub fn run(a: ReproArgs) -> CliResult {
     };
     files.write(&summary, &results)?;
     out.line("")?;
-    for line in summary.headline_lines() {
-        out.line(line)?;
-    }
+    summary.headline_table().print(&mut out)?;
     out.line("")?;
     out.line(format!(
         "Tables and figures: {} ({} runs in {:.1} s)",

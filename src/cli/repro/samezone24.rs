@@ -4,10 +4,11 @@
 //! resets, time series) come from the deterministic runs; throughput, latency, stall and
 //! blocking times from the threaded ones.
 
+use engine::options::ExecMode;
 use serde_json::Value;
 
 use super::figure::{Cell, Figure, Headline};
-use super::matrix::{Mode, Results, Spec};
+use super::matrix::{Results, Spec};
 use super::plot::{bar_grid, line_grid, BarRow, LinePanel};
 use super::values::{change_pct, last_phase, level_figure, levels, mean, num, ratio, samples, MIB};
 use super::Experiment;
@@ -50,12 +51,8 @@ fn names() -> Vec<&'static str> {
     WORKLOADS.iter().map(|w| w.name).collect()
 }
 
-fn report<'a>(r: &'a Results, mode: Mode, scheme: &str, workload: &str) -> Option<&'a Value> {
-    r.report(mode, scheme, workload)
-}
-
-fn get(r: &Results, mode: Mode, scheme: &str, workload: &str, path: &[&str]) -> Option<f64> {
-    report(r, mode, scheme, workload).and_then(|v| num(v, path))
+fn get(r: &Results, mode: ExecMode, scheme: &str, workload: &str, path: &[&str]) -> Option<f64> {
+    r.report(mode, scheme, workload).and_then(|v| num(v, path))
 }
 
 impl Experiment for SameZone24 {
@@ -67,7 +64,7 @@ impl Experiment for SameZone24 {
         "Same-Zone Compaction (ZACA, CAZA, ACC), MSST'24 (section VII)"
     }
 
-    fn specs(&self, modes: &[Mode]) -> Vec<Spec> {
+    fn specs(&self, modes: &[ExecMode]) -> Vec<Spec> {
         let mut specs = Vec::new();
         for &mode in modes {
             for w in &WORKLOADS {
@@ -158,11 +155,11 @@ fn per_level(r: &Results, lf: &LevelFigure) -> CliResult<Figure> {
          not reported.",
         lf.key
     ))
-    .needs(r, Mode::Deterministic);
+    .needs(r, ExecMode::Deterministic);
     for w in names() {
         let reports: Vec<Option<&Value>> = SCHEMES
             .iter()
-            .map(|s| report(r, Mode::Deterministic, s, w))
+            .map(|s| r.report(ExecMode::Deterministic, s, w))
             .collect();
         let overall: Vec<Option<f64>> = reports
             .iter()
@@ -177,7 +174,7 @@ fn per_level(r: &Results, lf: &LevelFigure) -> CliResult<Figure> {
             f.rows.push(level_row(w, &format!("L{level}"), &values));
         }
     }
-    f.chart(r.ran(Mode::Deterministic), || {
+    f.chart(r.ran(ExecMode::Deterministic), || {
         let panels: Vec<LinePanel> = names().iter().map(|w| level_panel(r, w, lf)).collect();
         line_grid(&panels, &LABELS, 2)
     })
@@ -195,7 +192,7 @@ fn level_panel(r: &Results, workload: &str, lf: &LevelFigure) -> LinePanel {
     let lines = SCHEMES
         .iter()
         .map(|s| {
-            let Some(v) = report(r, Mode::Deterministic, s, workload) else {
+            let Some(v) = r.report(ExecMode::Deterministic, s, workload) else {
                 return Vec::new();
             };
             levels([v])
@@ -217,84 +214,125 @@ fn level_panel(r: &Results, workload: &str, lf: &LevelFigure) -> LinePanel {
     }
 }
 
-/// One metric of a bar figure: its name, the mode and report path it is read from, and
-/// its unit's size.
+/// One metric of a bar figure: its name, the mode of the runs it is read from, how and
+/// where in their reports, and its unit's size.
 struct Metric {
     name: &'static str,
-    mode: Mode,
+    mode: ExecMode,
+    source: Source,
     path: &'static [&'static str],
     scale: f64,
     digits: usize,
 }
 
+/// How a metric is read from a run's report.
+#[derive(Clone, Copy)]
+enum Source {
+    /// The number at the metric's path.
+    Report,
+    /// The count at the metric's path per second of the run's wall time.
+    PerSecond,
+    /// The number at the metric's path in the measured phase: fillrandom's puts, YCSB's
+    /// run after its load (the report's last phase).
+    LastPhase,
+}
+
+impl Metric {
+    /// The metric of the run of `scheme` on `workload`.
+    fn of(&self, r: &Results, scheme: &str, workload: &str) -> Option<f64> {
+        let report = r.report(self.mode, scheme, workload)?;
+        let value = match self.source {
+            Source::Report => num(report, self.path),
+            Source::PerSecond => ratio(num(report, self.path), num(report, &["user", "seconds"])),
+            Source::LastPhase => last_phase(report).and_then(|p| num(p, self.path)),
+        };
+        value.map(|v| v / self.scale)
+    }
+
+    /// The metric for each scheme on `workload`.
+    fn values(&self, r: &Results, workload: &str) -> Vec<Option<f64>> {
+        SCHEMES.iter().map(|s| self.of(r, s, workload)).collect()
+    }
+
+    /// A-CAZA's change from the Baseline in percent, per workload.
+    fn changes(&self, r: &Results) -> Vec<Option<f64>> {
+        names()
+            .iter()
+            .map(|w| {
+                let v = self.values(r, w);
+                change_pct(v[3], v[0])
+            })
+            .collect()
+    }
+}
+
 const COPY: Metric = Metric {
     name: "cleaning copy (MiB)",
-    mode: Mode::Deterministic,
+    mode: ExecMode::Deterministic,
+    source: Source::Report,
     path: &["gc", "copy_bytes"],
     scale: MIB,
     digits: 1,
 };
 const BLOCKING: Metric = Metric {
     name: "cleaning blocking (s)",
-    mode: Mode::Threaded,
+    mode: ExecMode::Threaded,
+    source: Source::Report,
     path: &["gc", "blocking_ns"],
     scale: 1e9,
     digits: 3,
 };
 const STALL: Metric = Metric {
     name: "write stall (s)",
-    mode: Mode::Threaded,
+    mode: ExecMode::Threaded,
+    source: Source::Report,
     path: &["lsm", "stall_ns"],
     scale: 1e9,
     digits: 3,
 };
 const RESETS: Metric = Metric {
     name: "zone resets",
-    mode: Mode::Deterministic,
+    mode: ExecMode::Deterministic,
+    source: Source::Report,
     path: &["device", "zone_resets"],
     scale: 1.0,
     digits: 0,
 };
 const PUT_MEAN: Metric = Metric {
     name: "put latency mean (us)",
-    mode: Mode::Threaded,
+    mode: ExecMode::Threaded,
+    source: Source::Report,
     path: &["latency_us", "put", "mean"],
     scale: 1.0,
     digits: 2,
 };
 const PUT_P99: Metric = Metric {
     name: "put latency p99 (us)",
-    mode: Mode::Threaded,
+    mode: ExecMode::Threaded,
+    source: Source::Report,
     path: &["latency_us", "put", "p99"],
     scale: 1.0,
     digits: 2,
 };
 
-/// A metric's value for each scheme on `workload`.
-fn values(r: &Results, m: &Metric, workload: &str) -> Vec<Option<f64>> {
-    SCHEMES
-        .iter()
-        .map(|s| get(r, m.mode, s, workload, m.path).map(|v| v / m.scale))
-        .collect()
-}
-
 /// A figure whose rows are workload × metric, a column per scheme and A-CAZA's change
-/// from the Baseline; its chart has a row of bar panels per metric.
-fn bar_figure(r: &Results, mut f: Figure, metrics: &[(&Metric, Derived)]) -> CliResult<Figure> {
+/// from the Baseline; its chart has a row of bar panels per metric, drawn when a run of
+/// one of the metrics' modes ran.
+fn bar_figure(r: &Results, mut f: Figure, metrics: &[&Metric]) -> CliResult<Figure> {
     let mut columns = vec!["workload", "metric"];
     columns.extend(LABELS);
     columns.push("A-CAZA vs Baseline (%)");
     f = f.columns(&columns);
     let mut rows: Vec<BarRow> = metrics
         .iter()
-        .map(|(m, _)| BarRow {
+        .map(|m| BarRow {
             metric: m.name.into(),
             values: Vec::new(),
         })
         .collect();
     for w in names() {
-        for ((m, derive), bars) in metrics.iter().zip(&mut rows) {
-            let v = derive(r, m, w);
+        for (m, bars) in metrics.iter().zip(&mut rows) {
+            let v = m.values(r, w);
             let mut row = vec![Cell::text(w), Cell::text(m.name)];
             row.extend(v.iter().map(|x| Cell::num(*x, m.digits)));
             row.push(Cell::num(change_pct(v[3], v[0]), 1));
@@ -303,11 +341,9 @@ fn bar_figure(r: &Results, mut f: Figure, metrics: &[(&Metric, Derived)]) -> Cli
         }
     }
     let groups = names();
-    f.chart(true, || bar_grid(&rows, &groups, &LABELS))
+    let ran = metrics.iter().any(|m| r.ran(m.mode));
+    f.chart(ran, || bar_grid(&rows, &groups, &LABELS))
 }
-
-/// How a metric's per-scheme values are obtained.
-type Derived = fn(&Results, &Metric, &str) -> Vec<Option<f64>>;
 
 fn fig10(r: &Results) -> CliResult<Figure> {
     let f = Figure::new(
@@ -321,41 +357,27 @@ fn fig10(r: &Results) -> CliResult<Figure> {
         "Cleaning blocking = time writers waited for the zone cleaner (gc.blocking_ns); \
          write stall = the engine's stall time (lsm.stall_ns).",
     )
-    .needs(r, Mode::Deterministic)
-    .needs(r, Mode::Threaded);
-    bar_figure(
-        r,
-        f,
-        &[(&COPY, values), (&BLOCKING, values), (&STALL, values)],
-    )
+    .needs(r, ExecMode::Deterministic)
+    .needs(r, ExecMode::Threaded);
+    bar_figure(r, f, &[&COPY, &BLOCKING, &STALL])
 }
 
 const FLUSHES: Metric = Metric {
     name: "flushes/s",
-    mode: Mode::Threaded,
+    mode: ExecMode::Threaded,
+    source: Source::PerSecond,
     path: &["lsm", "flushes"],
     scale: 1.0,
     digits: 2,
 };
 const COMPACTIONS: Metric = Metric {
     name: "compactions/s",
-    mode: Mode::Threaded,
+    mode: ExecMode::Threaded,
+    source: Source::PerSecond,
     path: &["lsm", "compactions"],
     scale: 1.0,
     digits: 2,
 };
-
-/// A count per second of the run's wall time.
-fn per_second(r: &Results, m: &Metric, workload: &str) -> Vec<Option<f64>> {
-    SCHEMES
-        .iter()
-        .map(|s| {
-            let count = get(r, m.mode, s, workload, m.path);
-            let seconds = get(r, m.mode, s, workload, &["user", "seconds"]);
-            ratio(count, seconds)
-        })
-        .collect()
-}
 
 fn fig11(r: &Results) -> CliResult<Figure> {
     let f = Figure::new(
@@ -371,8 +393,8 @@ fn fig11(r: &Results) -> CliResult<Figure> {
          flushes and compactions, so this is flushes (compactions) per second of the run's \
          wall time, which also grows when flushes and compactions are faster.",
     )
-    .needs(r, Mode::Threaded);
-    bar_figure(r, f, &[(&FLUSHES, per_second), (&COMPACTIONS, per_second)])
+    .needs(r, ExecMode::Threaded);
+    bar_figure(r, f, &[&FLUSHES, &COMPACTIONS])
 }
 
 fn fig12(r: &Results) -> CliResult<Figure> {
@@ -384,13 +406,14 @@ fn fig12(r: &Results) -> CliResult<Figure> {
         "deterministic runs",
     )
     .note("Every reset of a data zone, zero-copy resets included (device.zone_resets).")
-    .needs(r, Mode::Deterministic);
-    bar_figure(r, f, &[(&RESETS, values)])
+    .needs(r, ExecMode::Deterministic);
+    bar_figure(r, f, &[&RESETS])
 }
 
 const DEVICE_TIME: Metric = Metric {
     name: "modelled device time (s)",
-    mode: Mode::Deterministic,
+    mode: ExecMode::Deterministic,
+    source: Source::Report,
     path: &["device", "timing", "elapsed_ns"],
     scale: 1e9,
     digits: 2,
@@ -398,24 +421,12 @@ const DEVICE_TIME: Metric = Metric {
 
 const OPS: Metric = Metric {
     name: "ops/s",
-    mode: Mode::Threaded,
+    mode: ExecMode::Threaded,
+    source: Source::LastPhase,
     path: &["ops_per_sec"],
     scale: 1.0,
     digits: 0,
 };
-
-/// Operations per second of the measured phase: fillrandom's puts, YCSB's run after its
-/// load.
-fn phase_ops(r: &Results, m: &Metric, workload: &str) -> Vec<Option<f64>> {
-    SCHEMES
-        .iter()
-        .map(|s| {
-            report(r, m.mode, s, workload)
-                .and_then(last_phase)
-                .and_then(|p| num(p, m.path))
-        })
-        .collect()
-}
 
 fn fig15(r: &Results) -> CliResult<Figure> {
     let f = Figure::new(
@@ -436,18 +447,9 @@ fn fig15(r: &Results) -> CliResult<Figure> {
          the preset's ConfZNS timing model (docs/TIMING.md) computes for the run's device \
          commands (device.timing.elapsed_ns): the device side of the same comparison.",
     )
-    .needs(r, Mode::Threaded)
-    .needs(r, Mode::Deterministic);
-    bar_figure(
-        r,
-        f,
-        &[
-            (&OPS, phase_ops),
-            (&PUT_MEAN, values),
-            (&PUT_P99, values),
-            (&DEVICE_TIME, values),
-        ],
-    )
+    .needs(r, ExecMode::Threaded)
+    .needs(r, ExecMode::Deterministic);
+    bar_figure(r, f, &[&OPS, &PUT_MEAN, &PUT_P99, &DEVICE_TIME])
 }
 
 /// A figure of free space and cleaning copies over one run.
@@ -494,15 +496,18 @@ fn timeline(r: &Results, tl: &Timeline) -> CliResult<Figure> {
         "Time is operations done (the same in every deterministic run), not seconds; a \
          copy rate is the cleaning copy between two time-series points.",
     )
-    .needs(r, Mode::Deterministic);
+    .needs(r, ExecMode::Deterministic);
     let series: Vec<Vec<(f64, f64, f64)>> = SCHEMES
         .iter()
-        .map(|s| report(r, Mode::Deterministic, s, tl.workload).map_or_else(Vec::new, points))
+        .map(|s| {
+            r.report(ExecMode::Deterministic, s, tl.workload)
+                .map_or_else(Vec::new, points)
+        })
         .collect();
     for (label, points) in LABELS.iter().zip(&series) {
         f.rows.push(timeline_row(label, points));
     }
-    f.chart(r.ran(Mode::Deterministic), || {
+    f.chart(r.ran(ExecMode::Deterministic), || {
         let free = series
             .iter()
             .map(|p| p.iter().map(|(t, free, _)| (*t, *free)).collect())
@@ -576,7 +581,7 @@ fn timeline_row(label: &str, points: &[(f64, f64, f64)]) -> Vec<Cell> {
 fn policy_us(r: &Results, scheme: &str, policy: &str) -> Option<f64> {
     get(
         r,
-        Mode::Deterministic,
+        ExecMode::Deterministic,
         scheme,
         "fillrandom",
         &["policy_us", policy],
@@ -597,7 +602,7 @@ fn table3(r: &Results) -> Figure {
          ordering of a level's files while picking a compaction (ACC runs SICA or ZACA); \
          neighbours = building the overlapping SSTs of a new SST's hint (CAZA only).",
     )
-    .needs(r, Mode::Deterministic);
+    .needs(r, ExecMode::Deterministic);
     for (s, label) in SCHEMES.iter().zip(LABELS) {
         f.rows.push(vec![
             Cell::text(label),
@@ -613,31 +618,14 @@ fn show(v: Option<f64>, digits: usize, unit: &str) -> String {
     v.map_or("-".into(), |v| format!("{v:+.digits$}{unit}"))
 }
 
-/// A-CAZA's change from the Baseline, per workload and its mean.
-fn changes(per_workload: &[Option<f64>]) -> (Option<f64>, String) {
-    let each: Vec<String> = names()
+fn cleaning_headlines(r: &Results) -> Vec<Headline> {
+    let copy = COPY.changes(r);
+    let resets = RESETS.changes(r);
+    let resets_each: Vec<String> = names()
         .iter()
-        .zip(per_workload)
+        .zip(&resets)
         .map(|(w, c)| format!("{w} {}", show(*c, 1, "%")))
         .collect();
-    (mean(per_workload.iter().copied()), each.join(", "))
-}
-
-fn change_of(r: &Results, m: &Metric, derive: Derived) -> Vec<Option<f64>> {
-    names()
-        .iter()
-        .map(|w| {
-            let v = derive(r, m, w);
-            change_pct(v[3], v[0])
-        })
-        .collect()
-}
-
-fn cleaning_headlines(r: &Results) -> Vec<Headline> {
-    let copy = change_of(r, &COPY, values);
-    let (copy_mean, _) = changes(&copy);
-    let blocking = change_of(r, &BLOCKING, values);
-    let (resets_mean, resets_each) = changes(&change_of(r, &RESETS, values));
     vec![
         Headline::new(
             "cleaning copy, A-CAZA vs Baseline, fillrandom (Fig. 10)",
@@ -647,17 +635,21 @@ fn cleaning_headlines(r: &Results) -> Vec<Headline> {
         Headline::new(
             "cleaning copy, A-CAZA vs Baseline, mean of 4 workloads (Fig. 10)",
             "-70%",
-            show(copy_mean, 1, "%"),
+            show(mean(copy.iter().copied()), 1, "%"),
         ),
         Headline::new(
             "cleaning blocking, A-CAZA vs Baseline, mean (Fig. 10)",
             "-68%",
-            show(mean(blocking), 1, "%"),
+            show(mean(BLOCKING.changes(r)), 1, "%"),
         ),
         Headline::new(
             "zone resets, A-CAZA vs Baseline (Fig. 12)",
             "fillrandom -12%, zipfian -13%, latest -5%, uniform -13% (-8.6% wear)",
-            format!("{resets_each} (mean {})", show(resets_mean, 1, "%")),
+            format!(
+                "{} (mean {})",
+                resets_each.join(", "),
+                show(mean(resets), 1, "%")
+            ),
         ),
     ]
 }
@@ -665,7 +657,7 @@ fn cleaning_headlines(r: &Results) -> Vec<Headline> {
 fn compaction_headlines(r: &Results) -> Vec<Headline> {
     let diff = |key: &str| {
         mean(names().iter().map(|w| {
-            let at = |s| get(r, Mode::Deterministic, s, w, &["compaction", key]);
+            let at = |s| get(r, ExecMode::Deterministic, s, w, &["compaction", key]);
             at("a-caza").zip(at("baseline")).map(|(a, b)| a - b)
         }))
     };
@@ -686,7 +678,7 @@ fn compaction_headlines(r: &Results) -> Vec<Headline> {
 fn performance_headlines(r: &Results) -> Vec<Headline> {
     let times = |m: &Metric| {
         let ratios = names().into_iter().map(|w| {
-            let v = per_second(r, m, w);
+            let v = m.values(r, w);
             ratio(v[3], v[0])
         });
         mean(ratios).map_or("-".into(), |x| format!("{x:.2}x"))
@@ -700,17 +692,17 @@ fn performance_headlines(r: &Results) -> Vec<Headline> {
         Headline::new(
             "put ops/s, A-CAZA vs Baseline, mean (Fig. 15)",
             "+16%",
-            show(mean(change_of(r, &OPS, phase_ops)), 1, "%"),
+            show(mean(OPS.changes(r)), 1, "%"),
         ),
         Headline::new(
             "put latency, A-CAZA vs Baseline, mean (Fig. 15)",
             "-18%",
-            show(mean(change_of(r, &PUT_MEAN, values)), 1, "%"),
+            show(mean(PUT_MEAN.changes(r)), 1, "%"),
         ),
         Headline::new(
             "modelled ConfZNS device time, A-CAZA vs Baseline, mean (Fig. 15)",
             "(the paper's runtime is device-bound)",
-            show(mean(change_of(r, &DEVICE_TIME, values)), 1, "%"),
+            show(mean(DEVICE_TIME.changes(r)), 1, "%"),
         ),
     ]
 }
@@ -732,11 +724,12 @@ fn policy_headline(r: &Results) -> Headline {
 
 #[cfg(test)]
 mod tests {
+    use super::super::matrix::Outcome;
     use super::*;
 
     #[test]
     fn the_matrix_is_every_mode_workload_and_scheme() {
-        let specs = SameZone24.specs(&[Mode::Deterministic, Mode::Threaded]);
+        let specs = SameZone24.specs(&[ExecMode::Deterministic, ExecMode::Threaded]);
         assert_eq!(specs.len(), 32);
         let zipf = specs
             .iter()
@@ -748,6 +741,38 @@ mod tests {
                 ("workload", "ycsb-a".to_string()),
                 ("request-distribution", "zipfian".to_string())
             ]
+        );
+    }
+
+    #[test]
+    fn bar_charts_are_drawn_only_when_a_metrics_mode_ran() {
+        let spec = Spec {
+            mode: ExecMode::Deterministic,
+            scheme: "baseline",
+            variant: "fillrandom".into(),
+            flags: Vec::new(),
+        };
+        let outcome = Outcome {
+            spec,
+            report: serde_json::json!({ "device": { "zone_resets": 7 } }),
+            error: None,
+            seconds: 0.0,
+            file: String::new(),
+        };
+        let r = Results::new(vec![outcome], None);
+        // Zone resets are read from deterministic runs, flushes/s from threaded ones.
+        let fig12 = fig12(&r).unwrap();
+        assert!(fig12.chart.is_some());
+        assert_eq!(fig12.rows[0][2], Cell::num(Some(7.0), 0));
+        let fig11 = fig11(&r).unwrap();
+        assert!(fig11.chart.is_none());
+        assert!(fig11
+            .notes
+            .iter()
+            .any(|n| n.contains("needs threaded runs")));
+        assert!(
+            fig10(&r).unwrap().chart.is_some(),
+            "copies are deterministic"
         );
     }
 

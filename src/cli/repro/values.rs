@@ -3,9 +3,8 @@
 
 use serde_json::Value;
 
+pub(crate) use crate::cli::compare::charts::MIB;
 pub use crate::cli::compare::table::value as num;
-
-pub const MIB: f64 = (1u64 << 20) as f64;
 
 /// Buckets of a time-series point's `invalid_ratios`: b < 20 holds ratios in
 /// [b/20, (b+1)/20), bucket 20 the zones that are all invalid.
