@@ -1,5 +1,6 @@
 //! Varints and length-prefixed byte strings, shared by every on-disk format of the engine
-//! (write batches, version edits, SST blocks and properties).
+//! (write batches, version edits, SST blocks and properties), and the CRC mask of the
+//! checksummed ones (SST blocks and footers, log records).
 //!
 //! Varints are LEB128: 7 bits per byte, low bits first, the top bit set on every byte but the
 //! last; at most 10 bytes for 64 bits and 5 for 32 bits (RocksDB's varint64 and varint32).
@@ -16,6 +17,12 @@ pub enum DecodeError {
     Overlong,
     /// A length prefix of `len` bytes with only `left` bytes after it.
     PastEnd { len: u64, left: usize },
+}
+
+/// Masks a CRC so that a CRC computed over data that embeds CRCs stays strong (LevelDB's
+/// and RocksDB's rotate-and-add).
+pub fn mask_crc(crc: u32) -> u32 {
+    crc.rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 /// Appends `v` as a LEB128 varint.

@@ -65,6 +65,7 @@
 
 use zonefs::fs::FileWriter;
 
+use crate::coding::mask_crc;
 use crate::{Error, Result};
 
 /// Bytes of a record header.
@@ -76,16 +77,10 @@ pub const MAX_PAYLOAD: usize = u32::MAX as usize;
 /// The record type of a whole record (the only one written).
 const TYPE_FULL: u8 = 1;
 
-const MASK_DELTA: u32 = 0xa282_ead8;
-
-fn mask(crc: u32) -> u32 {
-    crc.rotate_right(15).wrapping_add(MASK_DELTA)
-}
-
 fn record_crc(kind: u8, len: [u8; 4], payload: &[u8]) -> u32 {
     let crc = crc32c::crc32c(&[kind]);
     let crc = crc32c::crc32c_append(crc, &len);
-    mask(crc32c::crc32c_append(crc, payload))
+    mask_crc(crc32c::crc32c_append(crc, payload))
 }
 
 fn encode_header(payload: &[u8]) -> [u8; HEADER_LEN] {
@@ -94,7 +89,7 @@ fn encode_header(payload: &[u8]) -> [u8; HEADER_LEN] {
     header[4..8].copy_from_slice(&record_crc(TYPE_FULL, len, payload).to_le_bytes());
     header[8..12].copy_from_slice(&len);
     header[12] = TYPE_FULL;
-    let check = mask(crc32c::crc32c(&header[4..]));
+    let check = mask_crc(crc32c::crc32c(&header[4..]));
     header[..4].copy_from_slice(&check.to_le_bytes());
     header
 }
@@ -274,7 +269,7 @@ fn parse_at(data: &[u8], pos: usize) -> Parsed<'_> {
         return Parsed::Bad(Damage::PartialHeader { have: rest.len() });
     };
     let field = |at: usize| [header[at], header[at + 1], header[at + 2], header[at + 3]];
-    if u32::from_le_bytes(field(0)) != mask(crc32c::crc32c(&header[4..])) {
+    if u32::from_le_bytes(field(0)) != mask_crc(crc32c::crc32c(&header[4..])) {
         return Parsed::Bad(Damage::HeaderChecksum);
     }
     let len = u32::from_le_bytes(field(8)) as usize;
@@ -476,7 +471,7 @@ mod tests {
         assert_eq!(data.len(), HEADER_LEN + 3);
         assert_eq!(&data[8..12], &3u32.to_le_bytes());
         assert_eq!(data[12], TYPE_FULL);
-        let crc = mask(crc32c::crc32c(&[1, 3, 0, 0, 0, b'a', b'b', b'c']));
+        let crc = mask_crc(crc32c::crc32c(&[1, 3, 0, 0, 0, b'a', b'b', b'c']));
         assert_eq!(&data[4..8], &crc.to_le_bytes());
         assert_eq!(&data[13..], b"abc");
     }
@@ -528,7 +523,7 @@ mod tests {
         let crc = record_crc(9, len, b"future");
         data[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
         data[start + 12] = 9;
-        let check = mask(crc32c::crc32c(&data[start + 4..start + HEADER_LEN]));
+        let check = mask_crc(crc32c::crc32c(&data[start + 4..start + HEADER_LEN]));
         data[start..start + 4].copy_from_slice(&check.to_le_bytes());
         let err = read_log(&data, "log").unwrap_err();
         assert!(err.to_string().contains("unknown type 9"), "{err}");

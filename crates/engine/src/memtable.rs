@@ -132,7 +132,8 @@ impl Memtable {
     /// The newest entry of `user_key` with a sequence number `<= snapshot`: its kind and
     /// value, or `None` if the memtable holds no such entry.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(ValueKind, Vec<u8>)> {
-        let target = Entry::target(&key::seek_key(user_key, snapshot.min(MAX_SEQ)));
+        // `key::seek_key`, built in place.
+        let target = Entry::new(user_key, snapshot.min(MAX_SEQ), ValueKind::FOR_SEEK, &[]);
         let found = self.map.lower_bound(Bound::Included(&target))?;
         let entry = found.key();
         let parsed = key::parse(entry.key())?;

@@ -26,7 +26,9 @@ pub use pick::{
 };
 pub use picker::{picker_by_name, NoZones, PickCtx, Picker, ZoneLookup, PICKERS};
 pub use round_robin::RoundRobin;
-pub use score::{compute_scores, estimated_compaction_needed_bytes, Compensation, LevelScore};
+pub use score::{
+    compute_scores, estimated_compaction_needed_bytes, scores_by_level, Compensation, LevelScore,
+};
 pub use sica::Sica;
 pub use stats::{CompactionStats, JobOutput, LevelStats};
 pub use zaca::{s_same, Zaca};

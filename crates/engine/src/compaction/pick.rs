@@ -13,7 +13,7 @@ use crate::key;
 use crate::version::{FileMeta, Version};
 
 use super::picker::{PickCtx, Picker};
-use super::score::compute_scores;
+use super::score::{compute_scores, scores_by_level};
 
 /// RocksDB 7.8's default `ignore_max_compaction_bytes_for_input = true`: growing the
 /// start-level inputs (without adding output-level files) ignores `max_compaction_bytes`.
@@ -89,6 +89,11 @@ impl Compaction {
     /// Every input file: the start level's, then the output level's.
     pub fn input_files(&self) -> impl Iterator<Item = &Arc<FileMeta>> {
         self.inputs.iter().chain(&self.output_inputs)
+    }
+
+    /// The user-key range `[smallest, largest]` of every input file.
+    pub fn user_range(&self) -> (Vec<u8>, Vec<u8>) {
+        user_range2(&self.inputs, &self.output_inputs)
     }
 
     /// Σ sizes of the input files.
@@ -188,10 +193,7 @@ pub fn pick_requested(ctx: &PickCtx<'_>, level: usize, numbers: &[u64]) -> Optio
         output_inputs = output_overlap(ctx, output_level, &inputs)?;
         grandparents = grandparents_of(v, output_level, &inputs, &output_inputs);
     }
-    let score = compute_scores(v, ctx.options, ctx.compacting)
-        .iter()
-        .find(|s| s.level == level)
-        .map_or(0.0, |s| s.score);
+    let score = scores_by_level(v, ctx.options, ctx.compacting)[level];
     Some(finish(
         ctx,
         Shape {

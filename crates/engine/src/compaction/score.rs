@@ -29,22 +29,16 @@ pub struct Compensation {
 impl Compensation {
     /// The compensation over the files of `version`. RocksDB accumulates the statistics of
     /// every file it ever loaded; the current version's files are the closest stateless
-    /// equivalent.
+    /// equivalent. The version keeps their sums: this costs no walk over its files.
     pub fn of(version: &Version) -> Compensation {
-        let (mut values, mut raw_keys, mut raw_values, mut bytes) = (0u128, 0u128, 0u128, 0u128);
-        for (_, f) in version.all_files() {
-            values += u128::from(f.entries.saturating_sub(f.deletions));
-            raw_keys += u128::from(f.raw_key_size);
-            raw_values += u128::from(f.raw_value_size);
-            bytes += u128::from(f.size);
-        }
-        let raw = raw_keys + raw_values;
-        let average = if values == 0 || raw == 0 {
+        let t = version.file_totals();
+        let raw = t.raw_key_size + t.raw_value_size;
+        let average = if t.values == 0 || raw == 0 {
             0
         } else {
             // Raw value bytes per value, scaled by the on-disk / raw ratio (integer steps as
             // RocksDB does them).
-            raw_values / values * bytes / raw
+            t.raw_value_size / t.values * t.bytes / raw
         };
         Compensation {
             average_value_size: u64::try_from(average).unwrap_or(u64::MAX),
@@ -85,6 +79,20 @@ pub fn compute_scores(
         .collect();
     sort_like_rocksdb(&mut scores);
     scores
+}
+
+/// [`compute_scores`] by level: one score per level of `version`, 0 for the last level
+/// (which RocksDB gives none).
+pub fn scores_by_level(
+    version: &Version,
+    options: &Options,
+    compacting: &HashSet<u64>,
+) -> Vec<f64> {
+    let mut by_level = vec![0.0; version.num_levels()];
+    for s in compute_scores(version, options, compacting) {
+        by_level[s.level] = s.score;
+    }
+    by_level
 }
 
 fn level_score(
@@ -208,6 +216,10 @@ mod tests {
         );
         let s = compute_scores(&v, &o, &HashSet::new());
         assert_eq!(s.len(), 3, "the last level has no score");
+        assert_eq!(
+            scores_by_level(&v, &o, &HashSet::new()),
+            [0.0, 1.5, 0.5, 0.0]
+        );
         assert_eq!(score_of(&s, 1), 1.5);
         assert_eq!(score_of(&s, 2), 0.5);
         assert_eq!(s[0].level, 1, "highest first");

@@ -9,7 +9,6 @@ use std::fmt::Write as _;
 use crate::version::Version;
 
 use super::pick::Compaction;
-use super::score::LevelScore;
 
 const KIB: f64 = 1024.0;
 const GIB: f64 = KIB * KIB * KIB;
@@ -177,13 +176,8 @@ impl CompactionStats {
 
     /// The "Compaction Stats" table, laid out as RocksDB prints it (a subset of its
     /// columns; GB with three decimals, since zkv's runs are small). A level gets a row if
-    /// it holds files or was written.
-    pub fn to_table(
-        &self,
-        version: &Version,
-        scores: &[LevelScore],
-        compacting: &HashSet<u64>,
-    ) -> String {
+    /// it holds files or was written. `scores` are by level ([`super::scores_by_level`]).
+    pub fn to_table(&self, version: &Version, scores: &[f64], compacting: &HashSet<u64>) -> String {
         let header = "Level    Files   Size     Score Read(GB)  Rn(GB) Rnp1(GB) Write(GB) \
                       Wnew(GB) Moved(GB) W-Amp Comp(cnt)";
         let mut out = format!(
@@ -204,14 +198,10 @@ impl CompactionStats {
                 continue;
             }
             (files, busy, bytes) = (files + n, busy + b, bytes + version.level_bytes(level));
-            let score = scores
-                .iter()
-                .find(|s| s.level == level)
-                .map_or(0.0, |s| s.score);
             let row = Row {
                 files: (n, b),
                 bytes: version.level_bytes(level),
-                score,
+                score: scores.get(level).copied().unwrap_or(0.0),
                 write_amp: self.level_write_amp(level),
             };
             row.print(&mut out, &format!("L{level}"), &stats);
@@ -375,11 +365,7 @@ mod tests {
         s.add_flush(&written(GB));
         s.add_compaction(&compaction(0, &[(9, GB)], &[(8, GB / 2)]), &written(GB));
         let busy: HashSet<u64> = [3].into();
-        let scores = [LevelScore {
-            level: 1,
-            score: 2.5,
-        }];
-        let table = s.to_table(&v, &scores, &busy);
+        let table = s.to_table(&v, &[0.0, 2.5], &busy);
         let lines: Vec<&str> = table.lines().collect();
         assert_eq!(lines[0], "** Compaction Stats **");
         assert!(

@@ -109,12 +109,7 @@ pub fn picked_order(
         free_ratio: 1.0,
         cursors,
     };
-    let files = v.files(level);
-    picker
-        .order(&ctx, level)
-        .iter()
-        .map(|&i| files[i].number)
-        .collect()
+    numbers_in_order(picker, &ctx, level)
 }
 
 /// Numbers of the files of `level` in the order `picker` tries them, with the zones of
@@ -148,12 +143,14 @@ pub fn order_with(
         free_ratio,
         cursors: &[],
     };
-    let files = v.files(level);
-    picker
-        .order(&ctx, level)
-        .iter()
-        .map(|&i| files[i].number)
-        .collect()
+    numbers_in_order(picker, &ctx, level)
+}
+
+/// Numbers of the files of `level` in the order `picker` gives them under `ctx`.
+fn numbers_in_order(picker: &dyn Picker, ctx: &PickCtx<'_>, level: usize) -> Vec<u64> {
+    let files = ctx.version.files(level);
+    let order = picker.order(ctx, level);
+    order.iter().map(|&i| files[i].number).collect()
 }
 
 /// A zone layout given file by file, which logs the lookups it answers.

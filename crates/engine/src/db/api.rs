@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use zonefs::fs::ZoneFs;
 
 use crate::batch::WriteBatch;
-use crate::compaction::{compute_scores, picker_by_name};
+use crate::compaction::{picker_by_name, scores_by_level};
 use crate::iter::DbIter;
 use crate::key::{SeqNo, ValueKind};
 use crate::options::{ExecMode, Options};
@@ -330,7 +330,7 @@ impl Db {
     /// RocksDB's "Compaction Stats" table of the current version and the work so far.
     pub fn compaction_stats_table(&self) -> String {
         let (version, compacting) = self.version_and_compacting();
-        let scores = compute_scores(&version, &self.inner.options, &compacting);
+        let scores = scores_by_level(&version, &self.inner.options, &compacting);
         self.inner
             .level_stats()
             .to_table(&version, &scores, &compacting)
@@ -345,19 +345,15 @@ impl Db {
         let inner = &self.inner;
         let c = &inner.counters;
         let (version, compacting) = self.version_and_compacting();
-        let scores = compute_scores(&version, &inner.options, &compacting);
-        let score_of = |level| {
-            scores
-                .iter()
-                .find(|s| s.level == level)
-                .map_or(0.0, |s| s.score)
-        };
-        let levels = (0..version.num_levels())
-            .map(|level| LevelShape {
+        let scores = scores_by_level(&version, &inner.options, &compacting);
+        let levels = scores
+            .into_iter()
+            .enumerate()
+            .map(|(level, score)| LevelShape {
                 level,
                 files: version.num_files(level),
                 bytes: version.level_bytes(level),
-                score: score_of(level),
+                score,
             })
             .collect();
         DbStats {

@@ -19,7 +19,10 @@ impl DbInner {
     pub(crate) fn run_inline(&self) -> Result<()> {
         let _inline = self.lock_inline();
         while self.flush_memtables()? {}
-        while self.compact_once()? {}
+        // A pick that found nothing finds nothing again until a version is installed or a
+        // compaction ends, and both ask for another look: most writes skip the pick (and
+        // its walk over every file of the version).
+        while self.compaction_wanted() && self.compact_once()? {}
         if self.fs.inline_cleaning() {
             let cleaned = self.fs.maybe_clean();
             if let Err(e) = cleaned {
@@ -44,6 +47,11 @@ impl DbInner {
             }
             st = self.wait(st);
         }
+    }
+
+    /// Whether a compaction pick may find something (see `State::compaction_wanted`).
+    fn compaction_wanted(&self) -> bool {
+        self.lock_state().compaction_wanted
     }
 
     /// Makes the compaction threads look for work again (they stop looking once a pick

@@ -88,28 +88,17 @@ impl Drop for RunningGuard<'_> {
     }
 }
 
-/// User-key range of every file a compaction reads.
-fn key_range(c: &Compaction) -> (Vec<u8>, Vec<u8>) {
-    let smallest = c.input_files().map(|f| f.smallest_user_key()).min();
-    let largest = c.input_files().map(|f| f.largest_user_key()).max();
-    (
-        smallest.unwrap_or_default().to_vec(),
-        largest.unwrap_or_default().to_vec(),
-    )
-}
-
-/// Whether `c` would share a file with, or write into the key range of, a running
-/// compaction (RocksDB refuses such picks: two compactions must never produce overlapping
-/// files in one level).
-fn conflicts(st: &State, c: &Compaction) -> bool {
-    let (lo, hi) = key_range(c);
+/// Whether `c`, over user keys `range`, would share a file with, or write into the key
+/// range of, a running compaction (RocksDB refuses such picks: two compactions must never
+/// produce overlapping files in one level).
+fn conflicts(st: &State, c: &Compaction, range: &(Vec<u8>, Vec<u8>)) -> bool {
+    let (lo, hi) = range;
     let shares = c.input_files().any(|f| st.compacting.contains(&f.number));
     shares
-        || st.running.iter().any(|r| {
-            r.output_level == c.output_level
-                && r.smallest.as_slice() <= hi.as_slice()
-                && lo <= r.largest
-        })
+        || st
+            .running
+            .iter()
+            .any(|r| r.output_level == c.output_level && r.smallest <= *hi && *lo <= r.largest)
 }
 
 impl DbInner {
@@ -148,7 +137,9 @@ impl DbInner {
         let mut st = self.lock_state();
         writable(&st)?;
         debug_assert!(Arc::ptr_eq(&st.version, &version), "version changed");
-        let Some(c) = picked.filter(|c| !conflicts(&st, c)) else {
+        let picked = picked.map(|c| (c.user_range(), c));
+        let Some(((smallest, largest), c)) = picked.filter(|(range, c)| !conflicts(&st, c, range))
+        else {
             // A compaction that ended during the pick freed files the snapshot still showed
             // busy (the set only shrinks meanwhile): its end asked for another look, which
             // must not be lost.
@@ -162,7 +153,6 @@ impl DbInner {
             return Ok(None);
         };
         let id = self.compaction_ids.fetch_add(1, Ordering::Relaxed) + 1;
-        let (smallest, largest) = key_range(&c);
         let files: Vec<u64> = c.input_files().map(|f| f.number).collect();
         st.compacting.extend(files.iter().copied());
         st.running.push(Running {
@@ -415,11 +405,11 @@ impl DbInner {
         let mut done = Vec::new();
         for (level, files) in by_level {
             let picked = self.pick_with(true, |ctx| pick_requested(ctx, level, &files));
-            let Ok(Some(mut p)) = picked else {
+            // Never a trivial move (see `pick_requested`): a move would leave the file,
+            // and its bytes in the victim, where it is.
+            let Ok(Some(p)) = picked else {
                 continue;
             };
-            // A move would leave the file (and its bytes in the victim) where it is.
-            p.c.trivial_move = false;
             match self.run_picked(p) {
                 Ok(deleted) => done.extend(deleted.into_iter().filter(|n| wanted.contains(n))),
                 Err(_) => break,

@@ -62,30 +62,34 @@ pub(crate) fn sst_hint(
     built: &BuiltTable,
     neighbors: Option<Neighbors>,
 ) -> PlacementHint {
-    let level = Some(u8::try_from(level).unwrap_or(u8::MAX));
-    PlacementHint {
-        kind: Some(FileKind::Sst),
-        level,
-        lifetime: Lifetime::for_file(FileKind::Sst, level, BASE_LEVEL),
-        size: built.data.len() as u64,
-        smallest_key: key::user_key(&built.props.smallest).to_vec(),
-        largest_key: key::user_key(&built.props.largest).to_vec(),
-        neighbors,
-    }
+    let (smallest, largest) = (&built.props.smallest, &built.props.largest);
+    let range = (key::user_key(smallest), key::user_key(largest));
+    sst_hint_of(level, built.data.len() as u64, range, neighbors)
 }
 
 /// The hint of the live SST `file` of `level`, as the zone cleaner asks for it when it
 /// moves the file: as [`sst_hint`] for a new SST of that level, sized as the file.
 pub(crate) fn live_sst_hint(level: usize, file: &FileMeta, neighbors: Neighbors) -> PlacementHint {
+    let range = (file.smallest_user_key(), file.largest_user_key());
+    sst_hint_of(level, file.size, range, Some(neighbors))
+}
+
+/// The hint of an SST of `level` of `size` bytes over the user keys `range`.
+fn sst_hint_of(
+    level: usize,
+    size: u64,
+    (smallest, largest): (&[u8], &[u8]),
+    neighbors: Option<Neighbors>,
+) -> PlacementHint {
     let level = Some(u8::try_from(level).unwrap_or(u8::MAX));
     PlacementHint {
         kind: Some(FileKind::Sst),
         level,
         lifetime: Lifetime::for_file(FileKind::Sst, level, BASE_LEVEL),
-        size: file.size,
-        smallest_key: file.smallest_user_key().to_vec(),
-        largest_key: file.largest_user_key().to_vec(),
-        neighbors: Some(neighbors),
+        size,
+        smallest_key: smallest.to_vec(),
+        largest_key: largest.to_vec(),
+        neighbors,
     }
 }
 

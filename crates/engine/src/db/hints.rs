@@ -17,7 +17,7 @@ use std::time::Instant;
 
 use zonefs::placement::{Neighbors, SstRef};
 
-use crate::compaction::{compute_scores, ZoneLookup};
+use crate::compaction::{scores_by_level, ZoneLookup};
 use crate::key;
 use crate::options::Options;
 use crate::sst::BuiltTable;
@@ -130,7 +130,7 @@ pub(crate) fn neighbors(
         overlap_below: overlap(level + 1),
         closest_before: closest_before(scope, level, smallest).map(as_ref),
         closest_after: closest_after(scope, level, largest).map(as_ref),
-        level_scores: level_scores(scope),
+        level_scores: scores_by_level(scope.version, scope.options, scope.compacting),
     }
 }
 
@@ -231,17 +231,6 @@ fn sst_ref(scope: &HintScope<'_>, level: usize, f: &FileMeta) -> SstRef {
         largest_key: f.largest_user_key().to_vec(),
         zones: scope.zones.zones_of(f.number),
     }
-}
-
-/// The score of every level, by level (RocksDB computes none for the last level: 0).
-fn level_scores(scope: &HintScope<'_>) -> Vec<f64> {
-    let mut scores = vec![0.0; scope.version.num_levels()];
-    for s in compute_scores(scope.version, scope.options, scope.compacting) {
-        if let Some(slot) = scores.get_mut(s.level) {
-            *slot = s.score;
-        }
-    }
-    scores
 }
 
 #[cfg(test)]

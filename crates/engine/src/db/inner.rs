@@ -111,7 +111,9 @@ pub(crate) struct State {
     pub compacting: HashSet<u64>,
     pub running: Vec<Running>,
     pub flushing: bool,
-    /// The version changed since a compaction thread last found nothing to pick.
+    /// The version changed, or a compaction ended, since an automatic pick last found
+    /// nothing: the compaction threads and the deterministic fixed point pick only while
+    /// it is set.
     pub compaction_wanted: bool,
     /// The first background error; the database refuses writes once it is set.
     pub bg_error: Option<String>,
@@ -185,7 +187,7 @@ impl DbInner {
     pub(crate) fn new(p: Parts) -> DbInner {
         let version = p.versions.current();
         let num_levels = version.num_levels();
-        let gc_victims = p.fs.stats().gc.victims;
+        let gc_victims = p.fs.gc_victims();
         DbInner {
             table_options: TableOptions::from(&p.options),
             tables: Arc::new(TableCache::new(Arc::clone(&p.fs))),

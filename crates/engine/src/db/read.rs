@@ -64,11 +64,8 @@ impl DbInner {
             return Ok(visible(entry));
         }
         for (_, file) in view.version.files_for_key(key) {
-            let table = self.tables.get(&file)?;
-            if !table.may_contain(key) {
-                continue;
-            }
-            if let Some(entry) = table.get(key, seq)? {
+            // `Table::get` asks the bloom filter first.
+            if let Some(entry) = self.tables.get(&file)?.get(key, seq)? {
                 return Ok(visible(entry));
             }
         }

@@ -2,6 +2,7 @@
 //! handles, the block trailer (type byte + masked CRC32C) and the fixed-size footer. See
 //! `docs/SST.md`.
 
+use crate::coding::mask_crc;
 pub(crate) use crate::coding::{get_varint32, get_varint64, put_varint32, put_varint64};
 
 /// Bytes after every block: one type byte and a masked CRC32C of contents + type byte.
@@ -18,12 +19,6 @@ pub(crate) const MAGIC: u64 = 0x5a4b_5653_5354_3031;
 
 /// The table format this code writes and reads.
 pub(crate) const FORMAT_VERSION: u32 = 1;
-
-/// Masks a CRC so that a CRC computed over data that embeds CRCs stays strong (LevelDB's
-/// rotate-and-add).
-fn mask_crc(crc: u32) -> u32 {
-    crc.rotate_right(15).wrapping_add(0xa282_ead8)
-}
 
 /// The masked CRC32C stored in a block trailer: over the contents, then the type byte.
 pub(crate) fn block_checksum(contents: &[u8], block_type: u8) -> u32 {

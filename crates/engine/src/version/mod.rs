@@ -10,4 +10,4 @@ mod version;
 pub use edit::VersionEdit;
 pub use meta::{sst_file_name, FileMeta};
 pub use set::{manifest_file_name, wal_file_name, VersionSet, CURRENT, DEFAULT_MAX_MANIFEST_BYTES};
-pub use version::Version;
+pub use version::{FileTotals, Version};

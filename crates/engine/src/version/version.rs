@@ -21,7 +21,43 @@ use super::FileMeta;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Version {
     levels: Vec<Vec<Arc<FileMeta>>>,
-    bytes: Vec<u64>,
+    /// The [`FileTotals`] of each level, recomputed whenever an edit changes the level.
+    totals: Vec<FileTotals>,
+}
+
+/// Sums over some files of what compensated sizes are derived from (RocksDB's
+/// accumulated file statistics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileTotals {
+    /// Σ file sizes.
+    pub bytes: u128,
+    /// Σ entries that are not deletions.
+    pub values: u128,
+    /// Σ raw key and raw value bytes.
+    pub raw_key_size: u128,
+    pub raw_value_size: u128,
+}
+
+impl FileTotals {
+    fn of<'f>(files: impl IntoIterator<Item = &'f Arc<FileMeta>>) -> FileTotals {
+        files
+            .into_iter()
+            .fold(FileTotals::default(), |t, f| FileTotals {
+                bytes: t.bytes + u128::from(f.size),
+                values: t.values + u128::from(f.entries.saturating_sub(f.deletions)),
+                raw_key_size: t.raw_key_size + u128::from(f.raw_key_size),
+                raw_value_size: t.raw_value_size + u128::from(f.raw_value_size),
+            })
+    }
+
+    fn plus(self, other: FileTotals) -> FileTotals {
+        FileTotals {
+            bytes: self.bytes + other.bytes,
+            values: self.values + other.values,
+            raw_key_size: self.raw_key_size + other.raw_key_size,
+            raw_value_size: self.raw_value_size + other.raw_value_size,
+        }
+    }
 }
 
 impl Version {
@@ -29,7 +65,7 @@ impl Version {
     pub fn new(num_levels: usize) -> Version {
         Version {
             levels: vec![Vec::new(); num_levels],
-            bytes: vec![0; num_levels],
+            totals: vec![FileTotals::default(); num_levels],
         }
     }
 
@@ -50,7 +86,16 @@ impl Version {
 
     /// Σ file sizes of `level`.
     pub fn level_bytes(&self, level: usize) -> u64 {
-        self.bytes.get(level).copied().unwrap_or(0)
+        let bytes = self.totals.get(level).map_or(0, |t| t.bytes);
+        u64::try_from(bytes).unwrap_or(u64::MAX)
+    }
+
+    /// The [`FileTotals`] of every file, from per-level sums kept with the levels (a
+    /// constant number of steps, however many files the version holds).
+    pub fn file_totals(&self) -> FileTotals {
+        self.totals
+            .iter()
+            .fold(FileTotals::default(), |sum, t| sum.plus(*t))
     }
 
     /// Every file with its level, level by level in level order.
@@ -205,7 +250,7 @@ impl<'a> Builder<'a> {
             let mut files: Vec<Arc<FileMeta>> = changed.into_values().collect();
             sort_level(level, &mut files);
             check_disjoint(level, &files)?;
-            next.bytes[level] = files.iter().map(|f| f.size).sum();
+            next.totals[level] = FileTotals::of(&files);
             next.levels[level] = files;
         }
         Ok(next)
@@ -485,6 +530,24 @@ mod tests {
                 .map(|(l, f)| (l, f.number))
                 .collect();
             prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn totals_follow_the_files_through_edits(v in arb_version(), drop_bits in any::<u64>()) {
+            // Levels that lose no file keep their sums from the base version.
+            let mut edit = VersionEdit::new();
+            for (i, (level, f)) in v.all_files().enumerate() {
+                if drop_bits >> (i % 64) & 1 == 1 {
+                    edit.delete_file(level as u32, f.number);
+                }
+            }
+            let v = v.apply(&edit).unwrap();
+            let walked = FileTotals::of(v.all_files().map(|(_, f)| f));
+            prop_assert_eq!(v.file_totals(), walked);
+            for level in 0..v.num_levels() {
+                let bytes: u64 = v.files(level).iter().map(|f| f.size).sum();
+                prop_assert_eq!(v.level_bytes(level), bytes);
+            }
         }
 
         #[test]
