@@ -22,13 +22,11 @@ fn bench(extra: &[&str]) -> Vec<String> {
 }
 
 fn run_ok(args: &[String]) -> String {
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    ok(&refs)
+    ok(&refs(args))
 }
 
 fn fails(args: &[String]) -> String {
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    fails_run(&refs, 1).1
+    fails_run(&refs(args), 1).1
 }
 
 /// The db_bench line of `name`: `name : X micros/op Y ops/sec ...`.
@@ -223,9 +221,7 @@ fn assert_numbers(v: &Value, section: &str, names: &[&str]) {
 #[test]
 fn json_report_has_the_contract_fields() {
     let _guard = serial();
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("report.json");
-    let json = path.to_string_lossy().into_owned();
+    let report = TempJson::new();
     run_ok(&bench(&[
         "--workload",
         "fillrandom,readrandom",
@@ -235,11 +231,11 @@ fn json_report_has_the_contract_fields() {
         "deterministic",
         "--verify",
         "--sample-interval",
-        "500",
+        "600",
         "--json",
-        &json,
+        &report.arg,
     ]));
-    let v = read_json(&path);
+    let v = report.read();
     assert_eq!(field(&v, "scheme"), "baseline");
     assert_eq!(field(&v, "workload"), "fillrandom,readrandom");
     for (name, want) in [
@@ -337,9 +333,12 @@ fn json_report_has_the_contract_fields() {
     }
     assert!(v["device"].get("busy_ns").is_none(), "no timing model");
     assert!(v["device"].get("timing").is_none(), "no timing model");
-    // One point at the start, one every 500 operations, one at the end of each workload.
+    // One point at the start, one every 600 operations, one at the end of each workload.
     let series = field(&v, "timeseries").as_array().unwrap();
-    assert_eq!(series.len(), 1 + 8 + 2, "{series:?}");
+    assert_eq!(
+        times(series),
+        [0, 600, 1200, 1800, 2000, 2400, 3000, 3600, 4000]
+    );
     for point in series {
         for name in [
             "t",
@@ -359,7 +358,12 @@ fn json_report_has_the_contract_fields() {
     // The last point's distribution is the end-of-run one.
     let last = series.last().unwrap();
     assert_eq!(last["full_zones"], v["zone_invalid_ratios"]["full_zones"]);
-    assert_eq!(series.last().unwrap()["t"], 4000);
+    assert_eq!(series.last().unwrap()["phase"], "readrandom");
+}
+
+/// The operation counts (`t`) of the time-series points.
+fn times(series: &[Value]) -> Vec<u64> {
+    series.iter().map(|p| p["t"].as_u64().unwrap()).collect()
 }
 
 #[test]
@@ -441,9 +445,7 @@ fn bad_input_fails_before_any_work() {
 #[test]
 fn verify_reports_a_mismatch_and_fails() {
     let _guard = serial();
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("r.json");
-    let json = path.to_string_lossy().into_owned();
+    let report = TempJson::new();
     // The hidden hook makes the oracle expect another value for one key; the store is
     // right, so exactly that key must be reported.
     let args = bench(&[
@@ -456,18 +458,22 @@ fn verify_reports_a_mismatch_and_fails() {
         "--verify",
         "--verify-inject-mismatch",
         "--json",
-        &json,
+        &report.arg,
     ]);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (run, msg) = fails_run(&refs, 1);
+    let (run, msg) = fails_run(&refs(&args), 1);
     assert!(
         msg.starts_with("verify: 1 of ") && msg.contains("holds another value"),
         "{msg}"
     );
     assert!(run.stdout.contains(", 1 mismatches"), "{}", run.stdout);
-    let v = read_json(&path);
+    let v = report.read();
     assert_eq!(field(&v, "verify.mismatches"), 1);
     assert!(field(&v, "verify.checked").as_u64().unwrap() > 300);
+    // A point every 5 operations (--num / 100); the last one is also the workload's end,
+    // taken once.
+    let series = field(&v, "timeseries").as_array().unwrap();
+    let every_5: Vec<u64> = (0..=500).step_by(5).collect();
+    assert_eq!(times(series), every_5);
     // The hook is for tests only: hidden, and meaningless without --verify.
     let help = ok(&["bench", "--help"]);
     assert!(!help.contains("inject"), "{help}");
@@ -478,9 +484,7 @@ fn verify_reports_a_mismatch_and_fails() {
 #[test]
 fn running_out_of_space_mid_run_reports_it_and_writes_the_json() {
     let _guard = serial();
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("r.json");
-    let json = path.to_string_lossy().into_owned();
+    let report = TempJson::new();
     // 60000 keys of 224 bytes pass the up-front estimate (17 of 21 MiB), but overwriting
     // them leaves more garbage than the copying cleaner can reclaim on 21 zones.
     let args = bench(&[
@@ -491,10 +495,9 @@ fn running_out_of_space_mid_run_reports_it_and_writes_the_json() {
         "--mode",
         "deterministic",
         "--json",
-        &json,
+        &report.arg,
     ]);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (run, msg) = fails_run(&refs, 1);
+    let (run, msg) = fails_run(&refs(&args), 1);
     assert!(msg.starts_with("overwrite: operation "), "{msg}");
     assert!(msg.contains("out of space"), "{msg}");
     // What ran is reported: the finished workload's line and the summaries.
@@ -504,7 +507,7 @@ fn running_out_of_space_mid_run_reports_it_and_writes_the_json() {
         "{}",
         run.stdout
     );
-    let v = read_json(&path);
+    let v = report.read();
     assert!(field(&v, "error")
         .as_str()
         .unwrap()
@@ -520,11 +523,9 @@ fn running_out_of_space_mid_run_reports_it_and_writes_the_json() {
 #[test]
 fn request_distribution_replaces_the_ycsb_workloads_own() {
     let _guard = serial();
-    let dir = TempDir::new().unwrap();
     let mut reports = Vec::new();
     for dist in ["zipfian", "uniform"] {
-        let path = dir.path().join(format!("{dist}.json"));
-        let json = path.to_string_lossy().into_owned();
+        let report = TempJson::new();
         run_ok(&bench(&[
             "--workload",
             "ycsb-a",
@@ -536,9 +537,9 @@ fn request_distribution_replaces_the_ycsb_workloads_own() {
             "deterministic",
             "--verify",
             "--json",
-            &json,
+            &report.arg,
         ]));
-        let mut v = read_json(&path);
+        let mut v = report.read();
         assert_eq!(field(&v, "config.request_distribution"), dist);
         assert_eq!(field(&v, "verify.mismatches"), 0);
         strip_times(&mut v);
@@ -567,9 +568,7 @@ fn request_distribution_replaces_the_ycsb_workloads_own() {
 #[test]
 fn timing_model_adds_device_time_to_the_report() {
     let _guard = serial();
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("r.json");
-    let json = path.to_string_lossy().into_owned();
+    let report = TempJson::new();
     let stdout = run_ok(&bench(&[
         "--workload",
         "fillrandom",
@@ -580,10 +579,10 @@ fn timing_model_adds_device_time_to_the_report() {
         "--timing",
         "confzns",
         "--json",
-        &json,
+        &report.arg,
     ]));
     assert!(stdout.contains("Device time (confzns model)"), "{stdout}");
-    let v = read_json(&path);
+    let v = report.read();
     assert_eq!(field(&v, "config.timing"), "confzns");
     assert!(field(&v, "device.busy_ns").as_u64().unwrap() > 0);
     assert_eq!(field(&v, "device.timing.preset"), "confzns");
@@ -598,9 +597,7 @@ fn timing_model_adds_device_time_to_the_report() {
 #[test]
 fn acc_flags_reach_the_engine_and_name_the_scheme() {
     let _guard = serial();
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("r.json");
-    let json = path.to_string_lossy().into_owned();
+    let report = TempJson::new();
     run_ok(&bench(&[
         "--workload",
         "fillrandom",
@@ -617,9 +614,9 @@ fn acc_flags_reach_the_engine_and_name_the_scheme() {
         "--acc-min-level",
         "1",
         "--json",
-        &json,
+        &report.arg,
     ]));
-    let v = read_json(&path);
+    let v = report.read();
     assert_eq!(field(&v, "scheme"), "a-caza");
     assert_eq!(field(&v, "config.acc_turning_point"), 40);
     assert_eq!(field(&v, "config.acc_min_level"), 1);

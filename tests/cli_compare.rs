@@ -25,10 +25,6 @@ fn compare(schemes: &str, extra: &[&str]) -> Vec<String> {
     args.into_iter().map(String::from).collect()
 }
 
-fn refs(args: &[String]) -> Vec<&str> {
-    args.iter().map(String::as_str).collect()
-}
-
 fn at<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
     path.iter().fold(v, |v, k| &v[*k])
 }
@@ -122,20 +118,12 @@ fn svg_texts(svg: &str) -> Vec<&str> {
 #[test]
 fn identical_deterministic_entries_give_identical_bytes() {
     let _serial = serial();
-    let dir = TempDir::new().unwrap();
-    let json = dir.path().join("cmp.json");
+    let report = TempJson::new();
     ok(&refs(&compare(
         "baseline,baseline",
-        &[
-            "--gc-start",
-            "40",
-            "--gc-stop",
-            "45",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        &["--gc-start", "40", "--gc-stop", "45", "--json", &report.arg],
     )));
-    let v = read_json(&json);
+    let v = report.read();
     let (a, b) = (&v["runs"][0], &v["runs"][1]);
     for path in [
         &["user", "bytes"][..],
@@ -156,20 +144,12 @@ fn identical_deterministic_entries_give_identical_bytes() {
 #[test]
 fn global_flags_apply_to_every_scheme_unless_an_entry_overrides_them() {
     let _serial = serial();
-    let dir = TempDir::new().unwrap();
-    let json = dir.path().join("cmp.json");
+    let report = TempJson::new();
     ok(&refs(&compare(
         "baseline,baseline:gc-stop=40:reserved-zones=2",
-        &[
-            "--gc-start",
-            "30",
-            "--gc-stop",
-            "35",
-            "--json",
-            json.to_str().unwrap(),
-        ],
+        &["--gc-start", "30", "--gc-stop", "35", "--json", &report.arg],
     )));
-    let v = read_json(&json);
+    let v = report.read();
     let config = |i: usize, key: &str| v["runs"][i]["config"][key].clone();
     assert_eq!(config(0, "gc_start"), 30);
     assert_eq!(config(0, "gc_stop"), 35);
@@ -210,7 +190,7 @@ fn bad_input_fails_before_any_run() {
         "{msg}"
     );
     let msg = refused(&compare("baseline", &["--device", "file:/tmp/x.img"]), 1);
-    assert!(msg.contains("runs every scheme on --device mem"), "{msg}");
+    assert!(msg.contains("run every scheme on --device mem"), "{msg}");
 }
 
 #[test]
@@ -230,8 +210,7 @@ fn an_unwritable_out_dir_fails_before_any_run() {
 #[test]
 fn a_preset_applies_to_every_scheme_and_entries_still_override_it() {
     let _serial = serial();
-    let dir = TempDir::new().unwrap();
-    let json = dir.path().join("cmp.json");
+    let report = TempJson::new();
     let args = [
         "compare",
         "--schemes",
@@ -244,10 +223,10 @@ fn a_preset_applies_to_every_scheme_and_entries_still_override_it() {
         "--mode",
         "deterministic",
         "--json",
-        json.to_str().unwrap(),
+        &report.arg,
     ];
     ok(&args);
-    let v = read_json(&json);
+    let v = report.read();
     for run in v["runs"].as_array().unwrap() {
         assert_eq!(at(run, &["config", "zone_size"]), 8 * MIB, "{run}");
         assert_eq!(at(run, &["config", "num"]), 2000);
@@ -264,8 +243,7 @@ fn a_preset_applies_to_every_scheme_and_entries_still_override_it() {
 #[test]
 fn caza_copies_less_and_a_caza_compacts_within_fewer_zones_than_baseline() {
     let _serial = serial();
-    let dir = TempDir::new().unwrap();
-    let json = dir.path().join("cmp.json");
+    let report = TempJson::new();
     let args = [
         "compare",
         "--schemes",
@@ -293,10 +271,10 @@ fn caza_copies_less_and_a_caza_compacts_within_fewer_zones_than_baseline() {
         "--mode",
         "deterministic",
         "--json",
-        json.to_str().unwrap(),
+        &report.arg,
     ];
     ok(&args);
-    let v = read_json(&json);
+    let v = report.read();
     let runs = v["runs"].as_array().unwrap();
     let get = |i: usize, path: &[&str]| at(&runs[i], path).as_f64().unwrap();
     for (i, (placement, picker)) in [("liza", "sica"), ("caza+", "sica"), ("caza+", "acc")]

@@ -4,27 +4,18 @@
 mod common;
 use common::*;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
-use tempfile::TempDir;
 use zns::{FileDevice, Geometry, ZonedDevice};
 use zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
 use zonefs::meta::{dump_zone, FileKind, FrameKind, Superblock, SUPERBLOCK_LEN};
 use zonefs::placement::{Lifetime, PlacementHint};
 
-/// The test geometry: 16 zones of 1 MiB with 768 KiB capacity.
+/// The zones and zone capacity of [`IMAGE_GEOMETRY`].
 const ZONES: u32 = 16;
 const CAP: u64 = 768 * KIB;
-const GEOMETRY: [&str; 6] = [
-    "--zones",
-    "16",
-    "--zone-size",
-    "1MiB",
-    "--zone-capacity",
-    "768KiB",
-];
 
 fn u(v: &Value, key: &str) -> u64 {
     v[key]
@@ -44,26 +35,7 @@ fn arr<'a>(v: &'a Value, key: &str) -> &'a Vec<Value> {
         .unwrap_or_else(|| panic!("{key} is not a list in {v}"))
 }
 
-/// A path in its own temporary directory.
-struct Img {
-    _dir: TempDir,
-    path: PathBuf,
-    spec: String,
-}
-
 impl Img {
-    /// A path where nothing exists yet.
-    fn none() -> Img {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("fs.img");
-        let spec = format!("file:{}", path.display());
-        Img {
-            _dir: dir,
-            path,
-            spec,
-        }
-    }
-
     /// A new image of 8 zones of 1 MiB made by `zkv zone create`: no file system on it.
     fn blank() -> Img {
         let img = Img::none();
@@ -96,7 +68,7 @@ impl Img {
 
     /// `zkv mkfs` that creates the image with the test geometry, and `extra` flags.
     fn mkfs_new<'a>(&'a self, extra: &[&'a str]) -> Vec<&'a str> {
-        let mut flags = GEOMETRY.to_vec();
+        let mut flags = IMAGE_GEOMETRY.to_vec();
         flags.extend_from_slice(extra);
         self.mkfs(&flags)
     }

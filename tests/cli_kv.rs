@@ -4,45 +4,14 @@
 mod common;
 use common::*;
 
-use std::path::PathBuf;
-
 use serde_json::Value;
-use tempfile::TempDir;
-
-/// An image formatted by `zkv mkfs`: 16 zones of 1 MiB with 768 KiB capacity.
-struct Img {
-    _dir: TempDir,
-    path: PathBuf,
-    spec: String,
-}
 
 impl Img {
+    /// An image formatted by `zkv mkfs` with [`IMAGE_GEOMETRY`].
     fn formatted() -> Img {
-        let img = Img::unformatted_path();
-        ok(&[
-            "mkfs",
-            "--device",
-            &img.spec,
-            "--zones",
-            "16",
-            "--zone-size",
-            "1MiB",
-            "--zone-capacity",
-            "768KiB",
-        ]);
+        let img = Img::none();
+        ok(&[&["mkfs", "--device", &img.spec][..], &IMAGE_GEOMETRY].concat());
         img
-    }
-
-    /// A path where nothing exists yet.
-    fn unformatted_path() -> Img {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("fs.img");
-        let spec = format!("file:{}", path.display());
-        Img {
-            _dir: dir,
-            path,
-            spec,
-        }
     }
 
     /// `zkv <cmd> --device <img> <rest...>`
@@ -68,10 +37,6 @@ impl Img {
     fn bytes(&self) -> Vec<u8> {
         std::fs::read(&self.path).expect("read the image")
     }
-}
-
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
 fn total(levels: &Value, field: &str) -> u64 {
@@ -261,7 +226,7 @@ fn bad_input_fails_with_one_line() {
     assert!(msg.contains("--from key"), "{msg}");
     assert!(img.bytes() == before, "a refused command changed the image");
 
-    let blank = Img::unformatted_path();
+    let blank = Img::none();
     ok(&[
         "zone",
         "create",

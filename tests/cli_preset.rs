@@ -5,16 +5,20 @@ mod common;
 use common::*;
 
 use serde_json::Value;
-use tempfile::TempDir;
 
 #[test]
 fn quick_caza22_with_a_tiny_num_runs_the_preset_and_records_it() {
     let _guard = serial();
-    let dir = TempDir::new().expect("temp dir");
-    let json = dir.path().join("r.json");
-    let json_arg = json.to_str().expect("utf-8 path");
+    let report = TempJson::new();
     let stdout = ok(&[
-        "bench", "--preset", "caza22", "--quick", "--num", "20000", "--json", json_arg,
+        "bench",
+        "--preset",
+        "caza22",
+        "--quick",
+        "--num",
+        "20000",
+        "--json",
+        &report.arg,
     ]);
     assert!(stdout.contains("Preset caza22"), "{stdout}");
     assert!(stdout.contains("1/128 scale"), "{stdout}");
@@ -28,7 +32,7 @@ fn quick_caza22_with_a_tiny_num_runs_the_preset_and_records_it() {
             "no {name} line in {stdout}"
         );
     }
-    let config = &read_json(&json)["config"];
+    let config = &report.read()["config"];
     assert_eq!(config["preset"], "caza22");
     assert_eq!(config["quick"], true);
     assert_eq!(config["num"], 20000, "the explicit --num wins");
@@ -45,9 +49,7 @@ fn quick_caza22_with_a_tiny_num_runs_the_preset_and_records_it() {
 #[test]
 fn samezone24_runs_with_its_device_model_and_names_the_other_schemes() {
     let _guard = serial();
-    let dir = TempDir::new().expect("temp dir");
-    let json = dir.path().join("r.json");
-    let json_arg = json.to_str().expect("utf-8 path");
+    let report = TempJson::new();
     let stdout = ok(&[
         "bench",
         "--preset",
@@ -60,7 +62,7 @@ fn samezone24_runs_with_its_device_model_and_names_the_other_schemes() {
         "--num",
         "3000",
         "--json",
-        json_arg,
+        &report.arg,
     ]);
     for part in [
         "Preset samezone24",
@@ -71,7 +73,7 @@ fn samezone24_runs_with_its_device_model_and_names_the_other_schemes() {
     ] {
         assert!(stdout.contains(part), "{part:?} missing in {stdout}");
     }
-    let v = read_json(&json);
+    let v = report.read();
     let config = &v["config"];
     assert_eq!(config["zones"], 67);
     assert_eq!(config["zone_size"], 8 * MIB);
@@ -84,15 +86,13 @@ fn samezone24_runs_with_its_device_model_and_names_the_other_schemes() {
 #[test]
 fn without_a_preset_the_config_says_so() {
     let _guard = serial();
-    let dir = TempDir::new().expect("temp dir");
-    let json = dir.path().join("r.json");
-    let json_arg = json.to_str().expect("utf-8 path");
+    let report = TempJson::new();
     ok(&[
-        &["bench", "--num", "500", "--json", json_arg],
+        &["bench", "--num", "500", "--json", &report.arg],
         &SMALL_STORE[..],
     ]
     .concat());
-    let config = &read_json(&json)["config"];
+    let config = &report.read()["config"];
     assert_eq!(config["preset"], Value::Null);
     assert_eq!(config["quick"], false);
 }

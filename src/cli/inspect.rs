@@ -520,12 +520,6 @@ struct Enveloped<T> {
     body: T,
 }
 
-fn print_json(out: &mut Out, value: &impl Serialize) -> CliResult {
-    let json = serde_json::to_string_pretty(value)
-        .map_err(|e| CliError::invalid(format!("encoding the output as JSON: {e}")))?;
-    out.line(json)
-}
-
 // ---------------------------------------------------------------------------------------
 // Human output
 
@@ -575,7 +569,7 @@ fn show(
 ) -> CliResult {
     if json {
         let envelope = envelope(view);
-        return print_json(out, &Enveloped { envelope, body });
+        return out.json(&Enveloped { envelope, body });
     }
     heading(view, out)?;
     human(out)?;
@@ -873,32 +867,26 @@ fn dump(spec: &DeviceSpec, reserved_zones: Option<u32>, out: &mut Out) -> CliRes
         Ok(view) => view,
         Err(e) => {
             // Damaged metadata: print what can be read, then fail with the error.
-            print_json(
-                out,
-                &FailedDumpJson {
-                    device,
-                    geometry: base.geometry(),
-                    meta_zones,
-                    error: e.to_string(),
-                    metadata_zones: metadata_zones(base.as_ref(), spec, meta_zones)?,
-                },
-            )?;
+            out.json(&FailedDumpJson {
+                device,
+                geometry: base.geometry(),
+                meta_zones,
+                error: e.to_string(),
+                metadata_zones: metadata_zones(base.as_ref(), spec, meta_zones)?,
+            })?;
             out.flush()?;
             return Err(e);
         }
     };
     let metadata_zones = metadata_zones(base.as_ref(), spec, view.meta_zones)?;
     let rows = zone_rows(&view);
-    print_json(
-        out,
-        &Enveloped {
-            envelope: envelope(&view),
-            body: DumpJson {
-                df: df_of(&view, &rows, reserved_zones),
-                zones: rows,
-                files: file_rows(&view, true),
-                metadata_zones,
-            },
+    out.json(&Enveloped {
+        envelope: envelope(&view),
+        body: DumpJson {
+            df: df_of(&view, &rows, reserved_zones),
+            zones: rows,
+            files: file_rows(&view, true),
+            metadata_zones,
         },
-    )
+    })
 }

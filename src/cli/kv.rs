@@ -57,19 +57,10 @@ pub struct PutArgs {
     value: String,
 }
 
+/// `get` and `delete`: a device and one key.
 #[derive(Debug, Args)]
 #[command(after_help = KV_EXAMPLES)]
-pub struct GetArgs {
-    #[command(flatten)]
-    dev: DbDevice,
-    /// The key
-    #[arg(allow_hyphen_values = true)]
-    key: String,
-}
-
-#[derive(Debug, Args)]
-#[command(after_help = KV_EXAMPLES)]
-pub struct DeleteArgs {
+pub struct KeyArgs {
     #[command(flatten)]
     dev: DbDevice,
     /// The key
@@ -105,7 +96,7 @@ pub fn put(args: PutArgs) -> CliResult {
     finish_write(spec, db, result)
 }
 
-pub fn delete(args: DeleteArgs) -> CliResult {
+pub fn delete(args: KeyArgs) -> CliResult {
     let key = decode(&args.key, args.dev.hex, "key")?;
     let spec = &args.dev.device;
     let db = open_for_write(spec, false)?;
@@ -113,7 +104,7 @@ pub fn delete(args: DeleteArgs) -> CliResult {
     finish_write(spec, db, result)
 }
 
-pub fn get(args: GetArgs) -> CliResult {
+pub fn get(args: KeyArgs) -> CliResult {
     let key = decode(&args.key, args.dev.hex, "key")?;
     let spec = &args.dev.device;
     let db = open_for_read(spec)?;
@@ -205,9 +196,7 @@ fn print_json(entries: &[(Vec<u8>, Vec<u8>)], hex: bool, out: &mut Out) -> CliRe
             })
         })
         .collect::<CliResult<Vec<_>>>()?;
-    let text = serde_json::to_string_pretty(&list)
-        .map_err(|e| CliError::invalid(format!("cannot encode JSON: {e}")))?;
-    out.line(text)
+    out.json(&list)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ use serde::Serialize;
 use zns::DeviceSpec;
 
 use super::device::parse_device;
-use super::error::{CliError, CliResult};
+use super::error::CliResult;
 use super::kv::{db_error, open_read_only};
 use super::size::format_size;
 use super::table::{Align, Table};
@@ -127,9 +127,7 @@ fn print_json(spec: &DeviceSpec, lsm: Option<&Lsm>, out: &mut Out) -> CliResult 
         wal: lsm.map(|l| l.wal.clone()).unwrap_or_default(),
         compaction_stats: None,
     };
-    let text = serde_json::to_string_pretty(&json)
-        .map_err(|e| CliError::invalid(format!("cannot encode JSON: {e}")))?;
-    out.line(text)
+    out.json(&json)
 }
 
 fn print_human(spec: &DeviceSpec, lsm: Option<&Lsm>, out: &mut Out) -> CliResult {

@@ -47,6 +47,23 @@ pub struct MkfsArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_META_ZONES, allow_negative_numbers = true)]
     meta_zones: u32,
 
+    #[command(flatten)]
+    fs: FsArgs,
+
+    /// Before a new zone is opened, finish idle zones with less than this percent of their
+    /// capacity left (default: never)
+    #[arg(long, value_name = "PERCENT")]
+    finish_threshold: Option<u8>,
+
+    /// Format even if the device already holds a zkv file system (its files are lost)
+    #[arg(long)]
+    force: bool,
+}
+
+/// The file system options a new file system is made with, shared by `zkv mkfs` (which
+/// records them) and `zkv bench` (which formats its device with them).
+#[derive(Debug, Args)]
+pub struct FsArgs {
     /// Data zones kept as over-provisioning: never given to files, room for the zone cleaner
     #[arg(
         long,
@@ -54,53 +71,51 @@ pub struct MkfsArgs {
         default_value_t = 0,
         allow_negative_numbers = true
     )]
-    reserved_zones: u32,
+    pub reserved_zones: u32,
 
-    /// Placement policy
+    /// Placement policy of the file layer
     #[arg(long, value_name = "POLICY", default_value = "liza",
           value_parser = PossibleValuesParser::new(POLICIES))]
-    placement: String,
-
-    /// Before a new zone is opened, finish idle zones with less than this percent of their
-    /// capacity left (default: never)
-    #[arg(long, value_name = "PERCENT")]
-    finish_threshold: Option<u8>,
+    pub placement: String,
 
     /// Zone cleaning starts when free space drops below this percent of the usable space
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_START)]
-    gc_start: u8,
+    pub gc_start: u8,
 
     /// A zone cleaning run stops once free space reaches this percent of the usable space
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_STOP)]
-    gc_stop: u8,
+    pub gc_stop: u8,
 
     /// What the zone cleaner does with valid data: copy, compact or compensate
     #[arg(long, value_name = "MODE", default_value = "copy", value_parser = parse_gc_mode)]
-    gc_mode: CleaningMode,
-
-    /// Format even if the device already holds a zkv file system (its files are lost)
-    #[arg(long)]
-    force: bool,
+    pub gc_mode: CleaningMode,
 }
 
-pub(crate) fn parse_gc_mode(s: &str) -> Result<CleaningMode, String> {
+fn parse_gc_mode(s: &str) -> Result<CleaningMode, String> {
     CleaningMode::from_name(s).ok_or_else(|| {
         let known: Vec<&str> = CleaningMode::ALL.iter().map(|m| m.name()).collect();
         format!("unknown cleaning mode (known: {})", known.join(", "))
     })
 }
 
+impl FsArgs {
+    /// The options the flags give, with `meta_zones` metadata zones.
+    pub fn options(&self, meta_zones: u32) -> FsOptions {
+        FsOptions::default()
+            .with_meta_zones(meta_zones)
+            .with_reserved_zones(self.reserved_zones)
+            .with_placement(self.placement.clone())
+            .with_gc(self.gc_start, self.gc_stop)
+            .with_gc_mode(self.gc_mode)
+    }
+}
+
 impl MkfsArgs {
     /// The options the new file system records; the file layer checks them against the
     /// device before anything is written.
     fn options(&self) -> FsOptions {
-        FsOptions::default()
-            .with_meta_zones(self.meta_zones)
-            .with_reserved_zones(self.reserved_zones)
-            .with_placement(self.placement.clone())
-            .with_finish_threshold(self.finish_threshold)
-            .with_gc(self.gc_start, self.gc_stop)
-            .with_gc_mode(self.gc_mode)
+        let fs = self.fs.options(self.meta_zones);
+        fs.with_finish_threshold(self.finish_threshold)
     }
 }
 

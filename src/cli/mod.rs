@@ -72,9 +72,9 @@ enum Command {
     /// Set a key to a value (creates the database on first use); synced before it returns
     Put(kv::PutArgs),
     /// Print the value of a key (exit code 1 if it has none); never writes the device
-    Get(kv::GetArgs),
+    Get(kv::KeyArgs),
     /// Delete a key; synced before it returns
-    Delete(kv::DeleteArgs),
+    Delete(kv::KeyArgs),
     /// List keys and values in key order, within bounds; never writes the device
     Scan(kv::ScanArgs),
 }
@@ -215,6 +215,13 @@ impl Out {
 
     pub fn line(&mut self, text: impl Display) -> CliResult {
         writeln!(self.inner, "{text}").map_err(CliError::Output)
+    }
+
+    /// Prints `value` as one pretty-printed JSON document.
+    pub fn json(&mut self, value: &impl serde::Serialize) -> CliResult {
+        let text = serde_json::to_string_pretty(value)
+            .map_err(|e| CliError::invalid(format!("encoding the output as JSON: {e}")))?;
+        self.line(text)
     }
 
     pub fn flush(&mut self) -> CliResult {

@@ -243,9 +243,7 @@ fn report(a: ReportArgs, out: &mut Out) -> CliResult {
         }
     };
     if a.json {
-        let json = serde_json::to_string_pretty(&zones)
-            .map_err(|e| CliError::invalid(format!("encoding the report as JSON: {e}")))?;
-        return out.line(json);
+        return out.json(&zones);
     }
     out.line(describe(dev.as_ref()))?;
     let mut t = Table::new(&[

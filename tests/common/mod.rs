@@ -2,11 +2,12 @@
 //! exit code and output.
 #![allow(dead_code)] // each test file uses a different subset
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 /// Serializes the tests of one test binary. A child process forked by one test thread
 /// inherits, until it execs, the open image files of every other thread, and with them
@@ -40,6 +41,71 @@ pub const SMALL_STORE: [&str; 12] = [
     "--value-size",
     "200",
 ];
+
+/// The geometry flags of the file system images of the CLI tests: 16 zones of 1 MiB with
+/// 768 KiB capacity.
+pub const IMAGE_GEOMETRY: [&str; 6] = [
+    "--zones",
+    "16",
+    "--zone-size",
+    "1MiB",
+    "--zone-capacity",
+    "768KiB",
+];
+
+/// An image path in a temporary directory of its own, removed with it; nothing exists at
+/// the path until a command creates it.
+pub struct Img {
+    _dir: TempDir,
+    pub path: PathBuf,
+    /// `file:PATH`, for `--device`.
+    pub spec: String,
+}
+
+impl Img {
+    pub fn none() -> Img {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("fs.img");
+        let spec = format!("file:{}", path.display());
+        Img {
+            _dir: dir,
+            path,
+            spec,
+        }
+    }
+}
+
+/// Where a command writes its JSON report: a file in a temporary directory of its own,
+/// removed with it.
+pub struct TempJson {
+    _dir: TempDir,
+    pub path: PathBuf,
+    /// The path as a command-line argument.
+    pub arg: String,
+}
+
+impl TempJson {
+    pub fn new() -> TempJson {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("report.json");
+        let arg = path.to_str().expect("a UTF-8 path").to_string();
+        TempJson {
+            _dir: dir,
+            path,
+            arg,
+        }
+    }
+
+    /// The report the command wrote.
+    pub fn read(&self) -> Value {
+        read_json(&self.path)
+    }
+}
+
+/// Borrowed arguments of an owned command line.
+pub fn refs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
 
 pub struct Run {
     pub code: i32,

@@ -29,17 +29,15 @@ use serde_json::{json, Value};
 use zns::emu::{Emulated, Storage};
 use zns::timing::{TimingModel, TimingPreset};
 use zns::{DeviceSpec, Geometry, MemDevice, ZonedDevice};
-use zonefs::fs::{
-    CleanerThread, CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_GC_STOP,
-};
+use zonefs::fs::{CleanerThread, FsOptions, ZoneFs};
 use zonefs::meta::DEFAULT_META_ZONES;
-use zonefs::placement::POLICIES;
 
+use super::compare::schemes::scheme_name;
 use super::device::parse_device;
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
 use super::geometry::{create_image, GeometryArgs};
-use super::mkfs::parse_gc_mode;
+use super::mkfs::FsArgs;
 use super::size::{format_size, parse_positive_size, MIB};
 use super::Out;
 use report::Report;
@@ -134,14 +132,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "MODEL", default_value = "none", value_parser = parse_timing)]
     timing: TimingPreset,
 
-    /// Data zones kept as over-provisioning for the zone cleaner
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    reserved_zones: u32,
-
-    /// Placement policy of the file layer
-    #[arg(long, value_name = "POLICY", default_value = "liza",
-          value_parser = PossibleValuesParser::new(POLICIES))]
-    placement: String,
+    #[command(flatten)]
+    fs: FsArgs,
 
     /// Compaction picker (RocksDB's compaction_pri; RocksDB's default is min-overlap)
     #[arg(long, value_name = "PICKER", default_value = "sica",
@@ -157,18 +149,6 @@ pub struct BenchArgs {
     /// acc picker: compactions from levels below this one always use SICA's order
     #[arg(long, value_name = "N", default_value_t = DEFAULT_ACC_MIN_LEVEL)]
     acc_min_level: usize,
-
-    /// Zone cleaning starts when free space drops below this percent of the usable space
-    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_START)]
-    gc_start: u8,
-
-    /// A zone cleaning run stops once free space reaches this percent
-    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_STOP)]
-    gc_stop: u8,
-
-    /// What the zone cleaner does with valid data: copy, compact or compensate
-    #[arg(long, value_name = "MODE", default_value = "copy", value_parser = parse_gc_mode)]
-    gc_mode: CleaningMode,
 
     /// Memtable size [default: 64 MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size,
@@ -264,22 +244,6 @@ fn parse_request_distribution(s: &str) -> Result<RequestDistribution, String> {
             RequestDistribution::NAMES.join(", ")
         )
     })
-}
-
-/// The scheme a placement, picker and cleaning mode make, as the papers name it (DESIGN.md
-/// section 8, the scheme list of `zkv compare`); any other combination is `custom`.
-fn scheme_name(placement: &str, picker: &str, gc_mode: CleaningMode) -> &'static str {
-    if gc_mode != CleaningMode::Copy {
-        return "custom";
-    }
-    match (placement, picker) {
-        ("liza", "sica") => "baseline",
-        ("liza", "acc") => "a-liza",
-        ("caza+", "sica") => "caza",
-        ("caza+", "acc") => "a-caza",
-        ("caza", "sica") => "caza22",
-        _ => "custom",
-    }
 }
 
 /// Everything checked and ready before the device is touched.
@@ -389,7 +353,7 @@ fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResu
             .ok()
     });
     let report = Report {
-        scheme: scheme_name(&a.placement, &a.picker, a.gc_mode).to_string(),
+        scheme: scheme_name(&a.fs.placement, &a.picker, a.fs.gc_mode).to_string(),
         workload: a.workload_names(),
         config: a.config(&plan, interval),
         measured: &measured,
@@ -544,12 +508,7 @@ impl BenchArgs {
     }
 
     fn fs_options(&self) -> CliResult<FsOptions> {
-        let o = FsOptions::default()
-            .with_meta_zones(DEFAULT_META_ZONES)
-            .with_reserved_zones(self.reserved_zones)
-            .with_placement(self.placement.clone())
-            .with_gc(self.gc_start, self.gc_stop)
-            .with_gc_mode(self.gc_mode);
+        let o = self.fs.options(DEFAULT_META_ZONES);
         o.check_gc()
             .map_err(|e| CliError::invalid(format!("--gc-start/--gc-stop: {e}")))?;
         Ok(o)
@@ -865,20 +824,5 @@ mod tests {
         let percent = f64::from(DEFAULT_ACC_TURNING_POINT) / 100.0;
         assert!((o.acc_turning_point - percent).abs() < 1e-12);
         assert_eq!(o.acc_min_level, DEFAULT_ACC_MIN_LEVEL);
-    }
-
-    #[test]
-    fn schemes_are_named_as_the_papers_name_them() {
-        assert_eq!(scheme_name("liza", "sica", CleaningMode::Copy), "baseline");
-        assert_eq!(scheme_name("liza", "acc", CleaningMode::Copy), "a-liza");
-        assert_eq!(scheme_name("caza+", "sica", CleaningMode::Copy), "caza");
-        assert_eq!(scheme_name("caza+", "acc", CleaningMode::Copy), "a-caza");
-        assert_eq!(scheme_name("caza", "sica", CleaningMode::Copy), "caza22");
-        assert_eq!(scheme_name("caza", "acc", CleaningMode::Copy), "custom");
-        assert_eq!(
-            scheme_name("liza", "min-overlap", CleaningMode::Copy),
-            "custom"
-        );
-        assert_eq!(scheme_name("liza", "sica", CleaningMode::Compact), "custom");
     }
 }

@@ -367,11 +367,17 @@ fn apply_device(a: &mut BenchArgs, p: &Preset) {
     fill(g, "max_open", &mut geo.max_open, Some(p.max_open));
     fill(g, "max_active", &mut geo.max_active, Some(p.max_active));
     fill(g, "timing", &mut a.timing, p.timing);
-    fill(g, "reserved_zones", &mut a.reserved_zones, p.reserved_zones);
-    fill(g, "placement", &mut a.placement, p.placement.to_string());
-    fill(g, "gc_start", &mut a.gc_start, p.gc_start);
-    fill(g, "gc_stop", &mut a.gc_stop, p.gc_stop);
-    fill(g, "gc_mode", &mut a.gc_mode, p.gc_mode);
+    let fs = &mut a.fs;
+    fill(
+        g,
+        "reserved_zones",
+        &mut fs.reserved_zones,
+        p.reserved_zones,
+    );
+    fill(g, "placement", &mut fs.placement, p.placement.to_string());
+    fill(g, "gc_start", &mut fs.gc_start, p.gc_start);
+    fill(g, "gc_stop", &mut fs.gc_stop, p.gc_stop);
+    fill(g, "gc_mode", &mut fs.gc_mode, p.gc_mode);
 }
 
 fn apply_lsm(a: &mut BenchArgs, p: &Preset) {
@@ -476,7 +482,7 @@ mod tests {
         assert_eq!(g.zone_size, Some(p.zone_size));
         assert_eq!(g.zone_capacity, None, "capacity = zone size");
         assert_eq!((g.max_open, g.max_active), (Some(14), Some(14)));
-        assert_eq!(a.reserved_zones, p.reserved_zones);
+        assert_eq!(a.fs.reserved_zones, p.reserved_zones);
         assert_eq!(a.write_buffer_size, Some(p.write_buffer_size));
         assert_eq!(a.target_file_size_base, Some(p.target_file_size_base));
         assert_eq!(a.max_bytes_for_level_base, Some(p.max_bytes_for_level_base));
@@ -489,11 +495,11 @@ mod tests {
             Some(p.level0_file_num_compaction_trigger)
         );
         assert_eq!(
-            (a.gc_start, a.gc_stop, a.gc_mode),
+            (a.fs.gc_start, a.fs.gc_stop, a.fs.gc_mode),
             (p.gc_start, p.gc_stop, p.gc_mode)
         );
         assert_eq!(
-            (a.placement.as_str(), a.picker.as_str()),
+            (a.fs.placement.as_str(), a.picker.as_str()),
             (p.placement, p.picker)
         );
     }
@@ -504,7 +510,7 @@ mod tests {
         assert_eq!(a.workload_names(), "fillseq,overwrite");
         assert_eq!(a.geometry.zones, Some(100));
         assert_eq!(a.geometry.zone_size, Some(64 * MIB));
-        assert_eq!(a.reserved_zones, 10);
+        assert_eq!(a.fs.reserved_zones, 10);
         assert_eq!((a.key_size, a.value_size), (16, 128));
         // DESIGN's 2.5 GiB, halved for db_bench's default compression: 1.25 GiB of
         // 144-byte entries per workload.
@@ -513,7 +519,10 @@ mod tests {
         assert_eq!(a.target_file_size_base, Some(4 * MIB));
         assert_eq!(a.max_bytes_for_level_base, Some(16 * MIB));
         assert_eq!(a.max_bytes_for_level_multiplier, Some(10.0));
-        assert_eq!((a.placement.as_str(), a.picker.as_str()), ("liza", "sica"));
+        assert_eq!(
+            (a.fs.placement.as_str(), a.picker.as_str()),
+            ("liza", "sica")
+        );
         assert_matches(&a, &CAZA22);
     }
 
@@ -526,7 +535,7 @@ mod tests {
         // DESIGN's 4.5 GiB, halved: db_bench's values reach the paper's device compressed
         // to half their size, zkv's do not.
         assert_eq!(a.num, (9 * GIB / 4) / 1040);
-        assert_eq!((a.gc_start, a.gc_stop), (20, 25));
+        assert_eq!((a.fs.gc_start, a.fs.gc_stop), (20, 25));
         assert_eq!(a.timing, TimingPreset::Confzns);
         assert_eq!((a.acc_turning_point, a.acc_min_level), (25, 2));
         assert_matches(&a, &SAMEZONE24);
@@ -584,7 +593,7 @@ mod tests {
         assert_eq!(a.max_bytes_for_level_multiplier, Some(4.0));
         assert_eq!(a.level0_file_num_compaction_trigger, Some(4));
         assert_eq!(a.picker, "round-robin");
-        assert_eq!((a.gc_start, a.gc_stop), (20, 45));
+        assert_eq!((a.fs.gc_start, a.fs.gc_stop), (20, 45));
         assert_matches(&a, &PROPHET24);
     }
 
@@ -623,8 +632,8 @@ mod tests {
         ]);
         assert_eq!(a.num, 1000);
         assert_eq!(a.geometry.zones, Some(40));
-        assert_eq!(a.reserved_zones, 0);
-        assert_eq!((a.gc_start, a.gc_stop), (15, 25));
+        assert_eq!(a.fs.reserved_zones, 0);
+        assert_eq!((a.fs.gc_start, a.fs.gc_stop), (15, 25));
         assert_eq!(a.picker, "min-overlap");
         assert_eq!(a.write_buffer_size, Some(MIB));
         assert_eq!(a.workload_names(), "fillrandom");
@@ -637,7 +646,7 @@ mod tests {
     fn a_flag_equal_to_the_default_still_overrides() {
         // 0 reserved zones is the flag's default; given explicitly it must win over 10.
         let a = ok(&["--preset", "caza22", "--reserved-zones", "0"]);
-        assert_eq!(a.reserved_zones, 0);
+        assert_eq!(a.fs.reserved_zones, 0);
     }
 
     #[test]
@@ -651,7 +660,7 @@ mod tests {
         let full = ok(&["--preset", "caza22"]);
         let quick = ok(&["--preset", "caza22", "--quick"]);
         assert_eq!(quick.geometry.zones, Some(100));
-        assert_eq!(quick.reserved_zones, 10);
+        assert_eq!(quick.fs.reserved_zones, 10);
         assert_eq!(quick.geometry.zone_size, Some(8 * MIB));
         assert_eq!(quick.write_buffer_size, Some(512 * 1024));
         assert_eq!(quick.target_file_size_base, Some(512 * 1024));

@@ -6,6 +6,8 @@
 //! `busy_ns` and `timing` without `--timing`, and a `policy_us` figure whose policy was
 //! never called.
 
+use std::collections::BTreeSet;
+
 use engine::db::{CompactionRecord, DbStats};
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
@@ -396,16 +398,13 @@ impl ZoneFigures {
 /// Overall and per start level (the level a compaction's first inputs came from).
 fn compaction_json(records: &[CompactionRecord]) -> Value {
     let mut top = ZoneFigures::of(records.iter()).to_json();
-    let max_level = records.iter().map(|r| r.level).max();
-    let per_level: Vec<Value> = (0..=max_level.unwrap_or(0))
-        .filter(|_| max_level.is_some())
-        .filter_map(|level| {
-            let f = ZoneFigures::of(records.iter().filter(|r| r.level == level));
-            (f.compactions > 0).then(|| {
-                let mut m = f.to_json();
-                m.insert("level".into(), json!(level));
-                Value::Object(m)
-            })
+    let levels: BTreeSet<usize> = records.iter().map(|r| r.level).collect();
+    let per_level: Vec<Value> = levels
+        .into_iter()
+        .map(|level| {
+            let mut m = ZoneFigures::of(records.iter().filter(|r| r.level == level)).to_json();
+            m.insert("level".into(), json!(level));
+            Value::Object(m)
         })
         .collect();
     top.insert("per_level".into(), Value::Array(per_level));

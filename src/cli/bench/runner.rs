@@ -236,7 +236,12 @@ impl<'a> Runner<'a> {
         };
         r.seconds = start.elapsed().as_secs_f64();
         bar.finish_and_clear();
-        self.sample(name);
+        // The phase's last point, unless its last operation has just taken it (a failed
+        // operation may still have changed the store: sampled again).
+        let sampled = r.ops > 0 && self.ops_done.is_multiple_of(self.sample_interval);
+        if !(sampled && outcome.is_ok()) {
+            self.sample(name);
+        }
         let line = result_line(&r);
         self.m.phases.push(r);
         outcome?;

@@ -1,22 +1,22 @@
 //! `--verify`: an oracle of what every key must hold at the end of the run.
 //!
-//! Per key, the oracle keeps a digest of the last value written (or that the key was
-//! deleted), not the value itself, so it costs a few dozen bytes per key whatever the value
-//! size. Every write of a run carries a different value (`bench::ValueGenerator`), so a
-//! store that returns an older value of a key is caught, not only one that loses it.
+//! Per key, the oracle keeps a digest of the last value written (no workload deletes), not
+//! the value itself, so it costs a few dozen bytes per key whatever the value size. Every
+//! write of a run carries a different value (`bench::ValueGenerator`), so a store that
+//! returns an older value of a key is caught, not only one that loses it.
 
 use std::collections::HashMap;
 
-/// What a key must hold: the length and a 64-bit digest of its value, or nothing.
+/// What a key must hold: the length and a 64-bit digest of its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Expect {
-    Value { len: usize, digest: u64 },
-    Deleted,
+struct Expect {
+    len: usize,
+    digest: u64,
 }
 
 impl Expect {
     fn of(value: &[u8]) -> Expect {
-        Expect::Value {
+        Expect {
             len: value.len(),
             digest: digest(value),
         }
@@ -64,7 +64,7 @@ pub struct Oracle {
 pub struct VerifyResult {
     /// Keys read back.
     pub checked: u64,
-    /// Keys whose value was missing, stale, corrupt or unexpectedly present.
+    /// Keys whose value was missing, stale or corrupt.
     pub mismatches: u64,
     /// The first few mismatching keys, described, for the error message.
     pub examples: Vec<String>,
@@ -74,19 +74,10 @@ pub struct VerifyResult {
 const EXAMPLES: usize = 3;
 
 impl Oracle {
-    /// Records a put of `value` under `key`.
+    /// Records a put of `value` under `key`. Copies the key only the first time it is
+    /// seen: most writes of a run overwrite.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
-        self.set(key, Expect::of(value));
-    }
-
-    /// Records a delete of `key`.
-    #[cfg_attr(not(test), allow(dead_code))] // no workload deletes yet
-    pub fn delete(&mut self, key: &[u8]) {
-        self.set(key, Expect::Deleted);
-    }
-
-    /// Copies the key only the first time it is seen: most writes of a run overwrite.
-    fn set(&mut self, key: &[u8], expect: Expect) {
+        let expect = Expect::of(value);
         match self.keys.get_mut(key) {
             Some(e) => *e = expect,
             None => {
@@ -97,19 +88,11 @@ impl Oracle {
 
     /// Makes the oracle expect another value for its smallest key (a value no write gave
     /// it: the digest differs), so that a faithful store fails the check on exactly that
-    /// key; a deleted key is expected to hold a value instead. For `--verify`'s test hook;
-    /// an empty oracle is left as it is.
+    /// key. For `--verify`'s test hook; an empty oracle is left as it is.
     pub fn inject_mismatch(&mut self) {
-        let Some((_, expect)) = self.keys.iter_mut().min_by(|a, b| a.0.cmp(b.0)) else {
-            return;
-        };
-        *expect = match *expect {
-            Expect::Value { len, digest } => Expect::Value {
-                len,
-                digest: !digest,
-            },
-            Expect::Deleted => Expect::Value { len: 0, digest: 0 },
-        };
+        if let Some((_, expect)) = self.keys.iter_mut().min_by(|a, b| a.0.cmp(b.0)) {
+            expect.digest = !expect.digest;
+        }
     }
 
     /// Reads back every key through `get` and compares. Keys are checked in sorted order so
@@ -139,12 +122,10 @@ impl Oracle {
 }
 
 fn compare(expect: Expect, found: Option<&[u8]>) -> Option<&'static str> {
-    match (expect, found) {
-        (Expect::Deleted, None) => None,
-        (Expect::Deleted, Some(_)) => Some("deleted but found"),
-        (Expect::Value { .. }, None) => Some("not found"),
-        (want, Some(v)) if Expect::of(v) == want => None,
-        (_, Some(_)) => Some("holds another value"),
+    match found {
+        None => Some("not found"),
+        Some(v) if Expect::of(v) == expect => None,
+        Some(_) => Some("holds another value"),
     }
 }
 
@@ -175,26 +156,25 @@ mod tests {
             oracle.put(k, v);
             store.insert(k.to_vec(), v.to_vec());
         }
-        oracle.delete(b"c");
         let r = check(&oracle, &store);
-        assert_eq!((r.checked, r.mismatches), (3, 0));
+        assert_eq!((r.checked, r.mismatches), (2, 0));
     }
 
     #[test]
-    fn stale_missing_and_resurrected_keys_are_caught() {
+    fn stale_missing_and_corrupt_keys_are_caught() {
         let mut oracle = Oracle::default();
         oracle.put(b"stale", b"new value");
         oracle.put(b"lost", b"x");
         oracle.put(b"\x00\x01", b"short");
-        oracle.delete(b"zombie");
+        oracle.put(b"zzz", b"fine");
         let store: BTreeMap<Vec<u8>, Vec<u8>> = [
             (b"stale".to_vec(), b"old value".to_vec()),
             (b"\x00\x01".to_vec(), b"shorter".to_vec()),
-            (b"zombie".to_vec(), b"back".to_vec()),
+            (b"zzz".to_vec(), b"fine".to_vec()),
         ]
         .into();
         let r = check(&oracle, &store);
-        assert_eq!((r.checked, r.mismatches), (4, 4));
+        assert_eq!((r.checked, r.mismatches), (4, 3));
         assert_eq!(r.examples.len(), EXAMPLES);
         assert_eq!(r.examples[0], "key 0001: holds another value");
         assert_eq!(r.examples[1], "key lost: not found");

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use serde_json::Value;
+use zonefs::fs::InvalidRatios;
 
 use super::table::value;
 use crate::cli::error::{CliError, CliResult};
@@ -154,17 +155,20 @@ fn invalid_ratios(area: &Area<'_>, labels: &[&str], reports: &[Value]) -> Drawn 
 }
 
 fn histogram(report: &Value) -> Vec<(f64, f64)> {
-    let mut counts = [0u64; BUCKETS];
     let ratios = report
         .get("zone_invalid_ratios")
         .and_then(|d| d.get("ratios"))
         .and_then(Value::as_array);
-    for r in ratios.into_iter().flatten().filter_map(Value::as_f64) {
-        let b = ((r.clamp(0.0, 1.0) * BUCKETS as f64) as usize).min(BUCKETS - 1);
-        counts[b] += 1;
-    }
+    let ratios = InvalidRatios {
+        ratios: ratios
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_f64)
+            .collect(),
+    };
     let width = 100.0 / BUCKETS as f64;
-    counts
+    ratios
+        .histogram(BUCKETS)
         .iter()
         .enumerate()
         .map(|(i, n)| ((i as f64 + 0.5) * width, *n as f64))

@@ -181,11 +181,14 @@ fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
 
 /// The checks of one run: an in-memory device, the preset filled in, every check of
 /// `zkv bench`. Returns the run and the lines of the preset's note.
-fn checked(entry: &Entry, args: BenchArgs, device: DeviceSpec) -> CliResult<(Run, Vec<String>)> {
-    let mut args = args;
+fn checked(
+    entry: &Entry,
+    mut args: BenchArgs,
+    device: DeviceSpec,
+) -> CliResult<(Run, Vec<String>)> {
     if device != DeviceSpec::Mem {
         return Err(CliError::invalid(format!(
-            "--device {device}: zkv compare runs every scheme on --device mem"
+            "--device {device}: zkv compare and zkv repro run every scheme on --device mem"
         )));
     }
     // The scheme's parts and the overrides count as given: a preset fills in the rest.

@@ -10,6 +10,8 @@
 use std::ffi::OsString;
 use std::fmt;
 
+use zonefs::fs::CleaningMode;
+
 /// One named scheme: a placement and a picker, with the copying zone cleaner.
 #[derive(Debug)]
 pub struct Scheme {
@@ -24,7 +26,7 @@ impl Scheme {
         [
             ("placement", self.placement),
             ("picker", self.picker),
-            ("gc-mode", "copy"),
+            ("gc-mode", CleaningMode::Copy.name()),
         ]
     }
 }
@@ -50,6 +52,18 @@ const fn scheme(name: &'static str, placement: &'static str, picker: &'static st
         name,
         placement,
         picker,
+    }
+}
+
+/// The scheme a placement, picker and cleaning mode make, as the papers name it (the name
+/// of a bench report); any other combination is `custom`.
+pub fn scheme_name(placement: &str, picker: &str, gc_mode: CleaningMode) -> &'static str {
+    let scheme = SCHEMES
+        .iter()
+        .find(|s| s.placement == placement && s.picker == picker);
+    match scheme {
+        Some(s) if gc_mode == CleaningMode::Copy => s.name,
+        _ => "custom",
     }
 }
 
@@ -218,6 +232,24 @@ mod tests {
             format!("--placement=caza --picker=sica {copy}")
         );
         assert_eq!(known_schemes(), "baseline, a-liza, caza, a-caza, caza22");
+    }
+
+    #[test]
+    fn bench_runs_are_named_after_their_scheme() {
+        for s in SCHEMES {
+            assert_eq!(
+                scheme_name(s.placement, s.picker, CleaningMode::Copy),
+                s.name
+            );
+        }
+        assert_eq!(scheme_name("liza", "sica", CleaningMode::Copy), "baseline");
+        assert_eq!(scheme_name("caza+", "acc", CleaningMode::Copy), "a-caza");
+        assert_eq!(scheme_name("caza", "acc", CleaningMode::Copy), "custom");
+        assert_eq!(
+            scheme_name("liza", "min-overlap", CleaningMode::Copy),
+            "custom"
+        );
+        assert_eq!(scheme_name("liza", "sica", CleaningMode::Compact), "custom");
     }
 
     #[test]
