@@ -10,11 +10,16 @@
 //! was deleted meanwhile keeps its old reader, so iterators pinned to an old version keep
 //! reading it.
 //!
+//! Maps are ordered by file number, so that reopening after cleaning and dropping pinned
+//! tables release readers, and with them let the file layer reset zones, in the same order
+//! on every run: the deterministic mode's device I/O (and the timing model fed by it)
+//! must not depend on hash order.
+//!
 //! Entries leave the cache when their file is deleted ([`TableCache::evict`]); tables
 //! already handed out stay readable (and their zones pinned) until their last user drops
 //! them.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use zonefs::fs::{FileReader, ZoneFs};
@@ -85,18 +90,18 @@ struct Entry {
 /// Open tables by file number.
 pub(crate) struct TableCache {
     fs: Arc<ZoneFs>,
-    entries: Mutex<HashMap<u64, Entry>>,
+    entries: Mutex<BTreeMap<u64, Entry>>,
 }
 
 impl TableCache {
     pub(crate) fn new(fs: Arc<ZoneFs>) -> TableCache {
         TableCache {
             fs,
-            entries: Mutex::new(HashMap::new()),
+            entries: Mutex::new(BTreeMap::new()),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Entry>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Entry>> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -140,7 +145,7 @@ impl TableCache {
     /// Opens every table of `version` now: an iterator over the version keeps them, so it
     /// keeps working when compactions delete its files.
     pub(crate) fn pin_version(&self, version: &Version) -> Result<PinnedTables> {
-        let mut tables = HashMap::new();
+        let mut tables = BTreeMap::new();
         for (_, f) in version.all_files() {
             tables.insert(f.number, self.get(f)?);
         }
@@ -156,7 +161,7 @@ impl TableOpener for TableCache {
 
 /// The tables of one version, opened when an iterator was created.
 pub(crate) struct PinnedTables {
-    tables: HashMap<u64, Arc<Table>>,
+    tables: BTreeMap<u64, Arc<Table>>,
 }
 
 impl PinnedTables {
