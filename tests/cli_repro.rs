@@ -32,6 +32,11 @@ const TINY: [&str; 16] = [
 ];
 
 fn repro(experiment: &str, out: &Path, extra: &[&str]) -> Vec<String> {
+    repro_with(experiment, out, extra, &[])
+}
+
+/// [`repro`] with `bench` flags after the tiny store's (the last occurrence wins).
+fn repro_with(experiment: &str, out: &Path, extra: &[&str], bench: &[&str]) -> Vec<String> {
     let mut args = vec![
         "repro",
         experiment,
@@ -42,6 +47,7 @@ fn repro(experiment: &str, out: &Path, extra: &[&str]) -> Vec<String> {
     args.extend_from_slice(extra);
     args.push("--");
     args.extend_from_slice(&TINY);
+    args.extend_from_slice(bench);
     args.into_iter().map(String::from).collect()
 }
 
@@ -157,7 +163,9 @@ fn samezone24_writes_every_table_and_chart() {
     let _serial = serial();
     let dir = TempDir::new().unwrap();
     let out = dir.path().join("samezone24");
-    let (stdout, stderr) = run_ok(&repro("samezone24", &out, &[]));
+    // More zones than the tiny store's: a threaded run on 16 zones now and then fell behind
+    // its cleaner and ran out of space.
+    let (stdout, stderr) = run_ok(&repro_with("samezone24", &out, &[], &["--zones", "24"]));
     assert_eq!(stderr.lines().count(), 32, "{stderr}");
     assert!(
         stdout.contains("== threaded-a-caza-uniform (32/32)"),
@@ -200,6 +208,124 @@ fn one_mode_leaves_the_other_modes_figures_empty_and_says_so() {
     );
     assert!(!out.join("table1.svg").exists());
     assert!(out.join("fig3.svg").exists());
+}
+
+/// The figure and headline tables of a README.md: everything between its title lines and
+/// its list of runs (which holds the seconds).
+fn tables(dir: &Path) -> String {
+    let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let start = readme.find("## Headlines").expect("headlines");
+    let end = readme.find("## Runs").expect("runs");
+    readme[start..end].to_string()
+}
+
+/// Each listed run's `reused` and `seconds`, by id.
+fn listed_runs(dir: &Path) -> Vec<(String, bool, Value)> {
+    let summary = read_json(&dir.join("summary.json"));
+    let runs = summary["runs"].as_array().expect("runs");
+    let entry = |r: &Value| {
+        let id = r["id"].as_str().unwrap().to_string();
+        (
+            id,
+            r["reused"].as_bool().expect("reused"),
+            r["seconds"].clone(),
+        )
+    };
+    runs.iter().map(entry).collect()
+}
+
+/// Seconds read back from a summary: serde_json's default float parsing may be off by a
+/// unit in the last place, so each trip through a file can move them by that much.
+fn same_seconds(a: &Value, b: &Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-9 * a.abs().max(1.0),
+        _ => false,
+    }
+}
+
+#[test]
+fn resume_reuses_matching_reports_and_combines_modes() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("resume");
+    let (_, stderr) = run_ok(&repro("caza22", &out, &["--modes", "deterministic"]));
+    assert!(stderr.lines().all(|l| l.ends_with(", ok")), "{stderr}");
+    let first = listed_runs(&out);
+
+    // The threaded runs run; the deterministic ones, not in --modes, are taken from runs/.
+    let threaded = ["--modes", "threaded", "--resume"];
+    let (stdout, stderr) = run_ok(&repro("caza22", &out, &threaded));
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 20, "{stderr}");
+    assert_eq!(
+        lines[0],
+        "repro: run 1/20 deterministic-baseline-gc5: reused \
+         runs/deterministic-baseline-gc5.json"
+    );
+    assert!(lines[10].starts_with("repro: run 11/20 threaded-baseline-gc5: "));
+    assert!(lines[10..].iter().all(|l| l.ends_with(", ok")), "{stderr}");
+    assert!(
+        stdout.contains("(20 runs, 10 reused from runs/, in "),
+        "{stdout}"
+    );
+    let summary = check_outputs(&out, 20, &["fig3", "fig4", "fig5", "fig6", "table1"]);
+    assert_eq!(summary["figures"][4]["chart"], "table1.svg");
+    let combined = listed_runs(&out);
+    assert_eq!(combined[..10].iter().filter(|r| r.1).count(), 10);
+    assert!(combined[10..].iter().all(|r| !r.1 && r.2.is_number()));
+    // A reused run keeps the seconds the previous summary gave it.
+    assert!(same_seconds(&combined[0].2, &first[0].2));
+
+    // Everything reused: the same tables, nothing run.
+    let before = tables(&out);
+    let (_, stderr) = run_ok(&repro("caza22", &out, &["--resume"]));
+    assert_eq!(stderr.lines().count(), 20, "{stderr}");
+    assert!(
+        stderr.lines().all(|l| l.contains(": reused runs/")),
+        "{stderr}"
+    );
+    assert_eq!(tables(&out), before);
+    let again = listed_runs(&out);
+    assert!(again.iter().all(|r| r.1));
+    assert!(same_seconds(&again[15].2, &combined[15].2));
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("--modes deterministic,threaded --resume"),
+        "{readme}"
+    );
+
+    // Other bench flags: the listed runs run again and say why; the others are left out.
+    let cut = out.join("runs/deterministic-caza22-gc25.json");
+    let text = std::fs::read(&cut).unwrap();
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let det = ["--modes", "deterministic", "--resume"];
+    let (stdout, stderr) = run_ok(&repro_with("caza22", &out, &det, &["--num", "4000"]));
+    assert!(
+        stdout.contains(
+            "== deterministic-baseline-gc5 (1/10): rerun, runs/deterministic-baseline-gc5.json: \
+             config differs (num: 5000 vs 4000)\n"
+        ),
+        "{stdout}"
+    );
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 11, "{stderr}");
+    assert_eq!(
+        lines[0],
+        "repro: 10 threaded runs skipped: not in --modes and no reusable report in runs/ \
+         (first: threaded-baseline-gc5: config differs (num: 5000 vs 4000))"
+    );
+    let rerun = "repro: run 1/10 deterministic-baseline-gc5: rerun, \
+                 runs/deterministic-baseline-gc5.json: config differs (num: 5000 vs 4000); ";
+    assert!(lines[1].starts_with(rerun), "{stderr}");
+    assert!(lines[10].contains(": not valid JSON: "), "{stderr}");
+    assert!(lines[1..].iter().all(|l| l.ends_with(", ok")), "{stderr}");
+    // The threaded reports stay in runs/, outside the summary.
+    let listed = listed_runs(&out);
+    assert_eq!(listed.len(), 10);
+    assert!(listed.iter().all(|r| !r.1));
+    assert!(out.join("runs/threaded-baseline-gc5.json").exists());
+    let run = read_json(&out.join("runs/deterministic-baseline-gc5.json"));
+    assert_eq!(run["config"]["num"], 4000);
 }
 
 #[test]

@@ -140,13 +140,14 @@ pub struct BenchArgs {
           value_parser = PossibleValuesParser::new(PICKERS))]
     picker: String,
 
-    /// acc picker: compactions use ZACA's order once free space is at or below this percent
-    /// of the usable space (SICA's above it)
+    /// acc and zone-drain pickers: compactions use the zone-aware order (ZACA's, the drain
+    /// score's) once free space is at or below this percent of the usable space
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_ACC_TURNING_POINT,
           value_parser = clap::value_parser!(u8).range(0..=100))]
     acc_turning_point: u8,
 
-    /// acc picker: compactions from levels below this one always use SICA's order
+    /// acc and zone-drain pickers: compactions from levels below this one always keep the
+    /// base order (SICA's, min-overlap's)
     #[arg(long, value_name = "N", default_value_t = DEFAULT_ACC_MIN_LEVEL)]
     acc_min_level: usize,
 
@@ -312,6 +313,12 @@ pub(crate) fn check(a: &BenchArgs) -> CliResult<Plan> {
     a.plan()
 }
 
+/// The `config` of the report a run of `a` as `plan` (from [`check`]) says would write,
+/// known before it runs: `zkv repro --resume` compares it with a stored report's.
+pub(crate) fn config(a: &BenchArgs, plan: &Plan) -> Value {
+    a.config(plan, a.sample_interval_or_default())
+}
+
 /// Runs `a` as `plan` (from [`check`]) says, printing only the result lines; `zkv compare`
 /// prints its own table.
 pub(crate) fn run_quiet(a: &BenchArgs, plan: Plan, out: &mut Out) -> CliResult<Finished> {
@@ -323,7 +330,7 @@ pub(crate) fn run_quiet(a: &BenchArgs, plan: Plan, out: &mut Out) -> CliResult<F
 fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResult<Finished> {
     let jobs = std::mem::take(&mut plan.jobs);
     let store = a.open_store(&plan)?;
-    let interval = a.sample_interval.unwrap_or((a.num / 100).max(1));
+    let interval = a.sample_interval_or_default();
     let runner = Runner::new(
         &store.db,
         plan.write,
@@ -724,6 +731,11 @@ impl BenchArgs {
     fn workload_names(&self) -> String {
         let names: Vec<&str> = self.workload.0.iter().map(|w| w.name()).collect();
         names.join(",")
+    }
+
+    /// Operations between two points of the time series.
+    fn sample_interval_or_default(&self) -> u64 {
+        self.sample_interval.unwrap_or((self.num / 100).max(1))
     }
 
     /// Every effective option of the run, for the JSON report's `config`.

@@ -200,6 +200,7 @@ pub struct Summary {
     pub paper: &'static str,
     pub quick: bool,
     pub modes: Vec<ExecMode>,
+    pub resume: bool,
     pub bench_flags: Vec<String>,
     pub seconds: f64,
     pub headlines: Vec<Headline>,
@@ -227,6 +228,9 @@ impl Summary {
         }
         let modes: Vec<&str> = self.modes.iter().map(|m| m.name()).collect();
         words.push(format!("--modes {}", modes.join(",")));
+        if self.resume {
+            words.push("--resume".into());
+        }
         if !self.bench_flags.is_empty() {
             words.push(format!("-- {}", self.bench_flags.join(" ")));
         }
@@ -239,11 +243,12 @@ impl Summary {
         let _ = writeln!(md, "# zkv repro {}: {}\n", self.experiment, self.paper);
         let _ = writeln!(
             md,
-            "`{}`: {} runs at {scale} of the paper's sizes, {:.1} s. Each run's bench \
+            "`{}`: {} runs{} at {scale} of the paper's sizes, {:.1} s. Each run's bench \
              report is in `runs/`; these tables as JSON in `summary.json`. \
              docs/REPRODUCTION.md says how each figure maps to the paper.\n",
             self.command(),
             results.len(),
+            reused_note(results),
             self.seconds
         );
         md.push_str("## Headlines\n\n");
@@ -278,7 +283,7 @@ impl Summary {
                 json!({
                     "id": o.spec.id(), "mode": o.spec.mode.name(), "scheme": o.spec.scheme,
                     "variant": o.spec.variant, "file": o.file, "seconds": o.seconds,
-                    "error": o.error,
+                    "error": o.error, "reused": o.reused,
                 })
             })
             .collect();
@@ -290,10 +295,18 @@ impl Summary {
         let modes: Vec<&str> = self.modes.iter().map(|m| m.name()).collect();
         json!({
             "experiment": self.experiment, "paper": self.paper, "quick": self.quick,
-            "modes": modes, "bench_flags": self.bench_flags, "seconds": self.seconds,
-            "runs": runs, "headlines": headlines,
+            "modes": modes, "resume": self.resume, "bench_flags": self.bench_flags,
+            "seconds": self.seconds, "runs": runs, "headlines": headlines,
             "figures": self.figures.iter().map(Figure::to_json).collect::<Vec<_>>(),
         })
+    }
+}
+
+/// `, N reused from runs/,` to follow a run count, or nothing when every run ran.
+pub fn reused_note(results: &Results) -> String {
+    match results.reused() {
+        0 => String::new(),
+        n => format!(", {n} reused from runs/,"),
     }
 }
 
@@ -302,7 +315,8 @@ fn run_rows(results: &Results) -> Vec<Vec<Cell>> {
         .outcomes()
         .iter()
         .map(|o| {
-            let result = o.error.as_deref().map_or("ok".into(), |e| {
+            let ok = if o.reused { "ok (reused)" } else { "ok" };
+            let result = o.error.as_deref().map_or(ok.into(), |e| {
                 // A Markdown cell holds one line without pipes.
                 format!("failed: {}", e.replace('|', "/").replace('\n', " "))
             });
@@ -311,7 +325,7 @@ fn run_rows(results: &Results) -> Vec<Vec<Cell>> {
                 Cell::text(o.spec.mode.name()),
                 Cell::text(o.spec.scheme),
                 Cell::text(&o.spec.variant),
-                Cell::num(Some(o.seconds), 1),
+                Cell::num(o.seconds, 1),
                 Cell::text(result),
             ]
         })
@@ -337,9 +351,9 @@ impl OutputDir {
         })
     }
 
-    /// Writes a run's report as `runs/{id}.json`; returns that relative path.
+    /// Writes a run's report as [`run_file`]; returns that relative path.
     pub fn write_run(&self, id: &str, report: &Value) -> CliResult<String> {
-        let file = format!("runs/{id}.json");
+        let file = run_file(id);
         let path = self.dir.join(&file);
         bench::write_json(&path, create(&path)?, report)?;
         Ok(file)
@@ -356,6 +370,11 @@ impl OutputDir {
         let path = self.dir.join("summary.json");
         bench::write_json(&path, self.summary, &summary.to_json(results))
     }
+}
+
+/// The report file of run `id`, relative to the output directory.
+pub fn run_file(id: &str) -> String {
+    format!("runs/{id}.json")
 }
 
 fn create(path: &Path) -> CliResult<File> {

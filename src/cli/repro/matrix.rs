@@ -8,11 +8,14 @@ use std::time::Instant;
 use engine::options::ExecMode;
 use serde_json::Value;
 
-use super::figure::OutputDir;
+use super::figure::{run_file, OutputDir};
 use crate::cli::compare::schemes::parse_entry;
 use crate::cli::compare::{self, Entry, Run};
 use crate::cli::error::{CliError, CliResult};
 use crate::cli::Out;
+
+/// Every mode, in the order a matrix runs them.
+pub const ALL_MODES: [ExecMode; 2] = [ExecMode::Deterministic, ExecMode::Threaded];
 
 /// `--modes`: the modes to run, deterministic first, each once.
 #[derive(Clone, Debug)]
@@ -90,11 +93,14 @@ pub fn check_bench_flags(words: &[OsString]) -> CliResult {
 pub fn prepare(specs: &[Spec], common: &[OsString]) -> CliResult<Vec<(Spec, Run)>> {
     specs
         .iter()
-        .map(|spec| {
-            let (run, _note) = compare::prepare(&entry(spec)?, common)?;
-            Ok((spec.clone(), run))
-        })
+        .map(|spec| Ok((spec.clone(), prepare_one(spec, common)?)))
         .collect()
+}
+
+/// Parses and checks one run, as [`prepare`] does.
+pub fn prepare_one(spec: &Spec, common: &[OsString]) -> CliResult<Run> {
+    let (run, _note) = compare::prepare(&entry(spec)?, common)?;
+    Ok(run)
 }
 
 fn entry(spec: &Spec) -> CliResult<Entry> {
@@ -109,15 +115,49 @@ fn entry(spec: &Spec) -> CliResult<Entry> {
     Ok(entry)
 }
 
-/// One finished run.
+/// One run of the matrix as it will be done.
+pub struct Step {
+    pub spec: Spec,
+    pub work: Work,
+}
+
+/// What a step does.
+pub enum Work {
+    /// Run it; `stale` says why the report stored for it could not be reused.
+    Run {
+        run: Box<Run>,
+        stale: Option<String>,
+    },
+    /// Take the report stored in `runs/` (`zkv repro --resume`); `seconds` as the
+    /// previous summary lists them.
+    Reuse { report: Value, seconds: Option<f64> },
+}
+
+/// Every run checked, to be run (no `--resume`).
+pub fn fresh(runs: Vec<(Spec, Run)>) -> Vec<Step> {
+    runs.into_iter()
+        .map(|(spec, run)| Step {
+            spec,
+            work: Work::Run {
+                run: Box::new(run),
+                stale: None,
+            },
+        })
+        .collect()
+}
+
+/// One finished or reused run.
 pub struct Outcome {
     pub spec: Spec,
     /// Its report; a failed run has one too, with `error`.
     pub report: Value,
     pub error: Option<String>,
-    pub seconds: f64,
+    /// None for a reused run the previous summary does not list.
+    pub seconds: Option<f64>,
     /// The report's file, relative to the output directory.
     pub file: String,
+    /// Taken from `runs/` rather than run.
+    pub reused: bool,
 }
 
 /// Every finished run, in the order they ran.
@@ -142,7 +182,12 @@ impl Results {
         self.outcomes.len()
     }
 
-    /// Whether any run of `mode` was part of the matrix.
+    /// Runs taken from `runs/` rather than run.
+    pub fn reused(&self) -> usize {
+        self.outcomes.iter().filter(|o| o.reused).count()
+    }
+
+    /// Whether any run of `mode` ran or was reused.
     pub fn ran(&self, mode: ExecMode) -> bool {
         self.outcomes.iter().any(|o| o.spec.mode == mode)
     }
@@ -163,42 +208,101 @@ impl Results {
     }
 }
 
-/// Runs every run in order, writing each report into `runs/` as soon as it ends. A failed
-/// run (out of space, say) keeps its report and the next runs still run.
-pub fn run_all(runs: Vec<(Spec, Run)>, files: &OutputDir, out: &mut Out) -> CliResult<Results> {
-    let count = runs.len();
+/// Does every step in order, writing each run's report into `runs/` as soon as it ends.
+/// A failed run (out of space, say) keeps its report and the next runs still run.
+pub fn run_all(steps: Vec<Step>, files: &OutputDir, out: &mut Out) -> CliResult<Results> {
+    let count = steps.len();
     let mut outcomes = Vec::new();
     let mut first_failure = None;
-    for (i, (spec, run)) in runs.into_iter().enumerate() {
-        let id = spec.id();
-        out.line(format!("== {id} ({}/{count})", i + 1))?;
-        out.flush()?;
-        let start = Instant::now();
-        let (report, failed) = compare::execute(run, out)?;
-        let seconds = start.elapsed().as_secs_f64();
-        let file = files.write_run(&id, &report)?;
-        let error = failed.as_ref().map(ToString::to_string);
-        progress(i + 1, count, &id, seconds, error.as_deref());
-        first_failure = first_failure.or(failed);
-        outcomes.push(Outcome {
-            spec,
-            report,
-            error,
-            seconds,
-            file,
-        });
+    for (i, Step { spec, work }) in steps.into_iter().enumerate() {
+        let at = format!("{}/{count}", i + 1);
+        let outcome = match work {
+            Work::Run { run, stale } => {
+                let (outcome, failed) = run_one(spec, *run, stale, files, out, &at)?;
+                first_failure = first_failure.or(failed);
+                outcome
+            }
+            Work::Reuse { report, seconds } => reuse(spec, report, seconds, out, &at)?,
+        };
+        outcomes.push(outcome);
     }
     Ok(Results::new(outcomes, first_failure))
 }
 
-/// One line on stderr per finished run.
-fn progress(done: usize, count: usize, id: &str, seconds: f64, error: Option<&str>) {
+/// Runs one run and writes its report; returns it and the run's failure. `stale` (why
+/// the stored report was not reused) goes on both the heading and the progress line, so
+/// that it shows before a long run as well as in the list after it.
+fn run_one(
+    spec: Spec,
+    run: Run,
+    stale: Option<String>,
+    files: &OutputDir,
+    out: &mut Out,
+    at: &str,
+) -> CliResult<(Outcome, Option<CliError>)> {
+    let id = spec.id();
+    let rerun = stale.map_or(String::new(), |why| {
+        format!("rerun, {}: {why}", run_file(&id))
+    });
+    let heading = if rerun.is_empty() { "" } else { ": " };
+    out.line(format!("== {id} ({at}){heading}{rerun}"))?;
+    out.flush()?;
+    let start = Instant::now();
+    let (report, failed) = compare::execute(run, out)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let file = files.write_run(&id, &report)?;
+    let error = failed.as_ref().map(ToString::to_string);
+    progress(at, &id, &rerun, seconds, error.as_deref());
+    let outcome = Outcome {
+        spec,
+        report,
+        error,
+        seconds: Some(seconds),
+        file,
+        reused: false,
+    };
+    Ok((outcome, failed))
+}
+
+/// A stored report standing in for its run; the file stays as it is.
+fn reuse(
+    spec: Spec,
+    report: Value,
+    seconds: Option<f64>,
+    out: &mut Out,
+    at: &str,
+) -> CliResult<Outcome> {
+    let id = spec.id();
+    let file = run_file(&id);
+    out.line(format!("== {id} ({at}): reused {file}"))?;
+    stderr_line(&format!("repro: run {at} {id}: reused {file}"));
+    Ok(Outcome {
+        spec,
+        report,
+        error: None,
+        seconds,
+        file,
+        reused: true,
+    })
+}
+
+/// One line on stderr per finished run, after why it was run again if it was.
+fn progress(at: &str, id: &str, rerun: &str, seconds: f64, error: Option<&str>) {
     let result = error.map_or("ok".to_string(), |e| format!("FAILED: {e}"));
+    let rerun = if rerun.is_empty() {
+        String::new()
+    } else {
+        format!("{rerun}; ")
+    };
+    stderr_line(&format!(
+        "repro: run {at} {id}: {rerun}{seconds:.1} s, {result}"
+    ));
+}
+
+/// A progress line on stderr.
+pub fn stderr_line(line: &str) {
     // Nothing sensible is left to do if stderr itself is gone.
-    let _ = writeln!(
-        std::io::stderr().lock(),
-        "repro: run {done}/{count} {id}: {seconds:.1} s, {result}"
-    );
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 #[cfg(test)]

@@ -10,12 +10,14 @@
 //! zkv's), `summary.json` (the same tables as JSON, and the list of runs), `runs/ID.json`
 //! (each run's bench report, written as soon as the run ends) and one SVG per figure.
 //! stdout gets each run's db_bench lines, then the headline table; stderr one progress
-//! line per run.
+//! line per run. With `--resume`, reports already in `runs/` that match their run are
+//! taken instead of running it (see `resume`).
 
 mod caza22;
 mod figure;
 mod matrix;
 mod plot;
+mod resume;
 mod samezone24;
 mod values;
 
@@ -30,7 +32,7 @@ use engine::options::ExecMode;
 use super::error::{CliError, CliResult};
 use super::Out;
 use figure::Summary;
-use matrix::{Modes, Results};
+use matrix::{Modes, Results, Step};
 
 /// The experiments of DESIGN.md section 10, in its order.
 const EXPERIMENTS: &[&str] = &["caza22", "samezone24", "prophet24", "samevictim24"];
@@ -48,8 +50,13 @@ Each run is zkv bench --preset EXPERIMENT [--quick] with the run's scheme and fl
 run); the flags the matrix sets (scheme, cleaning thresholds, mode, workload) cannot be
 given there.
 
-Example:
-  zkv repro caza22 --quick --out repro-caza22 --modes deterministic";
+With --resume, a run whose report in DIR/runs/ has no error and the same config as the
+run would have is not run again, and runs of the modes not in --modes are taken from there
+when they match (never run), so that two invocations make one report directory.
+
+Examples:
+  zkv repro caza22 --quick --out repro-caza22 --modes deterministic
+  zkv repro caza22 --quick --out repro-caza22 --modes threaded --resume";
 
 #[derive(Debug, Args)]
 #[command(after_help = REPRO_HELP)]
@@ -73,6 +80,11 @@ pub struct ReproArgs {
           value_parser = matrix::parse_modes)]
     modes: Modes,
 
+    /// Reuse the reports in DIR/runs/ whose config matches their run (no error), run the
+    /// rest; the modes not in --modes are reused only
+    #[arg(long)]
+    resume: bool,
+
     /// Bench flags for every run, after `--`
     #[arg(last = true, value_name = "BENCH_FLAGS", allow_hyphen_values = true)]
     bench_flags: Vec<OsString>,
@@ -94,22 +106,22 @@ pub(crate) trait Experiment {
 pub fn run(a: ReproArgs) -> CliResult {
     let experiment = experiment(&a.experiment)?;
     matrix::check_bench_flags(&a.bench_flags)?;
-    let specs = experiment.specs(&a.modes.0);
-    let common = common_words(experiment.name(), a.quick, &a.bench_flags);
-    let runs = matrix::prepare(&specs, &common)?;
     let dir = a
         .out
         .clone()
         .unwrap_or_else(|| default_dir(experiment.name(), a.quick));
+    // Before the output directory is created: that empties its summary.json.
+    let steps = steps(experiment.as_ref(), &a, &dir)?;
     let files = figure::OutputDir::create(&dir)?;
     let start = Instant::now();
     let mut out = Out::new();
-    let results = matrix::run_all(runs, &files, &mut out)?;
+    let results = matrix::run_all(steps, &files, &mut out)?;
     let summary = Summary {
         experiment: experiment.name(),
         paper: experiment.paper(),
         quick: a.quick,
         modes: a.modes.0.clone(),
+        resume: a.resume,
         bench_flags: a
             .bench_flags
             .iter()
@@ -124,13 +136,25 @@ pub fn run(a: ReproArgs) -> CliResult {
     summary.headline_table().print(&mut out)?;
     out.line("")?;
     out.line(format!(
-        "Tables and figures: {} ({} runs in {:.1} s)",
+        "Tables and figures: {} ({} runs{} in {:.1} s)",
         dir.join("README.md").display(),
         results.len(),
+        figure::reused_note(&results),
         summary.seconds
     ))?;
     out.flush()?;
     results.first_failure().map_or(Ok(()), Err)
+}
+
+/// The runs to do, every one checked: the listed modes' runs, or with `--resume` the
+/// runs of every mode that are to be run or reused.
+fn steps(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult<Vec<Step>> {
+    let common = common_words(experiment.name(), a.quick, &a.bench_flags);
+    if a.resume {
+        return resume::steps(experiment, &a.modes.0, &common, dir);
+    }
+    let runs = matrix::prepare(&experiment.specs(&a.modes.0), &common)?;
+    Ok(matrix::fresh(runs))
 }
 
 /// The experiment called `name`; the ones zkv cannot run yet are refused with what they

@@ -756,8 +756,9 @@ mod tests {
             spec,
             report: serde_json::json!({ "device": { "zone_resets": 7 } }),
             error: None,
-            seconds: 0.0,
+            seconds: Some(0.0),
             file: String::new(),
+            reused: false,
         };
         let r = Results::new(vec![outcome], None);
         // Zone resets are read from deterministic runs, flushes/s from threaded ones.
