@@ -129,6 +129,18 @@ impl ZoneLookup for SpreadZones {
             vec![(zone, FILE)]
         }
     }
+
+    /// Every zone full, holding from one file to a whole zone of live data.
+    fn full_zone_live(&self) -> Vec<(u32, u64)> {
+        (0..self.zones)
+            .map(|z| {
+                (
+                    z as u32,
+                    FILE + z.wrapping_mul(2_654_435_761) % (ZONE - FILE),
+                )
+            })
+            .collect()
+    }
 }
 
 fn zones_for(n: usize) -> SpreadZones {
@@ -147,7 +159,7 @@ fn bench_order(c: &mut Criterion) {
         if n == 100_000 {
             g.sample_size(10);
         }
-        for name in ["sica", "min-overlap", "zaca"] {
+        for name in ["sica", "min-overlap", "zaca", "zone-drain"] {
             let picker = picker_by_name(name).expect("a known picker");
             let ctx = PickCtx {
                 version: &v,

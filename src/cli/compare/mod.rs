@@ -27,12 +27,14 @@ use schemes::{parse_schemes, SchemeList};
 
 const COMPARE_HELP: &str = "\
 Scheme entries: NAME[:KEY=VALUE...], e.g. baseline or baseline:gc-start=10:gc-stop=15.
-Schemes (placement + picker, every one cleaning by copying), as the papers name them:
-  baseline  liza  + sica    every paper's baseline
-  a-liza    liza  + acc     MSST'24 A-LIZA
-  caza      caza+ + sica    MSST'24 CAZA (the enhanced algorithm)
-  a-caza    caza+ + acc     MSST'24 A-CAZA
-  caza22    caza  + sica    HotStorage'22 CAZA
+Schemes (placement + picker, every one cleaning by copying): the papers' and zkv's own:
+  baseline    liza  + sica        every paper's baseline
+  a-liza      liza  + acc         MSST'24 A-LIZA
+  caza        caza+ + sica        MSST'24 CAZA (the enhanced algorithm)
+  a-caza      caza+ + acc         MSST'24 A-CAZA
+  caza22      caza  + sica        HotStorage'22 CAZA
+  drain-liza  liza  + zone-drain  zkv's zone-drain picker (docs/COMPACTION.md)
+  drain-caza  caza+ + zone-drain  zkv's zone-drain picker with the enhanced CAZA
 Override keys: gc-start, gc-stop, gc-mode, picker, placement, reserved-zones,
 acc-turning-point, acc-min-level. A flag given on the command line applies to every scheme
 unless an entry overrides it. The entry as written labels its column, its JSON run and its
@@ -82,6 +84,13 @@ pub(crate) struct Run {
     pub entry: Entry,
     args: BenchArgs,
     plan: bench::Plan,
+}
+
+impl Run {
+    /// The `config` its report will have, without running it.
+    pub(crate) fn config(&self) -> Value {
+        bench::config(&self.args, &self.plan)
+    }
 }
 
 /// Everything checked and created before the first run.

@@ -45,6 +45,10 @@ pub const SCHEMES: &[Scheme] = &[
     scheme("a-caza", "caza+", "acc"),
     // HotStorage'22's CAZA, the first version of the algorithm (zkv's `caza` placement).
     scheme("caza22", "caza", "sica"),
+    // zkv's own: LIZA placement, the zone-drain picker (docs/COMPACTION.md).
+    scheme("drain-liza", "liza", "zone-drain"),
+    // zkv's own: enhanced CAZA placement, the zone-drain picker.
+    scheme("drain-caza", "caza+", "zone-drain"),
 ];
 
 const fn scheme(name: &'static str, placement: &'static str, picker: &'static str) -> Scheme {
@@ -231,7 +235,14 @@ mod tests {
             parts("caza22"),
             format!("--placement=caza --picker=sica {copy}")
         );
-        assert_eq!(known_schemes(), "baseline, a-liza, caza, a-caza, caza22");
+        assert_eq!(
+            parts("drain-caza"),
+            format!("--placement=caza+ --picker=zone-drain {copy}")
+        );
+        assert_eq!(
+            known_schemes(),
+            "baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza"
+        );
     }
 
     #[test]

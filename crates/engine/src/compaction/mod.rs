@@ -16,6 +16,7 @@ mod stats;
 #[cfg(test)]
 pub(crate) mod test_util;
 mod zaca;
+mod zone_drain;
 
 pub use acc::Acc;
 pub use min_overlap::MinOverlap;
@@ -32,4 +33,5 @@ pub use score::{
 pub use sica::Sica;
 pub use stats::{CompactionStats, JobOutput, LevelStats};
 pub use zaca::{s_same, Zaca};
+pub use zone_drain::{drain_score, ZoneDrain};
 pub mod job;

@@ -17,11 +17,18 @@ use super::oldest_smallest_seq::OldestSmallestSeq;
 use super::round_robin::RoundRobin;
 use super::sica::Sica;
 use super::zaca::Zaca;
+use super::zone_drain::ZoneDrain;
 
 /// Where the file layer keeps an SST: `(zone, bytes)` pairs. Zone-aware pickers use it.
 pub trait ZoneLookup {
     /// The zones holding SST `file_number` and the bytes of it in each; empty if unknown.
     fn zones_of(&self, file_number: u64) -> Vec<(u32, u64)>;
+
+    /// The live bytes of each full zone (the zone cleaner's candidates), in zone order;
+    /// empty if unknown.
+    fn full_zone_live(&self) -> Vec<(u32, u64)> {
+        Vec::new()
+    }
 }
 
 /// A zone view that knows no zones (for tests and for pickers that ignore zones).
@@ -91,6 +98,7 @@ pub const PICKERS: &[&str] = &[
     "oldest-largest-seq",
     "zaca",
     "acc",
+    "zone-drain",
 ];
 
 /// The picker called `name` (see [`PICKERS`]).
@@ -103,6 +111,7 @@ pub fn picker_by_name(name: &str) -> std::result::Result<Box<dyn Picker>, String
         "oldest-largest-seq" => Box::new(OldestLargestSeq),
         "zaca" => Box::new(Zaca),
         "acc" => Box::new(Acc),
+        "zone-drain" => Box::new(ZoneDrain),
         _ => {
             return Err(format!(
                 "unknown compaction picker {name:?}; known pickers: {}",

@@ -45,6 +45,22 @@ pub fn version_of(levels: usize, files: &[(u32, FileMeta)]) -> Version {
         .expect("a valid hand-built version")
 }
 
+/// L1: 1 [a,c], 2 [d,f]; L2: 10 [a,b], 11 [c,c], 12 [d,e], 13 [f,f]; all of size 100.
+/// Group 1 = {1, 10, 11}, group 2 = {2, 12, 13}.
+pub fn two_groups() -> Version {
+    version_of(
+        4,
+        &[
+            (1, file(1, b"a", b"c", 100)),
+            (1, file(2, b"d", b"f", 100)),
+            (2, file(10, b"a", b"b", 100)),
+            (2, file(11, b"c", b"c", 100)),
+            (2, file(12, b"d", b"e", 100)),
+            (2, file(13, b"f", b"f", 100)),
+        ],
+    )
+}
+
 /// A random version: overlapping L0 files, and L1-L3 as sorted runs whose neighbours
 /// sometimes share a user key.
 pub fn arb_version() -> impl Strategy<Value = Version> {
@@ -157,6 +173,7 @@ fn numbers_in_order(picker: &dyn Picker, ctx: &PickCtx<'_>, level: usize) -> Vec
 #[derive(Debug, Default)]
 pub struct FakeZones {
     zones: HashMap<u64, Vec<(u32, u64)>>,
+    full_live: Vec<(u32, u64)>,
     log: Mutex<Vec<u64>>,
 }
 
@@ -165,8 +182,16 @@ impl FakeZones {
     pub fn new(files: &[(u64, Vec<(u32, u64)>)]) -> FakeZones {
         FakeZones {
             zones: files.iter().cloned().collect(),
+            full_live: Vec::new(),
             log: Mutex::default(),
         }
+    }
+
+    /// The same layout with these full zones and their live bytes `(zone, live)`; other
+    /// zones are not full.
+    pub fn with_full(mut self, full_live: &[(u32, u64)]) -> FakeZones {
+        self.full_live = full_live.to_vec();
+        self
     }
 
     /// `(file, zone)`: each file whole in one zone, 100 bytes (the size of most test files).
@@ -186,5 +211,9 @@ impl ZoneLookup for FakeZones {
     fn zones_of(&self, file_number: u64) -> Vec<(u32, u64)> {
         self.log.lock().expect("log").push(file_number);
         self.zones.get(&file_number).cloned().unwrap_or_default()
+    }
+
+    fn full_zone_live(&self) -> Vec<(u32, u64)> {
+        self.full_live.clone()
     }
 }

@@ -68,13 +68,13 @@ pub fn s_same(zone_bytes: &[(u32, u64)]) -> f64 {
 
 /// Zone lookups of one `order` call: a next-level file overlapping several files of the
 /// level (and every L1 file, for L0 groups) is looked up once.
-struct ZoneCache<'a> {
+pub(super) struct ZoneCache<'a> {
     lookup: &'a dyn ZoneLookup,
     known: HashMap<u64, Vec<(u32, u64)>>,
 }
 
 impl<'a> ZoneCache<'a> {
-    fn new(lookup: &'a dyn ZoneLookup) -> Self {
+    pub(super) fn new(lookup: &'a dyn ZoneLookup) -> Self {
         ZoneCache {
             lookup,
             known: HashMap::new(),
@@ -82,7 +82,7 @@ impl<'a> ZoneCache<'a> {
     }
 
     /// The bytes `files` hold in each zone, by zone.
-    fn group_bytes<'f>(
+    pub(super) fn group_bytes<'f>(
         &mut self,
         files: impl Iterator<Item = &'f Arc<FileMeta>>,
     ) -> Vec<(u32, u64)> {
@@ -110,25 +110,8 @@ impl<'a> ZoneCache<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compaction::test_util::{file, order_in, version_of, FakeZones};
+    use crate::compaction::test_util::{file, order_in, two_groups, version_of, FakeZones};
     use crate::compaction::Sica;
-    use crate::version::Version;
-
-    /// L1: 1 [a,c], 2 [d,f]; L2: 10 [a,b], 11 [c,c], 12 [d,e], 13 [f,f]; all of size 100.
-    /// Group 1 = {1, 10, 11}, group 2 = {2, 12, 13}.
-    fn two_groups() -> Version {
-        version_of(
-            4,
-            &[
-                (1, file(1, b"a", b"c", 100)),
-                (1, file(2, b"d", b"f", 100)),
-                (2, file(10, b"a", b"b", 100)),
-                (2, file(11, b"c", b"c", 100)),
-                (2, file(12, b"d", b"e", 100)),
-                (2, file(13, b"f", b"f", 100)),
-            ],
-        )
-    }
 
     #[test]
     fn the_papers_example_scores_one_third_and_one() {

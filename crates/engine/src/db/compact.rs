@@ -30,6 +30,10 @@ impl ZoneLookup for FsZones<'_> {
             .zones_of(&sst_file_name(file_number))
             .unwrap_or_default()
     }
+
+    fn full_zone_live(&self) -> Vec<(u32, u64)> {
+        self.0.full_zone_live_bytes()
+    }
 }
 
 /// The configured picker, with each `order` call timed into `picker_ns`/`picker_calls`

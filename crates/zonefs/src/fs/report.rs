@@ -50,6 +50,18 @@ impl ZoneFs {
         }
     }
 
+    /// The live bytes of every full zone no writer owns, in zone order: the zones the
+    /// cleaner may pick as victims, and what it would copy out of each. Reads the zone
+    /// table only (no device report), so a compaction picker may ask it per decision.
+    pub fn full_zone_live_bytes(&self) -> Vec<(u32, u64)> {
+        let zones = self.shared.lock_zones();
+        zones
+            .zones()
+            .filter(|(_, s)| s.cond == Cond::Full && s.owner.is_none())
+            .map(|(zone, s)| (zone, s.live))
+            .collect()
+    }
+
     /// Zones the cleaner has picked as victims since mount: a cheap way to notice that
     /// cleaning ran (unlike [`ZoneFs::stats`], it takes no lock and copies nothing).
     pub fn gc_victims(&self) -> u64 {
