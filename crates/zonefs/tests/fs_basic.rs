@@ -229,13 +229,7 @@ fn files_survive_reopening_a_file_backed_device() {
     let mut files = BTreeMap::new();
     for (i, len) in [5000usize, 256 * 1024, 600_000].into_iter().enumerate() {
         let name = format!("f{i}");
-        write_file(
-            &fs,
-            &name,
-            FileKind::Sst,
-            hint(FileKind::Sst, Some(i as u8)),
-            &data(i as u64, 0, len),
-        );
+        write_sst(&fs, &name, i as u8, &data(i as u64, 0, len));
         files.insert(name, data(i as u64, 0, len));
     }
     let classes: Vec<(u32, u8)> = fs

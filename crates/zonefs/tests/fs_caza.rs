@@ -46,19 +46,20 @@ fn sst_ref(fs: &ZoneFs, name: &str, level: u8) -> SstRef {
     }
 }
 
-fn write_sst(fs: &ZoneFs, name: &str, h: PlacementHint, seed: u64) {
+/// Writes the SST `name` of `PIECE` bytes under hint `h`.
+fn write_piece(fs: &ZoneFs, name: &str, h: PlacementHint, seed: u64) {
     write_file(fs, name, FileKind::Sst, h, &data(seed, 0, PIECE));
 }
 
 /// Two L2 SSTs in new key ranges, each in a zone of its own (zones 2 and 3).
 fn two_l2_ssts(fs: &ZoneFs) {
-    write_sst(
+    write_piece(
         fs,
         "000010.sst",
         sst_hint(2, PIECE, Neighbors::default()),
         10,
     );
-    write_sst(
+    write_piece(
         fs,
         "000011.sst",
         sst_hint(2, PIECE, Neighbors::default()),
@@ -78,7 +79,7 @@ fn caza_places_a_new_sst_in_the_zone_of_the_l_plus_1_sst_it_overlaps() {
         overlap_below: vec![sst_ref(&fs, "000010.sst", 2)],
         ..Default::default()
     };
-    write_sst(&fs, "000012.sst", sst_hint(1, PIECE, n.clone()), 12);
+    write_piece(&fs, "000012.sst", sst_hint(1, PIECE, n.clone()), 12);
     assert_eq!(zone_of(&fs, "000012.sst"), vec![2]);
     // Without room for the whole file in zone 2 (128 KiB left), an empty zone.
     let big = 3 * PIECE;
@@ -106,7 +107,7 @@ fn caza_plus_follows_the_level_scores() {
     let mut smaller = sst_ref(&fs, "000010.sst", 2);
     smaller.size -= 1;
     n.overlap_below.push(smaller);
-    write_sst(&fs, "000012.sst", sst_hint(1, PIECE, n), 12);
+    write_piece(&fs, "000012.sst", sst_hint(1, PIECE, n), 12);
     assert_eq!(zone_of(&fs, "000012.sst"), vec![2]);
     // L1 busier than L2: an L2 SST joins the L1 SST above it (LIZA would open a zone).
     let n = Neighbors {
@@ -115,7 +116,7 @@ fn caza_plus_follows_the_level_scores() {
         level_scores: vec![0.5, 2.0, 1.0, 0.0],
         ..Default::default()
     };
-    write_sst(&fs, "000014.sst", sst_hint(2, PIECE, n), 14);
+    write_piece(&fs, "000014.sst", sst_hint(2, PIECE, n), 14);
     assert_eq!(zone_of(&fs, "000014.sst"), vec![2]);
     assert_consistent(&fs, "caza+");
 }
@@ -148,9 +149,9 @@ fn packed() -> PlacementHint {
 fn victim_and_target(policy: &str) -> (ZoneFs, Arc<Table>) {
     let fs = caza_fs(policy);
     for i in 1..=4 {
-        write_sst(&fs, &format!("00000{i}.sst"), packed(), i);
+        write_piece(&fs, &format!("00000{i}.sst"), packed(), i);
     }
-    write_sst(
+    write_piece(
         &fs,
         "000009.sst",
         sst_hint(2, PIECE, Neighbors::default()),
@@ -218,7 +219,7 @@ fn victim_copy_bytes_lists_each_reset_victim_and_no_deleted_zone() {
     // Zones 4 and 5 full of packed files; zone 4 emptied by deletions (a zero-copy reset,
     // not a victim), zone 5 left with one valid file.
     for i in 20..28 {
-        write_sst(&fs, &format!("0000{i}.sst"), packed(), i);
+        write_piece(&fs, &format!("0000{i}.sst"), packed(), i);
     }
     assert_eq!(zone_of(&fs, "000020.sst"), vec![4]);
     assert_eq!(zone_of(&fs, "000027.sst"), vec![5]);

@@ -309,30 +309,23 @@ fn a_finished_zone_is_a_victim_like_a_full_one() {
     let o = opts().with_finish_threshold(Some(50));
     let fs = format(&dev, o.clone());
     let mut files = Files::new();
-    write_file(
-        &fs,
-        "a",
-        FileKind::Sst,
-        hint(FileKind::Sst, Some(2)),
-        &data(1, 0, 200 * 1024),
-    );
+    write_sst(&fs, "a", 2, &data(1, 0, 200 * 1024));
     files.insert("a".into(), data(1, 0, 200 * 1024));
     // A longer-lived file cannot use a's zone: it is finished before a new one opens.
-    write_file(
-        &fs,
-        "b",
-        FileKind::Sst,
-        hint(FileKind::Sst, Some(3)),
-        &data(2, 0, 4096),
-    );
+    write_sst(&fs, "b", 3, &data(2, 0, 4096));
     files.insert("b".into(), data(2, 0, 4096));
     let zone = zone_of(&fs, "a")[0];
     assert_eq!(fs.stats().finishes, 1);
     assert_eq!(fs.invalid_ratio_distribution().ratios, vec![56.0 / 256.0]);
     assert_eq!(fs.pick_victim(), Some(zone));
+    // What a zone-aware picker sees: the one full zone and the bytes a cleaning would copy.
+    assert_eq!(fs.full_zone_live_bytes(), vec![(zone, 200 * KIB)]);
+    assert_eq!(fs.gc_victims(), 0);
     let v = fs.clean_one().unwrap().unwrap();
     assert_eq!((v.zone, v.copied_bytes), (zone, 200 * KIB));
     assert!(v.reset);
+    assert_eq!(fs.gc_victims(), 1);
+    assert_eq!(fs.full_zone_live_bytes(), vec![]);
     assert_files(&fs, &files, "after cleaning the finished zone");
     drop(fs);
     let fs = mount(&dev, o);

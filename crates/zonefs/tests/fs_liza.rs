@@ -92,28 +92,16 @@ fn without_a_free_active_resource_liza_finishes_the_fullest_idle_zone() {
     w2.close().unwrap();
     // Medium and long files fit no short-lived zone: each opens its own.
     for (name, level, len) in [("l0", 0u8, 30_000), ("l2", 2, 40_000)] {
-        write_file(
-            &fs,
-            name,
-            FileKind::Sst,
-            hint(FileKind::Sst, Some(level)),
-            &data(3, 0, len),
-        );
+        write_sst(&fs, name, level, &data(3, 0, len));
     }
     assert_eq!(fs.stats().active_zones, 4);
     assert_eq!(fs.stats().finishes, 0);
     // An extreme-lived file fits none and no active resource is free: the fullest idle
     // zone (l2's) is finished and a new zone opens.
-    write_file(
-        &fs,
-        "l3",
-        FileKind::Sst,
-        hint(FileKind::Sst, Some(3)),
-        &data(9, 0, 4096),
-    );
+    write_sst(&fs, "l3", 3, &data(9, 0, 4096));
     assert_eq!(fs.stats().finishes, 1);
     assert_eq!(fs.stats().active_zones, 4);
-    let l2 = fs.zones_of("l2").unwrap()[0].0;
+    let l2 = zone_of(&fs, "l2")[0];
     let z = zone_stat(&fs, l2);
     assert_eq!(z.state, zns::ZoneState::Full);
     assert_consistent(&fs, "end");

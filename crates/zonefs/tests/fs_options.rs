@@ -10,8 +10,7 @@ use fs_support::*;
 use zns::{IoCategory, ZonedDevice};
 use zonefs::fs::{CleaningMode, FsError, FsOptions, ZoneFs};
 use zonefs::meta::{
-    dump_zone, FileKind, FrameKind, MetaError, MetaLog, Record, StoredOptions, Superblock,
-    SUPERBLOCK_LEN,
+    dump_zone, FrameKind, MetaError, MetaLog, Record, StoredOptions, Superblock, SUPERBLOCK_LEN,
 };
 
 /// Options that differ from the defaults in every field.
@@ -56,13 +55,7 @@ fn options_survive_metadata_log_rolls() {
     let fs = format(&dev, custom());
     for i in 0..200u64 {
         let name = format!("{i:06}.sst");
-        write_file(
-            &fs,
-            &name,
-            FileKind::Sst,
-            hint(FileKind::Sst, Some(1)),
-            &data(i, 0, 100),
-        );
+        write_sst(&fs, &name, 1, &data(i, 0, 100));
         if i >= 4 {
             fs.delete(&format!("{:06}.sst", i - 4)).unwrap();
         }

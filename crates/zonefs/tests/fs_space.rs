@@ -108,19 +108,13 @@ fn a_zone_is_reset_once_its_last_live_byte_dies_and_no_reader_pins_it() {
     let (_, dev) = mem_device(geometry(16, 256, 14, 14));
     let fs = format(&dev, opts());
     let write = |name: &str, len: usize| {
-        write_file(
-            &fs,
-            name,
-            FileKind::Sst,
-            hint(FileKind::Sst, Some(1)),
-            &data(1, 0, len),
-        );
+        write_sst(&fs, name, 1, &data(1, 0, len));
     };
     // LIZA opens a fresh zone for b (same class, an active resource is free).
     write("a", 40_000);
     write("b", 40_000);
-    let zone = fs.zones_of("a").unwrap()[0].0;
-    assert_ne!(fs.zones_of("b").unwrap()[0].0, zone);
+    let zone = zone_of(&fs, "a")[0];
+    assert_ne!(zone_of(&fs, "b")[0], zone);
     let resets = fs.stats().zone_resets;
     let reader = fs.open("a").unwrap();
     fs.delete("a").unwrap();
@@ -140,13 +134,7 @@ fn a_zone_is_reset_once_its_last_live_byte_dies_and_no_reader_pins_it() {
 fn rename_over_a_file_resets_the_zones_only_the_replaced_file_used() {
     let (_, dev) = mem_device(geometry(16, 256, 14, 14));
     let fs = format(&dev, opts());
-    write_file(
-        &fs,
-        "MANIFEST",
-        FileKind::Sst,
-        hint(FileKind::Sst, Some(3)),
-        &data(1, 0, 300_000),
-    );
+    write_sst(&fs, "MANIFEST", 3, &data(1, 0, 300_000));
     let old_zones = fs.zones_of("MANIFEST").unwrap();
     write_file(
         &fs,
@@ -175,23 +163,11 @@ fn the_finish_threshold_finishes_nearly_full_zones_before_opening_new_ones() {
     let (_, dev) = mem_device(geometry(16, 256, 14, 14));
     let fs = format(&dev, opts().with_finish_threshold(Some(50)));
     // 200 KiB of 256: less than 50% left in its zone.
-    write_file(
-        &fs,
-        "a",
-        FileKind::Sst,
-        hint(FileKind::Sst, Some(2)),
-        &data(1, 0, 200 * 1024),
-    );
-    let zone = fs.zones_of("a").unwrap()[0].0;
+    write_sst(&fs, "a", 2, &data(1, 0, 200 * 1024));
+    let zone = zone_of(&fs, "a")[0];
     assert_eq!(fs.stats().finishes, 0);
     // A longer-lived file cannot use a's zone: a new zone opens, a's is finished first.
-    write_file(
-        &fs,
-        "b",
-        FileKind::Sst,
-        hint(FileKind::Sst, Some(3)),
-        &data(2, 0, 4096),
-    );
+    write_sst(&fs, "b", 3, &data(2, 0, 4096));
     assert_eq!(fs.stats().finishes, 1);
     let z = zone_stat(&fs, zone);
     assert_eq!(z.state, ZoneState::Full);

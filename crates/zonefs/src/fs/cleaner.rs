@@ -28,7 +28,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::{JoinHandle, ThreadId};
 use std::time::Instant;
 
@@ -40,7 +40,7 @@ use crate::placement::{Lifetime, PlacementHint};
 use super::alloc::{elapsed_ns, Request};
 use super::error::{FsError, FsResult};
 use super::hint_source::HintSource;
-use super::shared::{Counters, MetaStore, Shared};
+use super::shared::{Counters, Hook, MetaStore, Shared};
 use super::stats::{FreeSpaceSample, InvalidRatios};
 use super::table::{Cond, Lease, WriteSlot, ZoneTable};
 use super::ZoneFs;
@@ -258,9 +258,9 @@ impl Signal {
 #[derive(Default)]
 pub(crate) struct CleanerCore {
     signal: Arc<Signal>,
-    requester: RwLock<Option<Arc<dyn CompactionRequester>>>,
+    requester: Hook<dyn CompactionRequester>,
     /// The engine's hints for migrated files (`hint_source.rs`).
-    pub(super) hints: RwLock<Option<Arc<dyn HintSource>>>,
+    pub(super) hints: Hook<dyn HintSource>,
     samples: Mutex<Vec<FreeSpaceSample>>,
 }
 
@@ -559,12 +559,7 @@ impl Shared {
     /// Offers the victim's SSTs to the engine; returns the bytes its compactions freed in
     /// the victim, or `None` without a requester (everything is copied then).
     fn request_compaction(&self, zone: u32, files: &[Live]) -> Option<u64> {
-        let requester = self
-            .cleaner
-            .requester
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()?;
+        let requester = self.cleaner.requester.get()?;
         let ssts: Vec<&Live> = files.iter().filter(|f| f.kind == FileKind::Sst).collect();
         if ssts.is_empty() {
             return Some(0);
@@ -1128,21 +1123,11 @@ impl ZoneFs {
     /// Installs the engine's compaction callback used by the `compact` and `compensate`
     /// cleaning modes (see [`CompactionRequester`]).
     pub fn set_compaction_requester(&self, requester: Arc<dyn CompactionRequester>) {
-        *self
-            .shared
-            .cleaner
-            .requester
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(requester);
+        self.shared.cleaner.requester.set(Some(requester));
     }
 
     pub fn clear_compaction_requester(&self) {
-        *self
-            .shared
-            .cleaner
-            .requester
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.shared.cleaner.requester.set(None);
     }
 
     /// free / usable bytes now.

@@ -8,7 +8,7 @@
 //! file it moves, as if the file were created now; without a source, or when it cannot
 //! answer, the hint rebuilt from the metadata is used (and such a policy places by LIZA).
 
-use std::sync::{Arc, PoisonError};
+use std::sync::Arc;
 
 use crate::placement::{Lifetime, PlacementHint};
 
@@ -37,21 +37,11 @@ pub trait HintSource: Send + Sync {
 impl ZoneFs {
     /// Installs the engine's [`HintSource`], asked for the hints of migrated files.
     pub fn set_hint_source(&self, source: Arc<dyn HintSource>) {
-        *self
-            .shared
-            .cleaner
-            .hints
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Some(source);
+        self.shared.cleaner.hints.set(Some(source));
     }
 
     pub fn clear_hint_source(&self) {
-        *self
-            .shared
-            .cleaner
-            .hints
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.shared.cleaner.hints.set(None);
     }
 }
 
@@ -63,13 +53,7 @@ impl Shared {
         if !self.policy.wants_neighbors() {
             return rebuilt;
         }
-        let source = self
-            .cleaner
-            .hints
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        let Some(mut hint) = source.and_then(|s| s.hint_of(name)) else {
+        let Some(mut hint) = self.cleaner.hints.get().and_then(|s| s.hint_of(name)) else {
             return rebuilt;
         };
         hint.kind = hint.kind.or(rebuilt.kind);

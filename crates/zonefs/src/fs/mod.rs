@@ -88,11 +88,7 @@ impl FileInfo {
 impl ZoneFs {
     /// Installs the zone cleaner's hook (see [`SpaceReclaimer`]).
     pub fn set_reclaimer(&self, reclaimer: Arc<dyn SpaceReclaimer>) {
-        *self
-            .shared
-            .reclaimer
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(reclaimer);
+        self.shared.reclaimer.set(Some(reclaimer));
     }
 
     /// Makes staged metadata (zone classes cleared by resets) durable now.

@@ -9,7 +9,7 @@
 //! runs with are recorded if the metadata records others. A read-only mount stops before
 //! settling and never writes.
 
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex};
 
 use zns::{ZoneInfo, ZoneState, ZonedDevice};
 
@@ -218,7 +218,7 @@ fn assemble(
         zones: Mutex::new(table),
         zone_freed: Condvar::new(),
         counters: Counters::default(),
-        reclaimer: RwLock::new(None),
+        reclaimer: Default::default(),
         baseline,
         cleaner: CleanerCore::default(),
     };

@@ -105,6 +105,30 @@ impl Counters {
     }
 }
 
+/// An engine object the file system calls back (reclaimer, compaction requester, hint
+/// source): installed and removed at any time, read by cloning the `Arc` so that the call
+/// itself runs with no lock held. A poisoned lock still holds a valid pointer.
+pub(crate) struct Hook<T: ?Sized>(RwLock<Option<Arc<T>>>);
+
+impl<T: ?Sized> Default for Hook<T> {
+    fn default() -> Self {
+        Hook(RwLock::new(None))
+    }
+}
+
+impl<T: ?Sized> Hook<T> {
+    pub fn set(&self, value: Option<Arc<T>>) {
+        *self.0.write().unwrap_or_else(PoisonError::into_inner) = value;
+    }
+
+    pub fn get(&self) -> Option<Arc<T>> {
+        self.0
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
 pub(crate) struct Shared {
     pub dev: Arc<dyn ZonedDevice>,
     pub geo: Geometry,
@@ -118,7 +142,7 @@ pub(crate) struct Shared {
     /// Signalled whenever a lease ends or a write finishes: waiting writers look again.
     pub zone_freed: Condvar,
     pub counters: Counters,
-    pub reclaimer: RwLock<Option<Arc<dyn SpaceReclaimer>>>,
+    pub reclaimer: Hook<dyn SpaceReclaimer>,
     /// Device counters when the file system was mounted; statistics are deltas from here.
     pub baseline: DeviceStats,
     /// The zone cleaner: run coordination, the engine's callback, samples.
@@ -235,12 +259,7 @@ impl Shared {
         if self.cleaner_reclaim()? {
             return Ok(true);
         }
-        let reclaimer = self
-            .reclaimer
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        Ok(reclaimer.is_some_and(|r| {
+        Ok(self.reclaimer.get().is_some_and(|r| {
             r.reclaim(&SpaceRequest {
                 file: name.to_string(),
                 kind,

@@ -17,6 +17,8 @@
 //! Files without a neighbourhood (WAL, manifest, files the engine knows nothing about)
 //! are placed by LIZA exactly.
 
+use std::cmp::Reverse;
+
 use super::key_range::{closest_zone, has_room, open_empty};
 use super::{Decision, Liza, PlacementCtx, PlacementPolicy, SstRef};
 
@@ -68,11 +70,10 @@ fn overlap_zone(ctx: &PlacementCtx<'_>, overlaps: &[SstRef]) -> Option<u32> {
             _ => tally.push((zone, 1, bytes)),
         }
     }
-    // The best-ranked zone with room (most SSTs, then most bytes, then the lower number).
     tally
         .into_iter()
         .filter(|t| has_room(ctx, t.0))
-        .min_by(|a, b| (b.1, b.2).cmp(&(a.1, a.2)).then(a.0.cmp(&b.0)))
+        .max_by_key(|&(zone, ssts, bytes)| (ssts, bytes, Reverse(zone)))
         .map(|(zone, ..)| zone)
 }
 
@@ -98,13 +99,7 @@ mod tests {
     }
 
     fn decide(n: Option<Neighbors>, zones: &[ZoneView], can_open: bool) -> Decision {
-        let h = hint(n);
-        Caza.place(&PlacementCtx {
-            hint: &h,
-            zones,
-            can_open,
-            min_capacity: 4096,
-        })
+        Caza.place(&ctx(&hint(n), zones, can_open))
     }
 
     fn below(ssts: Vec<SstRef>) -> Option<Neighbors> {
@@ -192,14 +187,9 @@ mod tests {
             ..Default::default()
         };
         let h = hint(Some(n));
-        let ctx = PlacementCtx {
-            hint: &h,
-            zones: &zones,
-            can_open: false,
-            min_capacity: 4096,
-        };
-        assert_eq!(Caza.place(&ctx), Liza.place(&ctx));
-        assert_eq!(Caza.place(&ctx), Decision::Use(3));
+        let c = ctx(&h, &zones, false);
+        assert_eq!(Caza.place(&c), Liza.place(&c));
+        assert_eq!(Caza.place(&c), Decision::Use(3));
     }
 
     #[test]
@@ -207,13 +197,8 @@ mod tests {
         let zones = [active(2, 8 * MIB), active(3, 8 * MIB)];
         for can_open in [false, true] {
             let h = hint(None);
-            let ctx = PlacementCtx {
-                hint: &h,
-                zones: &zones,
-                can_open,
-                min_capacity: 4096,
-            };
-            assert_eq!(Caza.place(&ctx), Liza.place(&ctx));
+            let c = ctx(&h, &zones, can_open);
+            assert_eq!(Caza.place(&c), Liza.place(&c));
         }
         assert!(Caza.wants_neighbors());
         assert_eq!(Caza.name(), "caza");

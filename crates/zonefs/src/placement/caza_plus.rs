@@ -94,13 +94,7 @@ mod tests {
     }
 
     fn decide_at(level: u8, n: Neighbors, zones: &[ZoneView], can_open: bool) -> Decision {
-        let h = hint(level, Some(n));
-        CazaPlus.place(&PlacementCtx {
-            hint: &h,
-            zones,
-            can_open,
-            min_capacity: 4096,
-        })
+        CazaPlus.place(&ctx(&hint(level, Some(n)), zones, can_open))
     }
 
     fn decide(n: Neighbors, zones: &[ZoneView], can_open: bool) -> Decision {
@@ -186,14 +180,9 @@ mod tests {
         // No empty zone: LIZA (zones 2 and 3 are of class Long like the file: relax to
         // the later one).
         let h = hint(2, Some(n));
-        let ctx = PlacementCtx {
-            hint: &h,
-            zones: &zones,
-            can_open: false,
-            min_capacity: 4096,
-        };
-        assert_eq!(CazaPlus.place(&ctx), Liza.place(&ctx));
-        assert_eq!(CazaPlus.place(&ctx), Decision::Use(3));
+        let c = ctx(&h, &zones, false);
+        assert_eq!(CazaPlus.place(&c), Liza.place(&c));
+        assert_eq!(CazaPlus.place(&c), Decision::Use(3));
     }
 
     #[test]
@@ -225,13 +214,8 @@ mod tests {
         let mut no_level = hint(2, Some(lsm([0.5, 1.5, 1.2, 0.0])));
         no_level.level = None;
         for h in [hint(2, None), no_level] {
-            let ctx = PlacementCtx {
-                hint: &h,
-                zones: &zones,
-                can_open: true,
-                min_capacity: 4096,
-            };
-            assert_eq!(CazaPlus.place(&ctx), Liza.place(&ctx));
+            let c = ctx(&h, &zones, true);
+            assert_eq!(CazaPlus.place(&c), Liza.place(&c));
         }
         assert!(CazaPlus.wants_neighbors());
         assert_eq!(CazaPlus.name(), "caza+");

@@ -103,7 +103,21 @@ pub(super) fn open_empty(ctx: &PlacementCtx<'_>) -> Decision {
 pub(super) mod test_util {
     //! Hand-built placement views for the policies' tests.
 
-    use crate::placement::{Lifetime, SstRef, ZoneUse, ZoneView};
+    use crate::placement::{Lifetime, PlacementCtx, PlacementHint, SstRef, ZoneUse, ZoneView};
+
+    /// A decision for `hint` on `zones`, with a writer's block as the minimum room.
+    pub fn ctx<'a>(
+        hint: &'a PlacementHint,
+        zones: &'a [ZoneView],
+        can_open: bool,
+    ) -> PlacementCtx<'a> {
+        PlacementCtx {
+            hint,
+            zones,
+            can_open,
+            min_capacity: 4096,
+        }
+    }
 
     /// An active, idle zone with live data and `remaining` bytes of room.
     pub fn active(zone: u32, remaining: u64) -> ZoneView {
@@ -171,25 +185,16 @@ mod tests {
         }
     }
 
-    fn ctx<'a>(hint: &'a PlacementHint, zones: &'a [ZoneView]) -> PlacementCtx<'a> {
-        PlacementCtx {
-            hint,
-            zones,
-            can_open: false,
-            min_capacity: 4096,
-        }
-    }
-
     #[test]
     fn room_is_the_rest_of_the_file_at_least_the_minimum() {
         let zones = [active(1, 10_000), active(2, 50_000)];
         let h = hint(("a", "b"), Neighbors::default(), 20_000);
-        let c = ctx(&h, &zones);
+        let c = ctx(&h, &zones, false);
         assert_eq!(room_needed(&c), 20_000);
         assert!(!has_room(&c, 1) && has_room(&c, 2));
         assert!(!has_room(&c, 3), "unknown zone");
         let unknown = hint(("a", "b"), Neighbors::default(), 0);
-        assert_eq!(room_needed(&ctx(&unknown, &zones)), 4096);
+        assert_eq!(room_needed(&ctx(&unknown, &zones, false)), 4096);
     }
 
     #[test]
@@ -233,6 +238,6 @@ mod tests {
         assert_eq!(zones_by_bytes(&s), vec![4, 5, 3]);
         let zones = [active(3, 1 << 20), full(4), active(5, 1 << 20)];
         let h = hint(("a", "b"), Neighbors::default(), 0);
-        assert_eq!(first_zone_with_room(&ctx(&h, &zones), [&s]), Some(5));
+        assert_eq!(first_zone_with_room(&ctx(&h, &zones, false), [&s]), Some(5));
     }
 }

@@ -75,6 +75,17 @@ pub fn write_file(fs: &ZoneFs, name: &str, kind: FileKind, hint: PlacementHint, 
     w.close().unwrap_or_else(|e| panic!("close {name}: {e}"));
 }
 
+/// Creates the SST `name` of `level` with the engine's hint for it and writes `content`.
+pub fn write_sst(fs: &ZoneFs, name: &str, level: u8, content: &[u8]) {
+    write_file(
+        fs,
+        name,
+        FileKind::Sst,
+        hint(FileKind::Sst, Some(level)),
+        content,
+    );
+}
+
 /// The zones holding `name`, in zone order.
 pub fn zone_of(fs: &ZoneFs, name: &str) -> Vec<u32> {
     fs.zones_of(name)
