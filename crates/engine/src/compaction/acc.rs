@@ -30,6 +30,10 @@ impl Picker for Acc {
         "acc"
     }
 
+    fn uses_acc_options(&self) -> bool {
+        true
+    }
+
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
         if Acc::uses_zaca(ctx, level) {
             Zaca.order(ctx, level)

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use crate::key;
-use crate::version::FileMeta;
+use crate::version::{FileMeta, Version};
 
 use super::picker::{sorted_indexes, PickCtx, Picker};
 use super::score::Compensation;
@@ -20,17 +20,22 @@ impl Picker for MinOverlap {
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        let v = ctx.version;
-        let comp = Compensation::of(v);
-        let files = v.files(level);
-        let overlap = overlapping_bytes(files, v.files(level + 1));
-        let ratio: Vec<u64> = files
-            .iter()
-            .zip(overlap)
-            .map(|(f, bytes)| ratio(bytes, comp.size(f)))
-            .collect();
-        sorted_indexes(files, |a, b| ratio[a].cmp(&ratio[b]))
+        let ratio = overlap_ratios(ctx.version, level);
+        sorted_indexes(ctx.version.files(level), |a, b| ratio[a].cmp(&ratio[b]))
     }
+}
+
+/// Min-overlap's sort key of each file of `level`, in level order: its order is these
+/// ratios ascending, ties broken as `sorted_indexes` breaks them.
+pub(super) fn overlap_ratios(v: &Version, level: usize) -> Vec<u64> {
+    let comp = Compensation::of(v);
+    let files = v.files(level);
+    let overlap = overlapping_bytes(files, v.files(level + 1));
+    files
+        .iter()
+        .zip(overlap)
+        .map(|(f, bytes)| ratio(bytes, comp.size(f)))
+        .collect()
 }
 
 fn ratio(overlap: u64, compensated: u64) -> u64 {

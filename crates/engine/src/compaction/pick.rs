@@ -780,12 +780,12 @@ fn is_trivial_move(
         return true;
     }
     inputs.iter().all(|f| {
-        let below = v.overlapping(
+        let below = v.deep_overlapping(
             output_level + 1,
             Some(f.smallest_user_key()),
             Some(f.largest_user_key()),
         );
-        f.size.saturating_add(total_size(&below)) <= ctx.options.max_compaction_bytes()
+        f.size.saturating_add(total_size(below)) <= ctx.options.max_compaction_bytes()
     })
 }
 

@@ -87,6 +87,12 @@ pub trait Picker: Send + Sync {
     fn round_robin(&self) -> bool {
         false
     }
+
+    /// Whether the order depends on `Options::acc_turning_point` and `acc_min_level`
+    /// (ACC's switch between a base order and a zone-aware one).
+    fn uses_acc_options(&self) -> bool {
+        false
+    }
 }
 
 /// Names of the pickers [`picker_by_name`] knows.
@@ -157,6 +163,16 @@ mod tests {
             let picker = picker_by_name(name).unwrap();
             assert_eq!(picker.name(), *name);
         }
+    }
+
+    #[test]
+    fn only_acc_and_zone_drain_read_the_acc_options() {
+        let readers: Vec<&str> = PICKERS
+            .iter()
+            .copied()
+            .filter(|n| picker_by_name(n).unwrap().uses_acc_options())
+            .collect();
+        assert_eq!(readers, ["acc", "zone-drain"]);
     }
 
     #[test]

@@ -28,15 +28,19 @@ impl Picker for Sica {
         let v = ctx.version;
         let comp = Compensation::of(v);
         sorted_by_key(v.files(level), |f| {
-            sica_key(&comp, f, &next_level_overlap(v, level, f))
+            sica_key(&comp, f, next_level_overlap(v, level, f))
         })
     }
 }
 
 /// The files of the level below `level` whose user-key range meets `f`'s.
-pub(super) fn next_level_overlap(v: &Version, level: usize, f: &FileMeta) -> Vec<Arc<FileMeta>> {
+pub(super) fn next_level_overlap<'v>(
+    v: &'v Version,
+    level: usize,
+    f: &FileMeta,
+) -> &'v [Arc<FileMeta>] {
     let (b, e) = (f.smallest_user_key(), f.largest_user_key());
-    v.overlapping(level + 1, Some(b), Some(e))
+    v.deep_overlapping(level + 1, Some(b), Some(e))
 }
 
 /// SICA's rank of `f`, whose overlapping next-level files are `below`.

@@ -33,13 +33,13 @@ impl Picker for Zaca {
         let mut zones = ZoneCache::new(ctx.zones);
         sorted_by_key(v.files(level), |f| {
             let below = next_level_overlap(v, level, f);
-            let rank = sica_key(&comp, f, &below);
+            let rank = sica_key(&comp, f, below);
             // A file being compacted cannot seed a compaction: the builder skips it, so
             // its zones are not worth looking up.
             if ctx.is_compacting(f) {
                 return ZacaKey::Busy(rank);
             }
-            let group = std::iter::once(f).chain(&below);
+            let group = std::iter::once(f).chain(below);
             let score = s_same(&zones.group_bytes(group));
             // S_same is never negative: its bit pattern orders like its value.
             ZacaKey::Candidate(Reverse(score.to_bits()), rank)

@@ -152,7 +152,7 @@ fn overlapping(
     }
     let range = scope
         .version
-        .overlapping(level, Some(smallest), Some(largest));
+        .deep_overlapping(level, Some(smallest), Some(largest));
     range
         .iter()
         .filter(|f| !scope.job_inputs.contains(&f.number))

@@ -123,11 +123,25 @@ impl Version {
         begin: Option<&[u8]>,
         end: Option<&[u8]>,
     ) -> Vec<Arc<FileMeta>> {
-        let files = self.files(level);
         if level == 0 {
-            return overlapping_expanding(files, begin, end);
+            return overlapping_expanding(self.files(0), begin, end);
         }
-        deep_overlap(files, begin, end).to_vec()
+        self.deep_overlapping(level, begin, end).to_vec()
+    }
+
+    /// [`Version::overlapping`] of a level below L0, borrowed from the version: there the
+    /// hits are a contiguous run of the level, and pickers ask once per file of a level.
+    pub fn deep_overlapping(
+        &self,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> &[Arc<FileMeta>] {
+        assert!(
+            level > 0,
+            "the files of L0 meeting a range are no contiguous run"
+        );
+        deep_overlap(self.files(level), begin, end)
     }
 
     /// Whether some file of `level` meets `[begin, end]`: `!overlapping(..).is_empty()`
