@@ -29,6 +29,23 @@ fn fails(args: &[String]) -> String {
     fails_run(&refs(args), 1).1
 }
 
+/// [`bench`] of `workload` × `num` in deterministic mode with `extra`, writing its JSON
+/// report into a temporary directory: the command line, and where the report goes.
+fn deterministic(workload: &str, num: &str, extra: &[&str]) -> (Vec<String>, TempJson) {
+    let report = TempJson::new();
+    let mut args = vec![
+        "--workload",
+        workload,
+        "--num",
+        num,
+        "--mode",
+        "deterministic",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--json", report.arg.as_str()]);
+    (bench(&args), report)
+}
+
 /// The db_bench line of `name`: `name : X micros/op Y ops/sec ...`.
 fn result_line<'a>(stdout: &'a str, name: &str) -> &'a str {
     stdout
@@ -221,20 +238,12 @@ fn assert_numbers(v: &Value, section: &str, names: &[&str]) {
 #[test]
 fn json_report_has_the_contract_fields() {
     let _guard = serial();
-    let report = TempJson::new();
-    run_ok(&bench(&[
-        "--workload",
+    let (args, report) = deterministic(
         "fillrandom,readrandom",
-        "--num",
         "2000",
-        "--mode",
-        "deterministic",
-        "--verify",
-        "--sample-interval",
-        "600",
-        "--json",
-        &report.arg,
-    ]));
+        &["--verify", "--sample-interval", "600"],
+    );
+    run_ok(&args);
     let v = report.read();
     assert_eq!(field(&v, "scheme"), "baseline");
     assert_eq!(field(&v, "workload"), "fillrandom,readrandom");
@@ -409,6 +418,20 @@ fn bad_input_fails_before_any_work() {
             "L0 triggers",
         ),
         (vec!["--zones", "2"], "zones"),
+        (
+            vec![
+                "--workload",
+                "fillrandom,ycsb-a",
+                "--readwritepercent",
+                "50",
+            ],
+            "--readwritepercent 50: applies to readrandomwriterandom, and --workload \
+             fillrandom,ycsb-a has none",
+        ),
+        (
+            vec!["--acc-min-level", "1"],
+            "only the acc and zone-drain pickers read it",
+        ),
         (vec!["--device", "zbd:/dev/nope"], "mem or a new file"),
     ] {
         let mut a = vec!["--num", "100", "--json", &json];
@@ -445,21 +468,13 @@ fn bad_input_fails_before_any_work() {
 #[test]
 fn verify_reports_a_mismatch_and_fails() {
     let _guard = serial();
-    let report = TempJson::new();
     // The hidden hook makes the oracle expect another value for one key; the store is
     // right, so exactly that key must be reported.
-    let args = bench(&[
-        "--workload",
+    let (args, report) = deterministic(
         "fillrandom",
-        "--num",
         "500",
-        "--mode",
-        "deterministic",
-        "--verify",
-        "--verify-inject-mismatch",
-        "--json",
-        &report.arg,
-    ]);
+        &["--verify", "--verify-inject-mismatch"],
+    );
     let (run, msg) = fails_run(&refs(&args), 1);
     assert!(
         msg.starts_with("verify: 1 of ") && msg.contains("holds another value"),
@@ -484,19 +499,9 @@ fn verify_reports_a_mismatch_and_fails() {
 #[test]
 fn running_out_of_space_mid_run_reports_it_and_writes_the_json() {
     let _guard = serial();
-    let report = TempJson::new();
     // 60000 keys of 224 bytes pass the up-front estimate (17 of 21 MiB), but overwriting
     // them leaves more garbage than the copying cleaner can reclaim on 21 zones.
-    let args = bench(&[
-        "--workload",
-        "fillseq,overwrite",
-        "--num",
-        "60000",
-        "--mode",
-        "deterministic",
-        "--json",
-        &report.arg,
-    ]);
+    let (args, report) = deterministic("fillseq,overwrite", "60000", &[]);
     let (run, msg) = fails_run(&refs(&args), 1);
     assert!(msg.starts_with("overwrite: operation "), "{msg}");
     assert!(msg.contains("out of space"), "{msg}");
@@ -525,20 +530,12 @@ fn request_distribution_replaces_the_ycsb_workloads_own() {
     let _guard = serial();
     let mut reports = Vec::new();
     for dist in ["zipfian", "uniform"] {
-        let report = TempJson::new();
-        run_ok(&bench(&[
-            "--workload",
+        let (args, report) = deterministic(
             "ycsb-a",
-            "--request-distribution",
-            dist,
-            "--num",
             "2000",
-            "--mode",
-            "deterministic",
-            "--verify",
-            "--json",
-            &report.arg,
-        ]));
+            &["--request-distribution", dist, "--verify"],
+        );
+        run_ok(&args);
         let mut v = report.read();
         assert_eq!(field(&v, "config.request_distribution"), dist);
         assert_eq!(field(&v, "verify.mismatches"), 0);
@@ -568,19 +565,8 @@ fn request_distribution_replaces_the_ycsb_workloads_own() {
 #[test]
 fn timing_model_adds_device_time_to_the_report() {
     let _guard = serial();
-    let report = TempJson::new();
-    let stdout = run_ok(&bench(&[
-        "--workload",
-        "fillrandom",
-        "--num",
-        "2000",
-        "--mode",
-        "deterministic",
-        "--timing",
-        "confzns",
-        "--json",
-        &report.arg,
-    ]));
+    let (args, report) = deterministic("fillrandom", "2000", &["--timing", "confzns"]);
+    let stdout = run_ok(&args);
     assert!(stdout.contains("Device time (confzns model)"), "{stdout}");
     let v = report.read();
     assert_eq!(field(&v, "config.timing"), "confzns");
@@ -597,25 +583,21 @@ fn timing_model_adds_device_time_to_the_report() {
 #[test]
 fn acc_flags_reach_the_engine_and_name_the_scheme() {
     let _guard = serial();
-    let report = TempJson::new();
-    run_ok(&bench(&[
-        "--workload",
+    let (args, report) = deterministic(
         "fillrandom",
-        "--num",
         "2000",
-        "--mode",
-        "deterministic",
-        "--placement",
-        "caza+",
-        "--picker",
-        "acc",
-        "--acc-turning-point",
-        "40",
-        "--acc-min-level",
-        "1",
-        "--json",
-        &report.arg,
-    ]));
+        &[
+            "--placement",
+            "caza+",
+            "--picker",
+            "acc",
+            "--acc-turning-point",
+            "40",
+            "--acc-min-level",
+            "1",
+        ],
+    );
+    run_ok(&args);
     let v = report.read();
     assert_eq!(field(&v, "scheme"), "a-caza");
     assert_eq!(field(&v, "config.acc_turning_point"), 40);
@@ -625,8 +607,36 @@ fn acc_flags_reach_the_engine_and_name_the_scheme() {
     assert_numbers(&v, "policy_us", &["placement", "picker", "neighbors"]);
     let (_, msg) = fails_run(&["bench", "--acc-turning-point", "101"], 2);
     assert!(msg.contains("--acc-turning-point"), "{msg}");
-    let msg = fails(&bench(&["--num", "100", "--acc-min-level", "7"]));
+    let msg = fails(&bench(&[
+        "--num",
+        "100",
+        "--picker",
+        "acc",
+        "--acc-min-level",
+        "7",
+    ]));
     assert!(msg.contains("acc_min_level 7"), "{msg}");
+    // Another picker reads neither flag: given with it, they are refused, not ignored.
+    for (picker, flag) in [
+        ("sica", "--acc-min-level"),
+        ("min-overlap", "--acc-turning-point"),
+    ] {
+        let msg = fails(&bench(&["--num", "100", "--picker", picker, flag, "1"]));
+        assert_eq!(
+            msg,
+            format!(
+                "{flag}: only the acc and zone-drain pickers read it, and the picker is {picker}"
+            )
+        );
+    }
+    run_ok(&bench(&[
+        "--num",
+        "100",
+        "--picker",
+        "zone-drain",
+        "--acc-turning-point",
+        "30",
+    ]));
 }
 
 /// Deterministic mode repeats itself exactly, cleaning included: the order in which the

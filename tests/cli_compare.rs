@@ -191,18 +191,43 @@ fn bad_input_fails_before_any_run() {
     );
     let msg = refused(&compare("baseline", &["--device", "file:/tmp/x.img"]), 1);
     assert!(msg.contains("run every scheme on --device mem"), "{msg}");
+    // An ACC flag no scheme's picker reads, or an entry's own that its picker does not
+    // read, would change nothing.
+    let unread = "only the acc and zone-drain pickers read it, and the picker is sica";
+    let msg = refused(&compare("baseline,caza", &["--acc-turning-point", "30"]), 1);
+    assert_eq!(msg, format!("baseline: --acc-turning-point: {unread}"));
+    let msg = refused(&compare("a-caza,baseline:acc-min-level=1", &[]), 1);
+    assert_eq!(
+        msg,
+        format!("baseline:acc-min-level=1: --acc-min-level: {unread}")
+    );
+}
+
+#[test]
+fn an_acc_flag_given_once_applies_to_the_schemes_that_read_it() {
+    let _serial = serial();
+    let report = TempJson::new();
+    ok(&refs(&compare(
+        "baseline,a-caza",
+        &["--acc-turning-point", "30", "--json", &report.arg],
+    )));
+    let v = report.read();
+    // Recorded for both; only a-caza's acc picker reads it.
+    for run in v["runs"].as_array().unwrap() {
+        assert_eq!(at(run, &["config", "acc_turning_point"]), 30, "{run}");
+    }
 }
 
 #[test]
 fn an_unwritable_out_dir_fails_before_any_run() {
     let _serial = serial();
-    let dir = TempDir::new().unwrap();
-    let file = dir.path().join("plain-file");
-    std::fs::write(&file, b"x").unwrap();
-    let out = file.join("charts");
-    let msg = refused(&compare("baseline", &["--out", out.to_str().unwrap()]), 1);
+    let out = Unwritable::new("charts");
+    let msg = refused(
+        &compare("baseline", &["--out", out.path.to_str().unwrap()]),
+        1,
+    );
     assert!(
-        msg.starts_with(&format!("--out {}", out.display())),
+        msg.starts_with(&format!("--out {}", out.path.display())),
         "{msg}"
     );
 }

@@ -51,10 +51,6 @@ fn repro_with(experiment: &str, out: &Path, extra: &[&str], bench: &[&str]) -> V
     args.into_iter().map(String::from).collect()
 }
 
-fn refs(args: &[String]) -> Vec<&str> {
-    args.iter().map(String::as_str).collect()
-}
-
 /// Runs a repro that must succeed; returns its stdout and stderr.
 fn run_ok(args: &[String]) -> (String, String) {
     let r = zkv(&refs(args));
@@ -189,27 +185,6 @@ fn samezone24_writes_every_table_and_chart() {
     assert!(row(&summary, "fig16", &["A-CAZA"])[1].is_number());
 }
 
-#[test]
-fn one_mode_leaves_the_other_modes_figures_empty_and_says_so() {
-    let _serial = serial();
-    let dir = TempDir::new().unwrap();
-    let out = dir.path().join("det");
-    let (_, stderr) = run_ok(&repro("caza22", &out, &["--modes", "deterministic"]));
-    assert_eq!(stderr.lines().count(), 10, "{stderr}");
-    let summary = check_outputs(&out, 10, &["fig3", "fig4", "fig5", "fig6", "table1"]);
-    let figures = summary["figures"].as_array().unwrap();
-    let table1 = figures.iter().find(|f| f["id"] == "table1").unwrap();
-    assert!(table1["chart"].is_null());
-    assert!(table1["rows"][0][1].is_null());
-    let notes = table1["notes"].to_string();
-    assert!(
-        notes.contains("needs threaded runs (--modes threaded)"),
-        "{notes}"
-    );
-    assert!(!out.join("table1.svg").exists());
-    assert!(out.join("fig3.svg").exists());
-}
-
 /// The figure and headline tables of a README.md: everything between its title lines and
 /// its list of runs (which holds the seconds).
 fn tables(dir: &Path) -> String {
@@ -243,13 +218,29 @@ fn same_seconds(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// One mode leaves the other mode's figures empty and says so; then `--resume` runs the
+/// other mode into the same directory (the test runs the deterministic matrix once for
+/// both).
 #[test]
-fn resume_reuses_matching_reports_and_combines_modes() {
+fn one_mode_then_resume_reuses_matching_reports_and_combines_modes() {
     let _serial = serial();
     let dir = TempDir::new().unwrap();
     let out = dir.path().join("resume");
     let (_, stderr) = run_ok(&repro("caza22", &out, &["--modes", "deterministic"]));
+    assert_eq!(stderr.lines().count(), 10, "{stderr}");
     assert!(stderr.lines().all(|l| l.ends_with(", ok")), "{stderr}");
+    let summary = check_outputs(&out, 10, &["fig3", "fig4", "fig5", "fig6", "table1"]);
+    let figures = summary["figures"].as_array().unwrap();
+    let table1 = figures.iter().find(|f| f["id"] == "table1").unwrap();
+    assert!(table1["chart"].is_null());
+    assert!(table1["rows"][0][1].is_null());
+    let notes = table1["notes"].to_string();
+    assert!(
+        notes.contains("needs threaded runs (--modes threaded)"),
+        "{notes}"
+    );
+    assert!(!out.join("table1.svg").exists());
+    assert!(out.join("fig3.svg").exists());
     let first = listed_runs(&out);
 
     // The threaded runs run; the deterministic ones, not in --modes, are taken from runs/.
@@ -368,11 +359,9 @@ fn bad_experiments_and_flags_fail_before_any_run() {
 #[test]
 fn an_unwritable_out_dir_fails_before_any_run() {
     let _serial = serial();
-    let dir = TempDir::new().unwrap();
-    let file = dir.path().join("plain-file");
-    std::fs::write(&file, b"x").unwrap();
-    let out = file.join("results");
-    let (run, msg) = fails_run(&refs(&repro("caza22", &out, &[])), 1);
+    let out = Unwritable::new("results");
+    let out = &out.path;
+    let (run, msg) = fails_run(&refs(&repro("caza22", out, &[])), 1);
     assert!(
         msg.starts_with(&format!("--out {}", out.join("runs").display())),
         "{msg}"

@@ -158,9 +158,7 @@ fn print_human(spec: &DeviceSpec, lsm: Option<&Lsm>, out: &mut Out) -> CliResult
             format!("{:.2}", r.score),
         ]);
     }
-    for line in t.lines() {
-        out.line(line)?;
-    }
+    t.print(out)?;
     let w = &lsm.wal;
     let plural = |n: u64| if n == 1 { "" } else { "s" };
     out.line(format!(

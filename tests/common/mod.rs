@@ -62,10 +62,16 @@ pub struct Img {
     pub spec: String,
 }
 
+/// `name` in a new temporary directory, which goes when the directory handle is dropped.
+fn temp_path(name: &str) -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(name);
+    (dir, path)
+}
+
 impl Img {
     pub fn none() -> Img {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("fs.img");
+        let (dir, path) = temp_path("fs.img");
         let spec = format!("file:{}", path.display());
         Img {
             _dir: dir,
@@ -86,8 +92,7 @@ pub struct TempJson {
 
 impl TempJson {
     pub fn new() -> TempJson {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("report.json");
+        let (dir, path) = temp_path("report.json");
         let arg = path.to_str().expect("a UTF-8 path").to_string();
         TempJson {
             _dir: dir,
@@ -99,6 +104,23 @@ impl TempJson {
     /// The report the command wrote.
     pub fn read(&self) -> Value {
         read_json(&self.path)
+    }
+}
+
+/// A path no command can create: `name` below a plain file, in a temporary directory.
+pub struct Unwritable {
+    _dir: TempDir,
+    pub path: PathBuf,
+}
+
+impl Unwritable {
+    pub fn new(name: &str) -> Unwritable {
+        let (dir, file) = temp_path("plain-file");
+        std::fs::write(&file, b"x").expect("write the plain file");
+        Unwritable {
+            _dir: dir,
+            path: file.join(name),
+        }
     }
 }
 

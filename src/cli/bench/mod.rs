@@ -10,6 +10,9 @@ mod report;
 mod runner;
 mod verify;
 
+pub(crate) use preset::{scale as preset_scale, NAMES as PRESETS};
+pub(crate) use runner::INVALID_BUCKETS;
+
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -22,7 +25,7 @@ use bench::{
 };
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use engine::compaction::PICKERS;
+use engine::compaction::{picker_by_name, PICKERS};
 use engine::db::{Db, WriteOptions};
 use engine::options::{ExecMode, Options};
 use serde_json::{json, Value};
@@ -53,6 +56,11 @@ const DEFAULT_ZONE_SIZE: u64 = 64 * MIB;
 const DEFAULT_ACC_TURNING_POINT: u8 = 25;
 /// ACC's first level ordered by ZACA, as in the paper (the engine's `Options` default).
 const DEFAULT_ACC_MIN_LEVEL: usize = 2;
+/// The ACC flags: clap id and flag.
+const ACC_FLAGS: [(&str, &str); 2] = [
+    ("acc_turning_point", "--acc-turning-point"),
+    ("acc_min_level", "--acc-min-level"),
+];
 
 const BENCH_HELP: &str = "\
 Examples:
@@ -266,6 +274,9 @@ struct Store {
 
 pub fn run(mut a: BenchArgs) -> CliResult {
     let note = apply_preset(&mut a)?;
+    if let Some(flag) = a.unread_acc_flags().first() {
+        return Err(a.unread_acc_flag(flag));
+    }
     let mut plan = a.plan()?;
     let json = plan.json.take();
     let mut out = Out::new();
@@ -316,7 +327,7 @@ pub(crate) fn check(a: &BenchArgs) -> CliResult<Plan> {
 /// The `config` of the report a run of `a` as `plan` (from [`check`]) says would write,
 /// known before it runs: `zkv repro --resume` compares it with a stored report's.
 pub(crate) fn config(a: &BenchArgs, plan: &Plan) -> Value {
-    a.config(plan, a.sample_interval_or_default())
+    a.config(plan)
 }
 
 /// Runs `a` as `plan` (from [`check`]) says, printing only the result lines; `zkv compare`
@@ -362,7 +373,7 @@ fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResu
     let report = Report {
         scheme: scheme_name(&a.fs.placement, &a.picker, a.fs.gc_mode).to_string(),
         workload: a.workload_names(),
-        config: a.config(&plan, interval),
+        config: a.config(&plan),
         measured: &measured,
         db,
         table,
@@ -539,7 +550,7 @@ impl BenchArgs {
     /// (seed + its position), as db_bench gives each benchmark its own, so that
     /// `fillrandom,overwrite` do not draw the same keys.
     fn jobs(&self) -> CliResult<Vec<Job>> {
-        self.check_request_distribution()?;
+        self.check_workload_flags()?;
         if self.value_size > MAX_VALUE_SIZE {
             return Err(CliError::invalid(format!(
                 "--value-size {}: at most {} is supported",
@@ -578,21 +589,34 @@ impl BenchArgs {
         Ok(jobs)
     }
 
-    /// `--request-distribution` only means something to a YCSB workload.
-    fn check_request_distribution(&self) -> CliResult {
-        let Some(d) = self.request_distribution else {
-            return Ok(());
+    /// A workload's own flag given for a list without such a workload would change
+    /// nothing: `--request-distribution` is YCSB's, `--readwritepercent` is
+    /// readrandomwriterandom's.
+    fn check_workload_flags(&self) -> CliResult {
+        let has = |f: fn(&WorkloadName) -> bool| self.workload.0.iter().any(f);
+        let unread = |flag: String, applies_to: &str| {
+            Err(CliError::invalid(format!(
+                "{flag}: applies to {applies_to}, and --workload {} has none",
+                self.workload_names()
+            )))
         };
-        let ycsb = |w: &WorkloadName| matches!(w, WorkloadName::Ycsb(_));
-        if self.workload.0.iter().any(ycsb) {
-            return Ok(());
+        if let Some(d) = self.request_distribution {
+            if !has(|w| matches!(w, WorkloadName::Ycsb(_))) {
+                let flag = format!("--request-distribution {}", d.name());
+                return unread(flag, "YCSB workloads (ycsb-a .. ycsb-f)");
+            }
         }
-        Err(CliError::invalid(format!(
-            "--request-distribution {}: applies to YCSB workloads (ycsb-a .. ycsb-f), and \
-             --workload {} has none",
-            d.name(),
-            self.workload_names()
-        )))
+        let rwr = |w: &WorkloadName| {
+            matches!(
+                w,
+                WorkloadName::DbBench(DbBenchWorkload::ReadRandomWriteRandom)
+            )
+        };
+        if self.given.has("readwritepercent") && !has(rwr) {
+            let flag = format!("--readwritepercent {}", self.readwritepercent);
+            return unread(flag, "readrandomwriterandom");
+        }
+        Ok(())
     }
 
     /// Refuses a device that cannot hold the data (see [`space_needed`]).
@@ -738,11 +762,45 @@ impl BenchArgs {
         self.sample_interval.unwrap_or((self.num / 100).max(1))
     }
 
+    /// The flags among `--acc-turning-point` and `--acc-min-level` the command line gave
+    /// although the picker does not read them. `zkv bench` refuses them; `zkv compare` only
+    /// where no scheme, or only the entry that sets them, would read them.
+    pub(crate) fn unread_acc_flags(&self) -> Vec<&'static str> {
+        if self.reads_acc_flags() {
+            return Vec::new();
+        }
+        ACC_FLAGS
+            .iter()
+            .filter(|(id, _)| self.given.has(id))
+            .map(|&(_, flag)| flag)
+            .collect()
+    }
+
+    /// Whether the picker reads the ACC options (with any other the two flags would change
+    /// nothing but the report's `config`).
+    pub(crate) fn reads_acc_flags(&self) -> bool {
+        picker_by_name(&self.picker).is_ok_and(|p| p.uses_acc_options())
+    }
+
+    /// The refusal of `flag`, one of [`Self::unread_acc_flags`].
+    pub(crate) fn unread_acc_flag(&self, flag: &str) -> CliError {
+        let readers: Vec<&str> = PICKERS
+            .iter()
+            .copied()
+            .filter(|n| picker_by_name(n).is_ok_and(|p| p.uses_acc_options()))
+            .collect();
+        CliError::invalid(format!(
+            "{flag}: only the {} pickers read it, and the picker is {}",
+            readers.join(" and "),
+            self.picker
+        ))
+    }
+
     /// Every effective option of the run, for the JSON report's `config`.
-    fn config(&self, plan: &Plan, sample_interval: u64) -> Value {
+    fn config(&self, plan: &Plan) -> Value {
         let mut all = serde_json::Map::new();
         for part in [
-            self.run_config(plan, sample_interval),
+            self.run_config(plan),
             device_config(&plan.geometry, &plan.fs_options),
             engine_config(&plan.options),
         ] {
@@ -753,14 +811,15 @@ impl BenchArgs {
         Value::Object(all)
     }
 
-    fn run_config(&self, plan: &Plan, sample_interval: u64) -> Value {
+    fn run_config(&self, plan: &Plan) -> Value {
         let mut config = json!({
             "workload": self.workload_names(), "num": self.num, "key_size": self.key_size,
             "value_size": self.value_size, "seed": self.seed,
             "readwritepercent": self.readwritepercent, "verify": self.verify,
             "sync": plan.write.sync, "disable_wal": plan.write.disable_wal,
             "wait_for_compaction": self.wait_for_compaction,
-            "sample_interval": sample_interval, "device": self.device.to_string(),
+            "sample_interval": self.sample_interval_or_default(),
+            "device": self.device.to_string(),
             "timing": self.timing.name(), "preset": self.preset, "quick": self.quick,
             "acc_turning_point": self.acc_turning_point, "acc_min_level": self.acc_min_level,
         });

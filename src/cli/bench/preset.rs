@@ -417,15 +417,18 @@ fn apply_lsm(a: &mut BenchArgs, p: &Preset) {
     );
 }
 
+/// The presets' share of the papers' sizes: 1/16, a further [`QUICK_DIVISOR`] with `--quick`.
+pub fn scale(quick: bool) -> String {
+    let divisor = if quick { 16 * QUICK_DIVISOR } else { 16 };
+    format!("1/{divisor}")
+}
+
 /// The lines printed before the run: which paper, which scale, what runs, and what the
 /// paper also runs that zkv does not yet.
 pub fn note_lines(applied: &Applied) -> Vec<String> {
     let p = applied.preset;
-    let scale = if applied.quick {
-        format!("1/{} scale (--quick)", 16 * QUICK_DIVISOR)
-    } else {
-        "1/16 scale".to_string()
-    };
+    let quick = if applied.quick { " (--quick)" } else { "" };
+    let scale = format!("{} scale{quick}", scale(applied.quick));
     let zone = p.scaled(applied.quick).zone_size;
     let mut lines = vec![format!(
         "Preset {} ({}) at {scale}: {} zones of {}, {}; explicit flags override it.",

@@ -201,11 +201,11 @@ fn zone_lines(r: &Report<'_>) -> Vec<String> {
         db.stall_stops,
         db.stall_delays
     ));
-    let policy = policy_json(fs, db);
+    let policy = policy_means_us(fs, db);
     if !policy.is_empty() {
         let costs: Vec<String> = policy
             .iter()
-            .map(|(name, us)| format!("{name} {:.2}", us.as_f64().unwrap_or(0.0)))
+            .map(|(name, us)| format!("{name} {us:.2}"))
             .collect();
         lines.push(format!("Policy cost (us per call): {}", costs.join(", ")));
     }
@@ -247,9 +247,12 @@ pub fn to_json(r: &Report<'_>) -> Value {
             json!({ "checked": v.checked, "mismatches": v.mismatches }),
         );
     }
-    let policy = policy_json(&r.fs, &r.db);
+    let policy = policy_means_us(&r.fs, &r.db);
     if !policy.is_empty() {
-        top.insert("policy_us".into(), Value::Object(policy));
+        let means = policy
+            .into_iter()
+            .map(|(name, us)| (name.into(), json!(us)));
+        top.insert("policy_us".into(), Value::Object(means.collect()));
     }
     top.insert("timeseries".into(), timeseries_json(&r.measured.samples));
     if let Some(e) = &r.error {
@@ -296,19 +299,16 @@ fn lsm_json(db: &DbStats) -> Value {
 /// Mean µs per call of each policy that was called: placement decisions, picker orderings
 /// (while picking a compaction) and neighbour computations (new SSTs' hints, and the
 /// cleaner's `hint_of`).
-fn policy_json(fs: &FsStats, db: &DbStats) -> Map<String, Value> {
-    let mean_us = |ns: u64, calls: u64| ns as f64 / 1000.0 / calls as f64;
-    let mut m = Map::new();
-    for (name, ns, calls) in [
-        ("placement", fs.placement_ns, fs.placement_decisions),
-        ("picker", db.picker_ns, db.picker_calls),
-        ("neighbors", db.neighbors_ns, db.neighbors_calls),
-    ] {
-        if calls > 0 {
-            m.insert(name.into(), json!(mean_us(ns, calls)));
-        }
-    }
-    m
+fn policy_means_us(fs: &FsStats, db: &DbStats) -> Vec<(&'static str, f64)> {
+    [
+        ("placement", fs.placement_decisions, fs.placement_mean_us()),
+        ("picker", db.picker_calls, db.picker_mean_us()),
+        ("neighbors", db.neighbors_calls, db.neighbors_mean_us()),
+    ]
+    .into_iter()
+    .filter(|&(_, calls, _)| calls > 0)
+    .map(|(name, _, us)| (name, us))
+    .collect()
 }
 
 fn device_json(fs: &FsStats, db: &DbStats, timing: Option<&TimingReport>) -> Value {

@@ -143,6 +143,17 @@ mod tests {
     use std::collections::BTreeMap;
     use std::convert::Infallible;
 
+    /// An oracle and a store that both saw `writes`, in order.
+    fn faithful(writes: [(&[u8], &[u8]); 3]) -> (Oracle, BTreeMap<Vec<u8>, Vec<u8>>) {
+        let mut oracle = Oracle::default();
+        let mut store = BTreeMap::new();
+        for (k, v) in writes {
+            oracle.put(k, v);
+            store.insert(k.to_vec(), v.to_vec());
+        }
+        (oracle, store)
+    }
+
     fn check(oracle: &Oracle, store: &BTreeMap<Vec<u8>, Vec<u8>>) -> VerifyResult {
         let result: Result<_, Infallible> = oracle.check(|k| Ok(store.get(k).cloned()));
         result.unwrap()
@@ -150,12 +161,7 @@ mod tests {
 
     #[test]
     fn a_faithful_store_passes() {
-        let mut oracle = Oracle::default();
-        let mut store = BTreeMap::new();
-        for (k, v) in [(b"a", b"1"), (b"b", b"2"), (b"a", b"3")] {
-            oracle.put(k, v);
-            store.insert(k.to_vec(), v.to_vec());
-        }
+        let (oracle, store) = faithful([(b"a", b"1"), (b"b", b"2"), (b"a", b"3")]);
         let r = check(&oracle, &store);
         assert_eq!((r.checked, r.mismatches), (2, 0));
     }
@@ -197,12 +203,7 @@ mod tests {
 
     #[test]
     fn an_injected_mismatch_fails_exactly_one_key() {
-        let mut oracle = Oracle::default();
-        let mut store = BTreeMap::new();
-        for (k, v) in [(b"b", b"2"), (b"a", b"1"), (b"c", b"3")] {
-            oracle.put(k, v);
-            store.insert(k.to_vec(), v.to_vec());
-        }
+        let (mut oracle, store) = faithful([(b"b", b"2"), (b"a", b"1"), (b"c", b"3")]);
         oracle.inject_mismatch();
         let r = check(&oracle, &store);
         assert_eq!((r.checked, r.mismatches), (3, 1));

@@ -178,6 +178,7 @@ fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
         json = path;
         runs.push(run);
     }
+    check_acc_flags(&runs)?;
     let json = bench::open_json(json.as_deref())?;
     let charts = a.out.as_deref().map(Charts::create).transpose()?;
     Ok(Plan {
@@ -186,6 +187,23 @@ fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
         json,
         charts,
     })
+}
+
+/// `--acc-turning-point` and `--acc-min-level` given on the command line apply to every
+/// scheme, so a scheme whose picker does not read them is fine as long as another one does;
+/// an entry's own override must be read by that entry's picker.
+fn check_acc_flags(runs: &[Run]) -> CliResult {
+    let any_reads = runs.iter().any(|r| r.args.reads_acc_flags());
+    for r in runs {
+        for flag in r.args.unread_acc_flags() {
+            let key = flag.trim_start_matches('-');
+            let overridden = r.entry.overrides.iter().any(|(k, _)| k == key);
+            if overridden || !any_reads {
+                return Err(labelled(&r.entry, r.args.unread_acc_flag(flag)));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The checks of one run: an in-memory device, the preset filled in, every check of

@@ -7,10 +7,11 @@ use engine::options::ExecMode;
 use serde_json::Value;
 
 use super::figure::{Cell, Figure, Headline};
-use super::matrix::{Results, Spec};
+use super::matrix::{grid, Results, Spec, Variant};
 use super::plot::{bar_grid, line_grid, BarRow, LinePanel};
 use super::values::{
-    change_pct, copy_per_reset, invalid_spans, mean, num, phase, phase_speed, quantile, ratio, MIB,
+    change_pct, copy_per_reset, invalid_spans, mean, num, phase, phase_speed, quantile, ratio,
+    INVALID_BUCKETS, MIB,
 };
 use super::Experiment;
 use crate::cli::error::CliResult;
@@ -53,20 +54,14 @@ impl Experiment for Caza22 {
     }
 
     fn specs(&self, modes: &[ExecMode]) -> Vec<Spec> {
-        let mut specs = Vec::new();
-        for &mode in modes {
-            for t in THRESHOLDS {
-                for scheme in SCHEMES {
-                    specs.push(Spec {
-                        mode,
-                        scheme,
-                        variant: variant(t),
-                        flags: vec![("gc-start", t.to_string()), ("gc-stop", t.to_string())],
-                    });
-                }
-            }
-        }
-        specs
+        let variants: Vec<Variant> = THRESHOLDS
+            .iter()
+            .map(|t| {
+                let flags = vec![("gc-start", t.to_string()), ("gc-stop", t.to_string())];
+                (variant(*t), flags)
+            })
+            .collect();
+        grid(modes, &variants, &SCHEMES)
     }
 
     fn figures(&self, r: &Results) -> CliResult<Vec<Figure>> {
@@ -169,10 +164,11 @@ fn span_name(k: usize) -> String {
 
 /// The middle of an invalid-ratio bucket, as a ratio.
 fn bucket_middle(b: usize) -> f64 {
-    if b + 1 == super::values::INVALID_BUCKETS {
+    let steps = INVALID_BUCKETS - 1;
+    if b == steps {
         1.0
     } else {
-        (b as f64 + 0.5) / 20.0
+        (b as f64 + 0.5) / steps as f64
     }
 }
 
@@ -222,7 +218,7 @@ fn fig4(r: &Results) -> CliResult<Figure> {
     })
 }
 
-type Span = (usize, [f64; super::values::INVALID_BUCKETS]);
+type Span = (usize, [f64; INVALID_BUCKETS]);
 
 fn span_row(k: usize, label: &str, span: Option<Span>) -> Vec<Cell> {
     let (points, counts) = span.map_or((None, None), |(n, c)| (Some(n as f64), Some(c)));

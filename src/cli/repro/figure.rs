@@ -57,13 +57,6 @@ impl Cell {
     }
 }
 
-/// An SVG chart of a figure.
-pub struct Chart {
-    /// The file name in the output directory.
-    pub file: String,
-    pub svg: String,
-}
-
 /// One of the paper's figures or tables, rebuilt from the runs.
 pub struct Figure {
     /// A short name: the JSON key and the chart's file stem (`fig3`).
@@ -77,7 +70,8 @@ pub struct Figure {
     pub rows: Vec<Vec<Cell>>,
     /// Definitions, scale, and whatever is not measured.
     pub notes: Vec<String>,
-    pub chart: Option<Chart>,
+    /// The SVG chart, written as [`Figure::chart_file`].
+    pub svg: Option<String>,
 }
 
 impl Figure {
@@ -91,7 +85,7 @@ impl Figure {
             columns: Vec::new(),
             rows: Vec::new(),
             notes: Vec::new(),
-            chart: None,
+            svg: None,
         }
     }
 
@@ -127,10 +121,15 @@ impl Figure {
         if !ran {
             return Ok(self);
         }
-        let file = format!("{}.svg", self.id);
-        let svg = draw().map_err(|e| CliError::invalid(format!("{file}: drawing: {e}")))?;
-        self.chart = Some(Chart { file, svg });
+        let svg =
+            draw().map_err(|e| CliError::invalid(format!("{}.svg: drawing: {e}", self.id)))?;
+        self.svg = Some(svg);
         Ok(self)
+    }
+
+    /// The chart's file name in the output directory, if the figure has a chart.
+    pub fn chart_file(&self) -> Option<String> {
+        self.svg.as_ref().map(|_| format!("{}.svg", self.id))
     }
 
     fn markdown(&self, md: &mut String) {
@@ -138,8 +137,8 @@ impl Figure {
         let _ = writeln!(md, "Paper: {}\n", self.paper);
         let _ = writeln!(md, "zkv: {}.\n", self.source);
         markdown_table(md, &self.columns, &self.rows);
-        if let Some(chart) = &self.chart {
-            let _ = writeln!(md, "![{}]({})\n", self.title, chart.file);
+        if let Some(file) = self.chart_file() {
+            let _ = writeln!(md, "![{}]({file})\n", self.title);
         }
         for note in &self.notes {
             let _ = writeln!(md, "- {note}");
@@ -158,7 +157,7 @@ impl Figure {
         json!({
             "id": self.id, "title": self.title, "paper": self.paper, "source": self.source,
             "columns": self.columns, "rows": rows, "notes": self.notes,
-            "chart": self.chart.as_ref().map(|c| c.file.clone()),
+            "chart": self.chart_file(),
         })
     }
 }
@@ -239,7 +238,7 @@ impl Summary {
 
     fn markdown(&self, results: &Results) -> String {
         let mut md = String::new();
-        let scale = if self.quick { "1/128" } else { "1/16" };
+        let scale = crate::cli::bench::preset_scale(self.quick);
         let _ = writeln!(md, "# zkv repro {}: {}\n", self.experiment, self.paper);
         let _ = writeln!(
             md,
@@ -282,7 +281,7 @@ impl Summary {
             .map(|o| {
                 json!({
                     "id": o.spec.id(), "mode": o.spec.mode.name(), "scheme": o.spec.scheme,
-                    "variant": o.spec.variant, "file": o.file, "seconds": o.seconds,
+                    "variant": o.spec.variant, "file": o.file(), "seconds": o.seconds,
                     "error": o.error, "reused": o.reused,
                 })
             })
@@ -321,7 +320,7 @@ fn run_rows(results: &Results) -> Vec<Vec<Cell>> {
                 format!("failed: {}", e.replace('|', "/").replace('\n', " "))
             });
             vec![
-                Cell::text(format!("[{}]({})", o.spec.id(), o.file)),
+                Cell::text(format!("[{}]({})", o.spec.id(), o.file())),
                 Cell::text(o.spec.mode.name()),
                 Cell::text(o.spec.scheme),
                 Cell::text(&o.spec.variant),
@@ -351,19 +350,19 @@ impl OutputDir {
         })
     }
 
-    /// Writes a run's report as [`run_file`]; returns that relative path.
-    pub fn write_run(&self, id: &str, report: &Value) -> CliResult<String> {
-        let file = run_file(id);
-        let path = self.dir.join(&file);
-        bench::write_json(&path, create(&path)?, report)?;
-        Ok(file)
+    /// Writes a run's report as [`run_file`].
+    pub fn write_run(&self, id: &str, report: &Value) -> CliResult {
+        let path = self.dir.join(run_file(id));
+        bench::write_json(&path, create(&path)?, report)
     }
 
     /// Writes the charts, `README.md` and `summary.json`.
     pub fn write(self, summary: &Summary, results: &Results) -> CliResult {
-        for chart in summary.figures.iter().filter_map(|f| f.chart.as_ref()) {
-            let path = self.dir.join(&chart.file);
-            write_all(&path, create(&path)?, chart.svg.as_bytes())?;
+        for f in &summary.figures {
+            if let (Some(file), Some(svg)) = (f.chart_file(), &f.svg) {
+                let path = self.dir.join(file);
+                write_all(&path, create(&path)?, svg.as_bytes())?;
+            }
         }
         let readme = self.dir.join("README.md");
         write_all(&readme, self.readme, summary.markdown(results).as_bytes())?;

@@ -54,6 +54,25 @@ impl Spec {
     }
 }
 
+/// What varies in a matrix besides the mode and the scheme: a name and the run's own flags.
+pub type Variant = (String, Vec<(&'static str, String)>);
+
+/// Every run of a matrix, in the order they run: by mode, then variant, then scheme.
+pub fn grid(modes: &[ExecMode], variants: &[Variant], schemes: &[&'static str]) -> Vec<Spec> {
+    let mut specs = Vec::new();
+    for &mode in modes {
+        for (variant, flags) in variants {
+            specs.extend(schemes.iter().map(|&scheme| Spec {
+                mode,
+                scheme,
+                variant: variant.clone(),
+                flags: flags.clone(),
+            }));
+        }
+    }
+    specs
+}
+
 /// Bench flags the matrix sets itself, so they cannot be given after `--`.
 const MATRIX_FLAGS: &[&str] = &[
     "placement",
@@ -88,16 +107,8 @@ pub fn check_bench_flags(words: &[OsString]) -> CliResult {
     Ok(())
 }
 
-/// Parses and checks every run, as `zkv compare` checks its schemes: the scheme's flags,
-/// then `common` (preset, `--quick`, flags after `--`), then the run's own flags.
-pub fn prepare(specs: &[Spec], common: &[OsString]) -> CliResult<Vec<(Spec, Run)>> {
-    specs
-        .iter()
-        .map(|spec| Ok((spec.clone(), prepare_one(spec, common)?)))
-        .collect()
-}
-
-/// Parses and checks one run, as [`prepare`] does.
+/// Parses and checks one run, as `zkv compare` checks a scheme: the scheme's flags, then
+/// `common` (preset, `--quick`, flags after `--`), then the run's own flags.
 pub fn prepare_one(spec: &Spec, common: &[OsString]) -> CliResult<Run> {
     let (run, _note) = compare::prepare(&entry(spec)?, common)?;
     Ok(run)
@@ -133,15 +144,24 @@ pub enum Work {
     Reuse { report: Value, seconds: Option<f64> },
 }
 
-/// Every run checked, to be run (no `--resume`).
-pub fn fresh(runs: Vec<(Spec, Run)>) -> Vec<Step> {
-    runs.into_iter()
-        .map(|(spec, run)| Step {
+impl Step {
+    /// A run to be run; `stale` as in [`Work::Run`].
+    pub fn run(spec: Spec, run: Run, stale: Option<String>) -> Step {
+        let run = Box::new(run);
+        Step {
             spec,
-            work: Work::Run {
-                run: Box::new(run),
-                stale: None,
-            },
+            work: Work::Run { run, stale },
+        }
+    }
+}
+
+/// Every run of `specs` checked (see [`prepare_one`]), to be run (no `--resume`).
+pub fn fresh(specs: Vec<Spec>, common: &[OsString]) -> CliResult<Vec<Step>> {
+    specs
+        .into_iter()
+        .map(|spec| {
+            let run = prepare_one(&spec, common)?;
+            Ok(Step::run(spec, run, None))
         })
         .collect()
 }
@@ -154,10 +174,15 @@ pub struct Outcome {
     pub error: Option<String>,
     /// None for a reused run the previous summary does not list.
     pub seconds: Option<f64>,
-    /// The report's file, relative to the output directory.
-    pub file: String,
     /// Taken from `runs/` rather than run.
     pub reused: bool,
+}
+
+impl Outcome {
+    /// The report's file, relative to the output directory.
+    pub fn file(&self) -> String {
+        run_file(&self.spec.id())
+    }
 }
 
 /// Every finished run, in the order they ran.
@@ -250,7 +275,7 @@ fn run_one(
     let start = Instant::now();
     let (report, failed) = compare::execute(run, out)?;
     let seconds = start.elapsed().as_secs_f64();
-    let file = files.write_run(&id, &report)?;
+    files.write_run(&id, &report)?;
     let error = failed.as_ref().map(ToString::to_string);
     progress(at, &id, &rerun, seconds, error.as_deref());
     let outcome = Outcome {
@@ -258,7 +283,6 @@ fn run_one(
         report,
         error,
         seconds: Some(seconds),
-        file,
         reused: false,
     };
     Ok((outcome, failed))
@@ -281,7 +305,6 @@ fn reuse(
         report,
         error: None,
         seconds,
-        file,
         reused: true,
     })
 }
@@ -319,6 +342,28 @@ mod tests {
         assert!(parse_modes("fast")
             .unwrap_err()
             .contains("known: deterministic"));
+    }
+
+    #[test]
+    fn a_grid_runs_by_mode_then_variant_then_scheme() {
+        let variants: [Variant; 2] = [
+            ("gc5".into(), vec![("gc-start", "5".into())]),
+            ("gc10".into(), Vec::new()),
+        ];
+        let specs = grid(&ALL_MODES, &variants, &["a", "b"]);
+        let ids: Vec<String> = specs.iter().map(Spec::id).collect();
+        assert_eq!(ids.len(), 8);
+        assert_eq!(
+            ids[..3],
+            [
+                "deterministic-a-gc5",
+                "deterministic-b-gc5",
+                "deterministic-a-gc10"
+            ]
+        );
+        assert_eq!(ids[7], "threaded-b-gc10");
+        assert_eq!(specs[1].flags, [("gc-start", "5".to_string())]);
+        assert!(specs[2].flags.is_empty());
     }
 
     #[test]

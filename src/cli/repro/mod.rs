@@ -34,8 +34,9 @@ use super::Out;
 use figure::Summary;
 use matrix::{Modes, Results, Step};
 
-/// The experiments of DESIGN.md section 10, in its order.
-const EXPERIMENTS: &[&str] = &["caza22", "samezone24", "prophet24", "samevictim24"];
+/// The experiments of DESIGN.md section 10, in its order: each is run with the bench
+/// preset of its name.
+const EXPERIMENTS: &[&str] = crate::cli::bench::PRESETS;
 
 const REPRO_HELP: &str = "\
 Experiments:
@@ -153,8 +154,7 @@ fn steps(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult<Ve
     if a.resume {
         return resume::steps(experiment, &a.modes.0, &common, dir);
     }
-    let runs = matrix::prepare(&experiment.specs(&a.modes.0), &common)?;
-    Ok(matrix::fresh(runs))
+    matrix::fresh(experiment.specs(&a.modes.0), &common)
 }
 
 /// The experiment called `name`; the ones zkv cannot run yet are refused with what they

@@ -56,11 +56,7 @@ pub fn steps(
                 steps.push(Step { spec, work });
             }
             (stored, Ok(run)) if listed.contains(&spec.mode) => {
-                let (run, stale) = (Box::new(run), reason(stored));
-                steps.push(Step {
-                    spec,
-                    work: Work::Run { run, stale },
-                });
+                steps.push(Step::run(spec, run, reason(stored)));
             }
             (stored, _) => skipped.push((spec, reason(stored))),
         }

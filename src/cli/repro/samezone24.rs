@@ -8,7 +8,7 @@ use engine::options::ExecMode;
 use serde_json::Value;
 
 use super::figure::{Cell, Figure, Headline};
-use super::matrix::{Results, Spec};
+use super::matrix::{grid, Results, Spec, Variant};
 use super::plot::{bar_grid, line_grid, BarRow, LinePanel};
 use super::values::{change_pct, last_phase, level_figure, levels, mean, num, ratio, samples, MIB};
 use super::Experiment;
@@ -65,24 +65,14 @@ impl Experiment for SameZone24 {
     }
 
     fn specs(&self, modes: &[ExecMode]) -> Vec<Spec> {
-        let mut specs = Vec::new();
-        for &mode in modes {
-            for w in &WORKLOADS {
-                for scheme in SCHEMES {
-                    specs.push(Spec {
-                        mode,
-                        scheme,
-                        variant: w.name.to_string(),
-                        flags: w
-                            .flags
-                            .iter()
-                            .map(|(k, v)| (*k, (*v).to_string()))
-                            .collect(),
-                    });
-                }
-            }
-        }
-        specs
+        let variants: Vec<Variant> = WORKLOADS
+            .iter()
+            .map(|w| {
+                let flags = w.flags.iter().map(|(k, v)| (*k, (*v).to_string()));
+                (w.name.to_string(), flags.collect())
+            })
+            .collect();
+        grid(modes, &variants, &SCHEMES)
     }
 
     fn figures(&self, r: &Results) -> CliResult<Vec<Figure>> {
@@ -238,6 +228,48 @@ enum Source {
 }
 
 impl Metric {
+    /// The number at `path` in a deterministic run's report, divided by `scale`.
+    const fn deterministic(
+        name: &'static str,
+        path: &'static [&'static str],
+        scale: f64,
+        digits: usize,
+    ) -> Metric {
+        let (mode, source) = (ExecMode::Deterministic, Source::Report);
+        Metric {
+            name,
+            mode,
+            source,
+            path,
+            scale,
+            digits,
+        }
+    }
+
+    /// The number at `path` in a threaded run's report, divided by `scale`.
+    const fn threaded(
+        name: &'static str,
+        path: &'static [&'static str],
+        scale: f64,
+        digits: usize,
+    ) -> Metric {
+        let mode = ExecMode::Threaded;
+        Metric {
+            mode,
+            ..Metric::deterministic(name, path, scale, digits)
+        }
+    }
+
+    const fn per_second(self) -> Metric {
+        let source = Source::PerSecond;
+        Metric { source, ..self }
+    }
+
+    const fn last_phase(self) -> Metric {
+        let source = Source::LastPhase;
+        Metric { source, ..self }
+    }
+
     /// The metric of the run of `scheme` on `workload`.
     fn of(&self, r: &Results, scheme: &str, workload: &str) -> Option<f64> {
         let report = r.report(self.mode, scheme, workload)?;
@@ -266,54 +298,22 @@ impl Metric {
     }
 }
 
-const COPY: Metric = Metric {
-    name: "cleaning copy (MiB)",
-    mode: ExecMode::Deterministic,
-    source: Source::Report,
-    path: &["gc", "copy_bytes"],
-    scale: MIB,
-    digits: 1,
-};
-const BLOCKING: Metric = Metric {
-    name: "cleaning blocking (s)",
-    mode: ExecMode::Threaded,
-    source: Source::Report,
-    path: &["gc", "blocking_ns"],
-    scale: 1e9,
-    digits: 3,
-};
-const STALL: Metric = Metric {
-    name: "write stall (s)",
-    mode: ExecMode::Threaded,
-    source: Source::Report,
-    path: &["lsm", "stall_ns"],
-    scale: 1e9,
-    digits: 3,
-};
-const RESETS: Metric = Metric {
-    name: "zone resets",
-    mode: ExecMode::Deterministic,
-    source: Source::Report,
-    path: &["device", "zone_resets"],
-    scale: 1.0,
-    digits: 0,
-};
-const PUT_MEAN: Metric = Metric {
-    name: "put latency mean (us)",
-    mode: ExecMode::Threaded,
-    source: Source::Report,
-    path: &["latency_us", "put", "mean"],
-    scale: 1.0,
-    digits: 2,
-};
-const PUT_P99: Metric = Metric {
-    name: "put latency p99 (us)",
-    mode: ExecMode::Threaded,
-    source: Source::Report,
-    path: &["latency_us", "put", "p99"],
-    scale: 1.0,
-    digits: 2,
-};
+const COPY: Metric = Metric::deterministic("cleaning copy (MiB)", &["gc", "copy_bytes"], MIB, 1);
+const BLOCKING: Metric = Metric::threaded("cleaning blocking (s)", &["gc", "blocking_ns"], 1e9, 3);
+const STALL: Metric = Metric::threaded("write stall (s)", &["lsm", "stall_ns"], 1e9, 3);
+const RESETS: Metric = Metric::deterministic("zone resets", &["device", "zone_resets"], 1.0, 0);
+const PUT_MEAN: Metric = Metric::threaded(
+    "put latency mean (us)",
+    &["latency_us", "put", "mean"],
+    1.0,
+    2,
+);
+const PUT_P99: Metric = Metric::threaded(
+    "put latency p99 (us)",
+    &["latency_us", "put", "p99"],
+    1.0,
+    2,
+);
 
 /// A figure whose rows are workload × metric, a column per scheme and A-CAZA's change
 /// from the Baseline; its chart has a row of bar panels per metric, drawn when a run of
@@ -362,22 +362,9 @@ fn fig10(r: &Results) -> CliResult<Figure> {
     bar_figure(r, f, &[&COPY, &BLOCKING, &STALL])
 }
 
-const FLUSHES: Metric = Metric {
-    name: "flushes/s",
-    mode: ExecMode::Threaded,
-    source: Source::PerSecond,
-    path: &["lsm", "flushes"],
-    scale: 1.0,
-    digits: 2,
-};
-const COMPACTIONS: Metric = Metric {
-    name: "compactions/s",
-    mode: ExecMode::Threaded,
-    source: Source::PerSecond,
-    path: &["lsm", "compactions"],
-    scale: 1.0,
-    digits: 2,
-};
+const FLUSHES: Metric = Metric::threaded("flushes/s", &["lsm", "flushes"], 1.0, 2).per_second();
+const COMPACTIONS: Metric =
+    Metric::threaded("compactions/s", &["lsm", "compactions"], 1.0, 2).per_second();
 
 fn fig11(r: &Results) -> CliResult<Figure> {
     let f = Figure::new(
@@ -410,23 +397,14 @@ fn fig12(r: &Results) -> CliResult<Figure> {
     bar_figure(r, f, &[&RESETS])
 }
 
-const DEVICE_TIME: Metric = Metric {
-    name: "modelled device time (s)",
-    mode: ExecMode::Deterministic,
-    source: Source::Report,
-    path: &["device", "timing", "elapsed_ns"],
-    scale: 1e9,
-    digits: 2,
-};
+const DEVICE_TIME: Metric = Metric::deterministic(
+    "modelled device time (s)",
+    &["device", "timing", "elapsed_ns"],
+    1e9,
+    2,
+);
 
-const OPS: Metric = Metric {
-    name: "ops/s",
-    mode: ExecMode::Threaded,
-    source: Source::LastPhase,
-    path: &["ops_per_sec"],
-    scale: 1.0,
-    digits: 0,
-};
+const OPS: Metric = Metric::threaded("ops/s", &["ops_per_sec"], 1.0, 0).last_phase();
 
 fn fig15(r: &Results) -> CliResult<Figure> {
     let f = Figure::new(
@@ -757,24 +735,20 @@ mod tests {
             report: serde_json::json!({ "device": { "zone_resets": 7 } }),
             error: None,
             seconds: Some(0.0),
-            file: String::new(),
             reused: false,
         };
         let r = Results::new(vec![outcome], None);
         // Zone resets are read from deterministic runs, flushes/s from threaded ones.
         let fig12 = fig12(&r).unwrap();
-        assert!(fig12.chart.is_some());
+        assert!(fig12.svg.is_some());
         assert_eq!(fig12.rows[0][2], Cell::num(Some(7.0), 0));
         let fig11 = fig11(&r).unwrap();
-        assert!(fig11.chart.is_none());
+        assert!(fig11.svg.is_none());
         assert!(fig11
             .notes
             .iter()
             .any(|n| n.contains("needs threaded runs")));
-        assert!(
-            fig10(&r).unwrap().chart.is_some(),
-            "copies are deterministic"
-        );
+        assert!(fig10(&r).unwrap().svg.is_some(), "copies are deterministic");
     }
 
     #[test]

@@ -6,9 +6,8 @@ use serde_json::Value;
 pub(crate) use crate::cli::compare::charts::MIB;
 pub use crate::cli::compare::table::value as num;
 
-/// Buckets of a time-series point's `invalid_ratios`: b < 20 holds ratios in
-/// [b/20, (b+1)/20), bucket 20 the zones that are all invalid.
-pub const INVALID_BUCKETS: usize = 21;
+/// Buckets of a time-series point's `invalid_ratios` (the bench report's).
+pub(crate) use crate::cli::bench::INVALID_BUCKETS;
 
 /// A phase of the run (`workloads[]`) by name.
 pub fn phase<'a>(report: &'a Value, name: &str) -> Option<&'a Value> {
