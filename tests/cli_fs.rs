@@ -272,10 +272,11 @@ fn an_image_of_an_older_format_is_a_clear_error() {
     let mut sb = Superblock::decode(&bytes[at..at + SUPERBLOCK_LEN]).unwrap();
     sb.version = 1;
     bytes[at..at + SUPERBLOCK_LEN].copy_from_slice(&sb.encode());
+    bytes[at + 4096..at + 4096 + SUPERBLOCK_LEN].copy_from_slice(&sb.encode());
     std::fs::write(&img.path, &bytes).unwrap();
     let want = format!(
-        "{}: metadata zone 0: format version 1 is not supported (this build reads version 2 \
-         only); reformat the device",
+        "{}: metadata zone 0: format version 1 is not supported (this build reads versions 2 \
+         to 3); reformat the device",
         img.spec
     );
     for what in ["zones", "files", "df"] {
@@ -739,7 +740,7 @@ fn inspect_dump_has_zones_files_extents_and_frames() {
         "zone states survive between processes"
     );
     let sb = &z0["superblock"];
-    assert_eq!(u(sb, "version"), 2);
+    assert_eq!(u(sb, "version"), 3);
     assert_eq!(u(sb, "generation"), 1);
     assert_eq!(u(sb, "meta_zones"), 3);
     assert_eq!(u(sb, "zone_capacity"), CAP);
@@ -760,9 +761,10 @@ fn inspect_dump_has_zones_files_extents_and_frames() {
         .filter(|f| f.kind == FrameKind::Commit)
         .count() as u64;
     assert_eq!(u(&z0["frame_counts"], "commit"), commits);
-    assert_eq!(u(&z0["frame_counts"], "snapshot"), 1);
-    assert!(u(&z0["frame_counts"], "file_update") >= 5);
-    assert_eq!(u(&z0["frame_counts"], "file_delete"), 1);
+    // Every batch is stored twice.
+    assert_eq!(u(&z0["frame_counts"], "snapshot"), 2);
+    assert!(u(&z0["frame_counts"], "file_update") >= 10);
+    assert_eq!(u(&z0["frame_counts"], "file_delete"), 2);
     for other in &meta[1..] {
         assert_eq!(s(other, "state"), "empty");
         assert!(other["superblock"].is_null());
@@ -855,31 +857,41 @@ fn inspect_reports_what_a_mount_would_write_and_writes_nothing() {
 fn corrupt_metadata_is_a_clear_error() {
     let _serial = serial();
     let img = formatted_with_files();
-    // Damage a record in the middle of the log: later batches follow it, so this is
-    // corruption, not an interrupted write.
-    let frame = {
+    // Damage a record in the middle of the log, in both of its copies: later batches
+    // follow it, so this is corruption, not an interrupted write.
+    let (frame, copy) = {
         let dev = FileDevice::open_read_only(&img.path).unwrap();
-        let d = dump_zone(&dev, 0).unwrap();
-        *d.frames
+        let frames = dump_zone(&dev, 0).unwrap().frames;
+        let i = frames
             .iter()
-            .find(|f| f.kind == FrameKind::FileUpdate)
-            .expect("a file update")
+            .position(|f| f.kind == FrameKind::FileUpdate)
+            .expect("a file update");
+        // Its batch runs from the frame after the previous commit to the next commit; the
+        // batch's copy follows it frame for frame.
+        let start = frames[..i]
+            .iter()
+            .rposition(|f| f.kind == FrameKind::Commit)
+            .map_or(0, |c| c + 1);
+        let commit = i + frames[i..]
+            .iter()
+            .position(|f| f.kind == FrameKind::Commit)
+            .unwrap();
+        let copy = frames[i + commit + 1 - start];
+        assert_eq!((copy.kind, copy.len), (frames[i].kind, frames[i].len));
+        (frames[i], copy.offset)
     };
     img.poke(0, frame.offset, |b| b[9] ^= 0xff);
+    img.poke(0, copy, |b| b[9] ^= 0xff);
     let before = img.bytes();
     for what in ["zones", "files", "df"] {
         let msg = fails(&img.inspect(what, &[]));
-        assert_eq!(
-            msg,
-            format!(
-                "{}: metadata zone 0, offset {}: corrupt metadata: {}",
-                img.spec,
-                frame.offset,
-                msg.split("corrupt metadata: ").nth(1).unwrap_or("?")
-            ),
-            "{what}"
+        let prefix = format!(
+            "{}: the zkv file system is damaged: metadata zone 0, offset {}: corrupt metadata: ",
+            img.spec, frame.offset
         );
+        assert!(msg.starts_with(&prefix), "{what}: {msg}");
         assert!(msg.contains("checksum mismatch"), "{msg}");
+        assert!(msg.contains("do not run zkv mkfs"), "{msg}");
     }
     // dump prints what it can read (the frames up to the damage), then fails the same way.
     let (run, msg) = fails_run(&img.inspect("dump", &[]), 1);
@@ -893,11 +905,15 @@ fn corrupt_metadata_is_a_clear_error() {
 
     // A damaged superblock in the only metadata generation.
     let img = formatted_with_files();
+    // One copy damaged: the other is used.
     img.poke(0, 20, |b| b[0] ^= 0x01);
+    assert_eq!(arr(&img.inspect_json("files"), "files").len(), 4);
+    // Both damaged.
+    img.poke(0, 4096 + 20, |b| b[0] ^= 0x01);
     let msg = fails(&img.inspect("zones", &[]));
     assert!(
         msg.starts_with(&format!(
-            "{}: metadata zone 0, offset 0: corrupt metadata: ",
+            "{}: the zkv file system is damaged: metadata zone 0, offset 0: corrupt metadata: ",
             img.spec
         )) && msg.contains("superblock checksum mismatch"),
         "{msg}"

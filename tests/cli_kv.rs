@@ -249,3 +249,114 @@ fn bad_input_fails_with_one_line() {
     let (_, msg) = fails_run(&["put", "--device", &img.spec, "k"], 2);
     assert!(msg.contains("required"), "{msg}");
 }
+
+/// The `dump` entry of the only WAL of the image.
+fn wal_entry(img: &Img) -> Value {
+    let dump = json(&ok(&img.args(&["inspect", "dump"], &["--json"])));
+    let files = dump["files"].as_array().expect("files is a list");
+    let wals: Vec<&Value> = files.iter().filter(|f| f["kind"] == "wal").collect();
+    assert_eq!(wals.len(), 1, "{files:?}");
+    wals[0].clone()
+}
+
+/// Flips a bit of the file `entry` (from `inspect dump`) at `offset`, in the image bytes
+/// ([`IMAGE_GEOMETRY`]: 16 zones of 1 MiB after the header and zone table).
+fn flip_in_file(img: &Img, entry: &Value, offset: u64) {
+    let mut at = offset;
+    for e in entry["extents"].as_array().expect("extents") {
+        let [zone, start, len] = ["zone", "offset", "len"].map(|k| e[k].as_u64().unwrap());
+        if at < len {
+            let data = (4096 + 16 * 16u64).next_multiple_of(4096);
+            let pos = (data + zone * MIB + start + at) as usize;
+            let mut bytes = img.bytes();
+            bytes[pos] ^= 0x10;
+            std::fs::write(&img.path, bytes).expect("write the image");
+            return;
+        }
+        at -= len;
+    }
+    panic!("offset {offset} beyond {entry}");
+}
+
+#[test]
+fn a_damaged_wal_record_is_refused_unless_a_recovery_mode_drops_it() {
+    let _s = serial();
+    let img = Img::formatted();
+    img.run("put", &["alpha", "one"]);
+    // Each put's open moves the WAL it replays into L0: the WAL now holds this write only.
+    img.run("put", &["beta", "two"]);
+    let wal = wal_entry(&img);
+    let name = wal["name"].as_str().unwrap().to_string();
+    let size = wal["size"].as_u64().unwrap();
+    flip_in_file(&img, &wal, size - 2);
+    let before = img.bytes();
+
+    // The default refuses, for reads and writes alike, and changes nothing.
+    let want = format!("corruption in WAL '{name}': checksum mismatch");
+    for (cmd, rest) in [("get", &["alpha"][..]), ("put", &["gamma", "three"][..])] {
+        let msg = img.fails(cmd, rest);
+        assert!(msg.contains(&want), "{cmd}: {msg}");
+        assert!(msg.contains("at offset 0"), "{cmd}: {msg}");
+        assert!(msg.contains("absolute-consistency"), "{cmd}: {msg}");
+    }
+    let msg = img.fails(
+        "put",
+        &["--wal-recovery-mode", "absolute-consistency", "g", "3"],
+    );
+    assert!(msg.contains(&want), "{msg}");
+    assert!(img.bytes() == before, "a refused open changed the image");
+
+    // point-in-time opens, says what it dropped on stderr, and the write is gone.
+    let run = zkv(&img.args(
+        &["put"],
+        &["--wal-recovery-mode", "point-in-time", "gamma", "three"],
+    ));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    let warning = format!(
+        "warning: {}: WAL '{name}': {size} bytes from offset 0 (0 intact records) not replayed: \
+         checksum mismatch",
+        img.spec
+    );
+    assert!(run.stderr.starts_with(&warning), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert_eq!(img.run("get", &["alpha"]), "one\n");
+    assert_eq!(img.run("get", &["gamma"]), "three\n");
+    let msg = img.fails("get", &["beta"]);
+    assert!(msg.contains("key 'beta' not found"), "{msg}");
+
+    // delete takes the flag too; with nothing damaged it says nothing.
+    let mode = ["--wal-recovery-mode", "skip-any-corrupted-records"];
+    img.run("delete", &[&mode[..], &["alpha"]].concat());
+    assert_eq!(img.run("scan", &[]), "gamma\tthree\n");
+}
+
+#[test]
+fn a_bad_wal_recovery_mode_is_a_usage_error() {
+    let _s = serial();
+    let img = Img::formatted();
+    for cmd in ["put", "delete"] {
+        let mut rest = vec!["--wal-recovery-mode", "kPointInTime", "k"];
+        if cmd == "put" {
+            rest.push("v");
+        }
+        let (_, msg) = fails_run(&img.args(&[cmd], &rest), 2);
+        assert!(
+            msg.contains("invalid value 'kPointInTime' for '--wal-recovery-mode <MODE>'"),
+            "{cmd}: {msg}"
+        );
+        assert!(
+            msg.contains(
+                "absolute-consistency, tolerate-corrupted-tail-records, \
+                 point-in-time, skip-any-corrupted-records"
+            ),
+            "{cmd}: {msg}"
+        );
+    }
+    // get and scan never replay into a write: they take no mode.
+    let (_, msg) = fails_run(
+        &img.args(&["get"], &["--wal-recovery-mode", "point-in-time", "k"]),
+        2,
+    );
+    assert!(msg.contains("unexpected argument"), "{msg}");
+}

@@ -30,9 +30,17 @@ pub fn fs_error(device: &str, e: FsError) -> CliError {
     }
 }
 
+/// A metadata error, with the device. "Not formatted" is said only when no zone holds a zkv
+/// superblock; damage says so, and points at what shows it instead of at mkfs, which would
+/// erase the data that is still there.
 pub fn meta_error(device: &str, e: MetaError) -> CliError {
     match e {
         MetaError::NotFormatted => not_formatted(device),
+        e @ MetaError::Corrupt { .. } => CliError::invalid(format!(
+            "{device}: the zkv file system is damaged: {e}. Nothing was changed; \
+             'zkv inspect dump --device {device}' shows the metadata zones (do not run \
+             zkv mkfs: it would erase the data)"
+        )),
         e => CliError::invalid(format!("{device}: {e}")),
     }
 }

@@ -6,11 +6,13 @@
 //! ([`Db::open_read_only`]: the WAL's writes are replayed into memory only): the device is
 //! only read, and reads may share an image with other readers.
 
+use std::io::Write;
 use std::sync::Arc;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::{ExecMode, Options};
+use engine::options::{ExecMode, Options, WalRecoveryMode};
 use engine::version::VersionSet;
 use serde::Serialize;
 use zns::DeviceSpec;
@@ -31,7 +33,12 @@ Examples:
 
 The device must hold a zkv file system ('zkv mkfs'); the first put creates the database.
 put and delete are synced before the command returns. get and scan never write the device:
-the file system is mounted read-only and the database opened read-only.";
+the file system is mounted read-only and the database opened read-only.
+
+A damaged WAL record makes every command fail with a corruption error (the default
+--wal-recovery-mode absolute-consistency). put and delete can open such a database with
+another mode, which drops the damaged writes for good; each region dropped is printed on
+stderr as a warning.";
 
 #[derive(Debug, Args)]
 struct DbDevice {
@@ -44,11 +51,38 @@ struct DbDevice {
     hex: bool,
 }
 
+/// `--wal-recovery-mode`: what opening the database does with a bad WAL record. Shared by
+/// the commands that open a database read-write (`put`, `delete`, `bench`).
+#[derive(Debug, Args)]
+pub struct WalRecoveryArg {
+    /// What opening the database does with a damaged WAL record
+    ///
+    /// absolute-consistency (the default) refuses to open: zkv's file layer never shows a
+    /// torn record, so a bad one is damage to an acknowledged write.
+    /// tolerate-corrupted-tail-records drops damage that no valid record follows;
+    /// point-in-time stops the replay at the first damage (RocksDB's default);
+    /// skip-any-corrupted-records skips every bad record. Each region dropped is reported
+    /// (put and delete print it on stderr) and lost for good: the open deletes the damaged
+    /// WAL once the writes replayed from it are in L0. zkv bench starts from an empty
+    /// database: there the mode is only recorded in the report's config.
+    #[arg(long, value_name = "MODE", default_value_t = WalRecoveryMode::AbsoluteConsistency,
+          value_parser = wal_recovery_mode_parser())]
+    pub wal_recovery_mode: WalRecoveryMode,
+}
+
+fn wal_recovery_mode_parser() -> impl TypedValueParser<Value = WalRecoveryMode> {
+    PossibleValuesParser::new(WalRecoveryMode::NAMES).try_map(|name| {
+        WalRecoveryMode::from_name(&name).ok_or_else(|| format!("unknown mode '{name}'"))
+    })
+}
+
 #[derive(Debug, Args)]
 #[command(after_help = KV_EXAMPLES)]
 pub struct PutArgs {
     #[command(flatten)]
     dev: DbDevice,
+    #[command(flatten)]
+    recovery: WalRecoveryArg,
     /// The key
     #[arg(allow_hyphen_values = true)]
     key: String,
@@ -57,7 +91,19 @@ pub struct PutArgs {
     value: String,
 }
 
-/// `get` and `delete`: a device and one key.
+#[derive(Debug, Args)]
+#[command(after_help = KV_EXAMPLES)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    dev: DbDevice,
+    #[command(flatten)]
+    recovery: WalRecoveryArg,
+    /// The key
+    #[arg(allow_hyphen_values = true)]
+    key: String,
+}
+
+/// `get`: a device and one key.
 #[derive(Debug, Args)]
 #[command(after_help = KV_EXAMPLES)]
 pub struct KeyArgs {
@@ -91,15 +137,15 @@ pub fn put(args: PutArgs) -> CliResult {
     let key = decode(&args.key, args.dev.hex, "key")?;
     let value = decode(&args.value, args.dev.hex, "value")?;
     let spec = &args.dev.device;
-    let db = open_for_write(spec, true)?;
+    let db = open_for_write(spec, true, args.recovery.wal_recovery_mode)?;
     let result = db.put(&WriteOptions::synced(), &key, &value);
     finish_write(spec, db, result)
 }
 
-pub fn delete(args: KeyArgs) -> CliResult {
+pub fn delete(args: DeleteArgs) -> CliResult {
     let key = decode(&args.key, args.dev.hex, "key")?;
     let spec = &args.dev.device;
-    let db = open_for_write(spec, false)?;
+    let db = open_for_write(spec, false, args.recovery.wal_recovery_mode)?;
     let result = db.delete(&WriteOptions::synced(), &key);
     finish_write(spec, db, result)
 }
@@ -211,9 +257,10 @@ fn base_options() -> Options {
     }
 }
 
-/// Mounts the device read-write and opens the database; `create`: create it if the file
-/// system holds none.
-fn open_for_write(spec: &DeviceSpec, create: bool) -> CliResult<Db> {
+/// Mounts the device read-write and opens the database with WAL recovery mode `mode`;
+/// `create`: create it if the file system holds none. Every WAL region the recovery did
+/// not replay is printed on stderr as a warning.
+fn open_for_write(spec: &DeviceSpec, create: bool, mode: WalRecoveryMode) -> CliResult<Db> {
     let dev = open_persistent(spec, Access::ReadWrite)?;
     let fs = mount(spec, dev)?;
     if !create && !VersionSet::exists(&fs) {
@@ -221,9 +268,16 @@ fn open_for_write(spec: &DeviceSpec, create: bool) -> CliResult<Db> {
     }
     let options = Options {
         create_if_missing: create,
+        wal_recovery_mode: mode,
         ..base_options()
     };
-    Db::open(fs, options).map_err(|e| db_error(spec, e))
+    let db = Db::open(fs, options).map_err(|e| db_error(spec, e))?;
+    let mut stderr = std::io::stderr().lock();
+    for region in &db.recovery().dropped {
+        // A warning that cannot be printed is no reason to fail the write.
+        let _ = writeln!(stderr, "warning: {spec}: {region}");
+    }
+    Ok(db)
 }
 
 /// Opens the database for reading; fails if the file system holds none.

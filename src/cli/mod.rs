@@ -74,7 +74,7 @@ enum Command {
     /// Print the value of a key (exit code 1 if it has none); never writes the device
     Get(kv::KeyArgs),
     /// Delete a key; synced before it returns
-    Delete(kv::KeyArgs),
+    Delete(kv::DeleteArgs),
     /// List keys and values in key order, within bounds; never writes the device
     Scan(kv::ScanArgs),
 }

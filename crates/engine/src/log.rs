@@ -26,26 +26,34 @@
 //! exactly the bytes of its last sync (the file layer's padding is outside the file size).
 //! A record is therefore written whole, in one piece, with its length in the header.
 //!
-//! Recovery still has to tell a torn tail from damage in the middle. Without blocks the
-//! reader finds out whether valid records follow a damaged spot by scanning every later
-//! offset for a record; the separate header check makes that scan linear (a random offset
-//! is rejected from 13 bytes, the payload CRC is computed only for a header that checks)
-//! and makes a damaged length field detectable before it is trusted.
+//! A reader that meets damage still has to find out whether valid records follow it, and
+//! where. Without blocks it scans every later offset for a record; the separate header
+//! check makes that scan linear (a random offset is rejected from 13 bytes, the payload
+//! CRC is computed only for a header that checks) and makes a damaged length field
+//! detectable before it is trusted.
 //!
 //! # Reading
 //!
-//! [`read_log`] returns every intact record from the start. At the first spot that is not
-//! an intact record it looks for any valid record after that spot:
-//! - none: the spot is a torn tail (a partial header, a partial payload, a checksum
-//!   mismatch in the last record, trailing garbage) and the log ends there:
-//!   [`LogTail::Truncated`];
-//! - one: the log was damaged *before* acknowledged data, and [`Error::Corruption`] names
-//!   the damaged offset and the next valid record.
+//! [`read_log`] is a pure decoder: it returns every intact record with its offset
+//! ([`LogContents::records`]) and a description of every stretch that is not one
+//! ([`LogContents::bad`]: offset, length up to the next valid record or the end of the
+//! log, and the [`LogDefect`]). It judges nothing; the caller decides what a bad spot
+//! means — the WAL's recovery mode ([`crate::options::WalRecoveryMode`], applied in
+//! `db::recovery`), or absolute consistency for the manifest
+//! ([`LogContents::require_intact`]).
 //!
-//! A record whose checks pass but whose type is unknown is corruption wherever it is:
-//! it is intact data that this build cannot interpret. A valid-looking record found after
-//! damage only by coincidence (a torn payload that itself holds a whole encoded record)
-//! makes the reader report corruption instead of a torn tail; it never returns wrong data.
+//! After a spot that is not an intact record the decoder resynchronises:
+//! - a record whose header checks but whose payload does not (a flipped payload bit) is
+//!   skipped whole: the header check vouches for its length;
+//! - otherwise (a header that does not check, a log ending inside a header or payload) it
+//!   scans forward for the next offset where a header and its payload both check.
+//!
+//! Consecutive damaged records make one bad spot. A record whose checks pass but whose type
+//! is unknown ([`LogDefect::UnknownType`]) is a bad spot of its own, exactly that record: it
+//! is intact data that this build cannot interpret, not damage ([`LogDefect::is_damage`]).
+//! A valid-looking record found by the scan only by coincidence (bytes of a damaged payload
+//! that themselves hold a whole encoded record) is returned as a record; a reader that
+//! accepts no bad spot never sees it, since the damage before it is reported.
 //!
 //! # Durability (with a [`zonefs::fs::FileWriter`] sink)
 //!
@@ -57,11 +65,16 @@
 //! never a mix; because records reach the file whole, that content always ends on a
 //! record boundary: records added after the last acknowledged sync are all present or all
 //! absent, and they are lost by any crash — including a process crash, since the file
-//! layer discards unsynced bytes of a writer dropped without `close`. A torn tail is
-//! therefore never produced through the file layer; the reader tolerates one anyway (other
-//! sinks, copies of a log). After recovering a log with a torn tail, writers must start a
-//! new log rather than append to it, or the next recovery would see damage followed by
-//! valid records.
+//! layer discards unsynced bytes of a writer dropped without `close`. A failed append or
+//! sync fails the file writer, and the file keeps its last synced content.
+//!
+//! A torn tail is therefore never produced through the file layer: every record a reader
+//! sees there was synced whole, and a record that fails a check is damage (a flipped bit
+//! on the medium, a bug), not a write cut by a crash. That is why zkv's default WAL
+//! recovery mode accepts no bad spot at all, and why the manifest is always read that way.
+//! The decoder still describes torn tails (other sinks, copies of a log), and a caller that
+//! tolerated one must start a new log rather than append to it, or the next reading would
+//! see damage followed by valid records.
 
 use zonefs::fs::FileWriter;
 
@@ -200,28 +213,125 @@ impl<S: LogSink> LogWriter<S> {
     }
 }
 
-/// The records of a log and how it ended.
+/// One intact record of a log.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogContents {
-    /// Every intact record from the start, in order.
-    pub records: Vec<Vec<u8>>,
-    /// How the data ended after the last record.
-    pub tail: LogTail,
+pub struct LogRecord {
+    /// Where its header starts.
+    pub offset: u64,
+    /// Its payload.
+    pub payload: Vec<u8>,
 }
 
-/// How a log ends.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LogTail {
-    /// Right after the last record.
-    Clean,
-    /// A torn tail from `offset` on (a write cut by a crash) was ignored: no valid record
-    /// follows it.
-    Truncated {
-        /// Where the ignored bytes start (the end of the last intact record).
-        offset: u64,
-        /// What was wrong there.
-        reason: String,
+impl LogRecord {
+    /// Bytes it takes in the log (header and payload).
+    pub fn encoded_len(&self) -> u64 {
+        (HEADER_LEN + self.payload.len()) as u64
+    }
+}
+
+/// Why a stretch of a log is not an intact record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LogDefect {
+    /// The log ends less than a header after the spot.
+    #[error("partial record header ({have} of {} bytes)", HEADER_LEN)]
+    PartialHeader {
+        /// Bytes left in the log.
+        have: u64,
     },
+    /// The header's own check fails: the length and type cannot be trusted.
+    #[error("record header checksum mismatch")]
+    HeaderChecksum,
+    /// The header checks, but the log ends before the payload does.
+    #[error("partial record ({have} of {len} payload bytes)")]
+    PartialPayload {
+        /// Payload bytes present.
+        have: u64,
+        /// The payload length the header gives.
+        len: u64,
+    },
+    /// The header checks, the payload does not match its CRC.
+    #[error("checksum mismatch in a record of {len} bytes")]
+    PayloadChecksum {
+        /// The payload length the header gives.
+        len: u64,
+    },
+    /// Header and payload check, but the type is not one this build writes: intact data
+    /// it cannot interpret, not damage.
+    #[error("intact record of unknown type {kind} ({len} payload bytes)")]
+    UnknownType {
+        /// The record type.
+        kind: u8,
+        /// The payload length.
+        len: u64,
+    },
+}
+
+impl LogDefect {
+    /// Whether the bytes are damaged (a check failed or the log ends inside a record), as
+    /// opposed to an intact record of an unknown type.
+    pub fn is_damage(&self) -> bool {
+        !matches!(self, LogDefect::UnknownType { .. })
+    }
+}
+
+/// A stretch of a log that holds no intact record: from a spot that is not an intact
+/// record up to the next valid record (or the end of the log).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadSpot {
+    /// Where it starts.
+    pub offset: u64,
+    /// Its length: up to the next valid record, or to the end of the log.
+    pub len: u64,
+    /// What is wrong at `offset`.
+    pub defect: LogDefect,
+}
+
+impl BadSpot {
+    /// The offset right after it: the next valid record's, or the log's length.
+    pub fn end(&self) -> u64 {
+        self.offset + self.len
+    }
+}
+
+impl std::fmt::Display for BadSpot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} at offset {} ({} bytes up to offset {})",
+            self.defect,
+            self.offset,
+            self.len,
+            self.end()
+        )
+    }
+}
+
+/// What a log holds: its intact records and its bad spots, both in log order. Every byte
+/// of the log is in exactly one record or one bad spot.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LogContents {
+    /// Every intact record of a known type, in order (records after a bad spot included).
+    pub records: Vec<LogRecord>,
+    /// Every stretch that is not such a record, in order.
+    pub bad: Vec<BadSpot>,
+    /// Bytes of the log.
+    pub len: u64,
+}
+
+impl LogContents {
+    /// Whether `spot` (one of [`Self::bad`]) is at the tail: no valid record follows it.
+    pub fn is_tail(&self, spot: &BadSpot) -> bool {
+        spot.end() >= self.len
+    }
+
+    /// The records, or [`Error::Corruption`] naming `what` and the first bad spot if there
+    /// is one: a log read with absolute consistency.
+    pub fn require_intact(self, what: &str) -> Result<Vec<LogRecord>> {
+        match self.bad.first() {
+            None => Ok(self.records),
+            Some(spot) => Err(Error::corruption(what, spot.to_string())),
+        }
+    }
 }
 
 /// What is at one offset of a log.
@@ -230,47 +340,25 @@ enum Parsed<'a> {
         payload: &'a [u8],
         end: usize,
     },
-    /// Checks pass but the type is unknown.
-    UnknownType(u8),
-    /// Not an intact record.
-    Bad(Damage),
-}
-
-/// Why an offset does not hold an intact record. Kept cheap (no text) because recovery
-/// tests every offset after a damaged spot.
-#[derive(Clone, Copy, Debug)]
-enum Damage {
-    PartialHeader { have: usize },
-    HeaderChecksum,
-    PartialPayload { have: usize, len: usize },
-    PayloadChecksum { len: usize },
-}
-
-impl std::fmt::Display for Damage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Damage::PartialHeader { have } => {
-                write!(f, "partial record header ({have} of {HEADER_LEN} bytes)")
-            }
-            Damage::HeaderChecksum => write!(f, "record header checksum mismatch"),
-            Damage::PartialPayload { have, len } => {
-                write!(f, "partial record ({have} of {len} payload bytes)")
-            }
-            Damage::PayloadChecksum { len } => {
-                write!(f, "checksum mismatch in a record of {len} bytes")
-            }
-        }
-    }
+    /// Not an intact record of a known type; `end` is where the record ends when its
+    /// header checks (the length can be trusted), `None` when it does not.
+    Bad {
+        defect: LogDefect,
+        end: Option<usize>,
+    },
 }
 
 fn parse_at(data: &[u8], pos: usize) -> Parsed<'_> {
     let rest = data.get(pos..).unwrap_or_default();
     let Some(header) = rest.get(..HEADER_LEN) else {
-        return Parsed::Bad(Damage::PartialHeader { have: rest.len() });
+        let have = rest.len() as u64;
+        let defect = LogDefect::PartialHeader { have };
+        return Parsed::Bad { defect, end: None };
     };
     let field = |at: usize| [header[at], header[at + 1], header[at + 2], header[at + 3]];
     if u32::from_le_bytes(field(0)) != mask_crc(crc32c::crc32c(&header[4..])) {
-        return Parsed::Bad(Damage::HeaderChecksum);
+        let defect = LogDefect::HeaderChecksum;
+        return Parsed::Bad { defect, end: None };
     }
     let len = u32::from_le_bytes(field(8)) as usize;
     let kind = header[12];
@@ -278,70 +366,90 @@ fn parse_at(data: &[u8], pos: usize) -> Parsed<'_> {
         .checked_add(len)
         .and_then(|end| rest.get(HEADER_LEN..end));
     let Some(payload) = payload else {
-        let have = rest.len() - HEADER_LEN;
-        return Parsed::Bad(Damage::PartialPayload { have, len });
+        let have = (rest.len() - HEADER_LEN) as u64;
+        let defect = LogDefect::PartialPayload {
+            have,
+            len: len as u64,
+        };
+        return Parsed::Bad { defect, end: None };
     };
+    let end = pos + HEADER_LEN + len;
+    let len = len as u64;
     if u32::from_le_bytes(field(4)) != record_crc(kind, field(8), payload) {
-        return Parsed::Bad(Damage::PayloadChecksum { len });
+        let defect = LogDefect::PayloadChecksum { len };
+        return Parsed::Bad {
+            defect,
+            end: Some(end),
+        };
     }
     if kind != TYPE_FULL {
-        return Parsed::UnknownType(kind);
+        let defect = LogDefect::UnknownType { kind, len };
+        return Parsed::Bad {
+            defect,
+            end: Some(end),
+        };
     }
-    Parsed::Record {
-        payload,
-        end: pos + HEADER_LEN + len,
+    Parsed::Record { payload, end }
+}
+
+/// Whether a record whose header and payload check (of any type) starts at `at`.
+fn checks_at(data: &[u8], at: usize) -> bool {
+    match parse_at(data, at) {
+        Parsed::Record { .. } => true,
+        Parsed::Bad { defect, .. } => !defect.is_damage(),
     }
 }
 
-/// The first offset after `pos` where a record with a valid header and payload starts.
-fn next_valid_record(data: &[u8], pos: usize) -> Option<usize> {
-    let last = data.len().checked_sub(HEADER_LEN)?;
-    (pos + 1..=last).find(|&at| !matches!(parse_at(data, at), Parsed::Bad(_)))
+/// The first offset from `from` on where a record whose header and payload check starts;
+/// the length of `data` if there is none.
+fn resync(data: &[u8], from: usize) -> usize {
+    let Some(last) = data.len().checked_sub(HEADER_LEN) else {
+        return data.len();
+    };
+    (from..=last)
+        .find(|&at| checks_at(data, at))
+        .unwrap_or(data.len())
 }
 
-/// Reads a whole log. `what` names it in errors (e.g. "WAL 000012.log").
+/// Decodes a whole log: every intact record, and every stretch that is not one.
 ///
-/// Returns every intact record and how the log ended; a torn tail is not an error. Damage
-/// followed by a valid record, or an intact record of an unknown type, is
-/// [`Error::Corruption`]. Never panics, whatever `data` holds.
-pub fn read_log(data: &[u8], what: &str) -> Result<LogContents> {
-    let mut records = Vec::new();
+/// A pure decoder: it judges nothing, the caller decides what a bad spot means (see the
+/// module documentation). Never panics, whatever `data` holds, and takes time linear in
+/// its length.
+pub fn read_log(data: &[u8]) -> LogContents {
+    let mut contents = LogContents {
+        len: data.len() as u64,
+        ..LogContents::default()
+    };
     let mut pos = 0;
     while pos < data.len() {
         match parse_at(data, pos) {
             Parsed::Record { payload, end } => {
-                records.push(payload.to_vec());
+                contents.records.push(LogRecord {
+                    offset: pos as u64,
+                    payload: payload.to_vec(),
+                });
                 pos = end;
             }
-            Parsed::UnknownType(kind) => {
-                return Err(Error::corruption(
-                    what,
-                    format!("record of unknown type {kind} at offset {pos}"),
-                ));
-            }
-            Parsed::Bad(reason) => {
-                let tail = torn_tail(data, pos, reason, what)?;
-                return Ok(LogContents { records, tail });
+            Parsed::Bad { defect, end } => {
+                let next = if defect.is_damage() {
+                    // A damaged record whose header checks is skipped whole (its length is
+                    // trusted); the scan goes on from there in case more is damaged.
+                    resync(data, end.unwrap_or(pos + 1))
+                } else {
+                    end.unwrap_or(data.len())
+                };
+                let next = next.clamp(pos + 1, data.len());
+                contents.bad.push(BadSpot {
+                    offset: pos as u64,
+                    len: (next - pos) as u64,
+                    defect,
+                });
+                pos = next;
             }
         }
     }
-    Ok(LogContents {
-        records,
-        tail: LogTail::Clean,
-    })
-}
-
-fn torn_tail(data: &[u8], pos: usize, reason: Damage, what: &str) -> Result<LogTail> {
-    match next_valid_record(data, pos) {
-        Some(next) => Err(Error::corruption(
-            what,
-            format!("{reason} at offset {pos}, but a valid record follows at offset {next}"),
-        )),
-        None => Ok(LogTail::Truncated {
-            offset: pos as u64,
-            reason: format!("{reason}; {} bytes ignored", data.len() - pos),
-        }),
-    }
+    contents
 }
 
 #[cfg(test)]
@@ -362,6 +470,7 @@ mod tests {
             .collect()
     }
 
+    /// The log of `records` and where each record ends.
     fn encode(records: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
         let mut w = LogWriter::new(Vec::new());
         let mut ends = Vec::new();
@@ -374,17 +483,49 @@ mod tests {
         (w.into_inner(), ends)
     }
 
+    /// Where record `i` starts.
+    fn start(ends: &[usize], i: usize) -> usize {
+        if i == 0 {
+            0
+        } else {
+            ends[i - 1]
+        }
+    }
+
+    fn payloads(c: &LogContents) -> Vec<Vec<u8>> {
+        c.records.iter().map(|r| r.payload.clone()).collect()
+    }
+
+    fn spot(offset: usize, len: usize, defect: LogDefect) -> BadSpot {
+        BadSpot {
+            offset: offset as u64,
+            len: len as u64,
+            defect,
+        }
+    }
+
+    /// Records and bad spots tile the log: in order, without gap or overlap.
+    fn assert_tiles(c: &LogContents) {
+        let mut parts: Vec<(u64, u64)> = c
+            .records
+            .iter()
+            .map(|r| (r.offset, r.encoded_len()))
+            .collect();
+        parts.extend(c.bad.iter().map(|b| (b.offset, b.len)));
+        parts.sort_unstable();
+        let mut at = 0;
+        for (offset, len) in parts {
+            assert_eq!(offset, at, "{c:?}");
+            assert!(len > 0);
+            at += len;
+        }
+        assert_eq!(at, c.len);
+    }
+
     fn records_strategy(min: usize) -> impl Strategy<Value = Vec<Vec<u8>>> {
         let size = prop_oneof![4 => 0usize..64, 2 => 0usize..3000, 1 => 64_000usize..70_000];
         prop::collection::vec((size, any::<u64>()), min..8)
             .prop_map(|v| v.into_iter().map(|(len, seed)| bytes(seed, len)).collect())
-    }
-
-    fn truncated_at(tail: &LogTail) -> Option<u64> {
-        match tail {
-            LogTail::Clean => None,
-            LogTail::Truncated { offset, .. } => Some(*offset),
-        }
     }
 
     proptest! {
@@ -392,77 +533,96 @@ mod tests {
 
         #[test]
         fn records_round_trip(records in records_strategy(0)) {
-            let (data, _) = encode(&records);
-            let got = read_log(&data, "log").unwrap();
-            prop_assert_eq!(got.tail, LogTail::Clean);
-            prop_assert!(got.records == records);
+            let (data, ends) = encode(&records);
+            let got = read_log(&data);
+            prop_assert!(got.bad.is_empty());
+            prop_assert!(payloads(&got) == records);
+            let offsets: Vec<u64> = got.records.iter().map(|r| r.offset).collect();
+            let want: Vec<u64> = (0..records.len()).map(|i| start(&ends, i) as u64).collect();
+            prop_assert_eq!(offsets, want);
         }
 
         #[test]
-        fn any_truncation_gives_a_prefix(records in records_strategy(1), cut in any::<prop::sample::Index>()) {
+        fn a_truncation_is_one_partial_record_at_the_tail(
+            records in records_strategy(1),
+            cut in any::<prop::sample::Index>(),
+        ) {
             let (data, ends) = encode(&records);
             let cut = cut.index(data.len() + 1);
-            let got = read_log(&data[..cut], "log").unwrap();
+            let got = read_log(&data[..cut]);
+            assert_tiles(&got);
             let whole = ends.iter().filter(|&&e| e <= cut).count();
-            let boundary = if whole == 0 { 0 } else { ends[whole - 1] };
-            prop_assert!(got.records[..] == records[..whole]);
+            let boundary = start(&ends, whole);
+            prop_assert!(payloads(&got)[..] == records[..whole]);
             if boundary == cut {
-                prop_assert_eq!(got.tail, LogTail::Clean);
+                prop_assert!(got.bad.is_empty());
             } else {
-                prop_assert_eq!(truncated_at(&got.tail), Some(boundary as u64));
+                let have = (cut - boundary) as u64;
+                let defect = if have < HEADER_LEN as u64 {
+                    LogDefect::PartialHeader { have }
+                } else {
+                    let len = records[whole].len() as u64;
+                    LogDefect::PartialPayload { have: have - HEADER_LEN as u64, len }
+                };
+                prop_assert_eq!(&got.bad, &vec![spot(boundary, cut - boundary, defect)]);
+                prop_assert!(got.is_tail(&got.bad[0]));
             }
         }
 
         #[test]
-        fn a_bit_flip_is_corruption_unless_in_the_last_record(
+        fn a_flipped_byte_is_one_bad_spot_covering_its_record(
             records in records_strategy(1),
             at in any::<prop::sample::Index>(),
-            bit in 0u8..8,
+            mask in 1u8..=255,
         ) {
             let (mut data, ends) = encode(&records);
             let at = at.index(data.len());
-            data[at] ^= 1 << bit;
+            data[at] ^= mask;
             let hit = ends.iter().filter(|&&e| e <= at).count();
-            let result = read_log(&data, "wal 7");
-            if hit + 1 < records.len() {
-                let err = result.unwrap_err();
-                prop_assert!(err.is_corruption(), "{}", err);
-                prop_assert!(err.to_string().contains("wal 7"), "{}", err);
+            let begin = start(&ends, hit);
+            let got = read_log(&data);
+            assert_tiles(&got);
+            let mut want = records.clone();
+            want.remove(hit);
+            prop_assert!(payloads(&got) == want);
+            let defect = if at - begin < HEADER_LEN {
+                LogDefect::HeaderChecksum
             } else {
-                let got = result.unwrap();
-                let start = if hit == 0 { 0 } else { ends[hit - 1] };
-                prop_assert!(got.records[..] == records[..hit]);
-                prop_assert_eq!(truncated_at(&got.tail), Some(start as u64));
-            }
+                LogDefect::PayloadChecksum { len: records[hit].len() as u64 }
+            };
+            prop_assert_eq!(&got.bad, &vec![spot(begin, ends[hit] - begin, defect)]);
+            prop_assert_eq!(got.is_tail(&got.bad[0]), hit + 1 == records.len());
         }
 
         #[test]
-        fn garbage_never_panics(data in prop::collection::vec(any::<u8>(), 0..600)) {
-            // Any answer but a panic; a garbage log almost never holds a record.
-            if let Ok(got) = read_log(&data, "garbage") {
-                prop_assert!(got.records.len() <= data.len() / HEADER_LEN);
-            }
+        fn garbage_never_panics_and_is_described_whole(
+            data in prop::collection::vec(any::<u8>(), 0..600),
+        ) {
+            let got = read_log(&data);
+            assert_tiles(&got);
         }
 
         #[test]
-        fn garbage_after_records_is_a_torn_tail(
+        fn garbage_after_records_is_one_tail_spot(
             records in records_strategy(0),
             tail in prop::collection::vec(any::<u8>(), 1..300),
         ) {
             let (mut data, _) = encode(&records);
-            let end = data.len() as u64;
+            let end = data.len();
             data.extend_from_slice(&tail);
-            let got = read_log(&data, "log").unwrap();
-            prop_assert!(got.records == records);
-            prop_assert_eq!(truncated_at(&got.tail), Some(end));
+            let got = read_log(&data);
+            prop_assert!(payloads(&got) == records);
+            prop_assert_eq!(got.bad.len(), 1);
+            prop_assert_eq!((got.bad[0].offset, got.bad[0].len), (end as u64, tail.len() as u64));
+            prop_assert!(got.is_tail(&got.bad[0]));
         }
     }
 
     #[test]
     fn empty_log_is_clean() {
-        let got = read_log(&[], "log").unwrap();
-        assert!(got.records.is_empty());
-        assert_eq!(got.tail, LogTail::Clean);
+        let got = read_log(&[]);
+        assert_eq!(got, LogContents::default());
+        assert!(got.require_intact("log").unwrap().is_empty());
     }
 
     #[test]
@@ -476,57 +636,159 @@ mod tests {
         assert_eq!(&data[13..], b"abc");
     }
 
+    /// Three records of 20, 30 and 40 bytes: (log, where each ends).
+    fn three() -> (Vec<u8>, Vec<usize>) {
+        encode(&[vec![1; 20], vec![2; 30], vec![3; 40]])
+    }
+
     #[test]
-    fn zeroed_tail_is_torn() {
-        let (mut data, _) = encode(&[b"one".to_vec(), b"two".to_vec()]);
-        let end = data.len();
-        data.resize(end + 4096, 0);
-        let got = read_log(&data, "log").unwrap();
+    fn a_flipped_byte_in_the_last_record_is_a_tail_spot() {
+        let (mut data, ends) = three();
+        data[ends[2] - 5] ^= 0x40;
+        let got = read_log(&data);
+        assert_eq!(payloads(&got), [vec![1; 20], vec![2; 30]]);
+        let want = spot(ends[1], 53, LogDefect::PayloadChecksum { len: 40 });
+        assert_eq!(got.bad, std::slice::from_ref(&want));
+        assert!(got.is_tail(&want));
+        assert_eq!(
+            want.to_string(),
+            "checksum mismatch in a record of 40 bytes at offset 76 (53 bytes up to offset 129)"
+        );
+        let err = got.require_intact("WAL '000007.log'").unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("000007.log") && msg.contains("offset 76"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_flipped_byte_in_a_middle_record_is_a_spot_followed_by_records() {
+        let (mut data, ends) = three();
+        // In the header: the spot runs from the record to the next valid one.
+        data[ends[0] + 9] ^= 0x01;
+        let got = read_log(&data);
+        assert_eq!(payloads(&got), [vec![1; 20], vec![3; 40]]);
+        assert_eq!(got.records[1].offset, ends[1] as u64);
+        let want = spot(ends[0], ends[1] - ends[0], LogDefect::HeaderChecksum);
+        assert_eq!(got.bad, std::slice::from_ref(&want));
+        assert!(!got.is_tail(&want));
+    }
+
+    #[test]
+    fn a_truncated_tail_is_a_partial_record() {
+        let (data, ends) = three();
+        let got = read_log(&data[..ends[2] - 1]);
         assert_eq!(got.records.len(), 2);
-        assert_eq!(truncated_at(&got.tail), Some(end as u64));
+        let defect = LogDefect::PartialPayload { have: 39, len: 40 };
+        assert_eq!(got.bad, [spot(ends[1], 52, defect)]);
+        let got = read_log(&data[..ends[1] + 4]);
+        let defect = LogDefect::PartialHeader { have: 4 };
+        assert_eq!(got.bad, [spot(ends[1], 4, defect)]);
+        assert_eq!(defect.to_string(), "partial record header (4 of 13 bytes)");
+    }
+
+    #[test]
+    fn garbage_appended_is_a_tail_spot() {
+        let (mut data, ends) = three();
+        data.extend_from_slice(&bytes(5, 100));
+        let got = read_log(&data);
+        assert_eq!(got.records.len(), 3);
+        assert_eq!(got.bad.len(), 1, "{:?}", got.bad);
+        assert_eq!((got.bad[0].offset, got.bad[0].len), (ends[2] as u64, 100));
+        assert!(got.is_tail(&got.bad[0]));
+        // A zero-filled tail is no record either.
+        let (mut data, ends) = three();
+        data.resize(ends[2] + 4096, 0);
+        let got = read_log(&data);
+        assert_eq!(got.records.len(), 3);
+        assert_eq!(got.bad, [spot(ends[2], 4096, LogDefect::HeaderChecksum)]);
+    }
+
+    #[test]
+    fn consecutive_damaged_records_make_one_spot() {
+        let (mut data, ends) = three();
+        data[5] ^= 0x10;
+        data[ends[0] + 20] ^= 0x10;
+        let got = read_log(&data);
+        assert_eq!(payloads(&got), [vec![3; 40]]);
+        assert_eq!(got.bad, [spot(0, ends[1], LogDefect::HeaderChecksum)]);
     }
 
     #[test]
     fn a_large_torn_record_is_recognised_quickly() {
-        // Recovery tests every offset after the damage; the header check keeps that linear.
-        let (data, ends) = encode(&[b"small".to_vec(), bytes(3, 4 << 20)]);
+        // The decoder scans every offset after damage; the header check keeps that linear.
+        let (mut data, ends) = encode(&[b"small".to_vec(), bytes(3, 4 << 20)]);
+        data[ends[0] + 2] ^= 0x08;
         let started = std::time::Instant::now();
-        let got = read_log(&data[..data.len() - 1], "log").unwrap();
-        assert_eq!(got.records, vec![b"small".to_vec()]);
-        assert_eq!(truncated_at(&got.tail), Some(ends[0] as u64));
+        let got = read_log(&data[..data.len() - 1]);
+        assert_eq!(payloads(&got), [b"small".to_vec()]);
+        let len = data.len() - 1 - ends[0];
+        assert_eq!(got.bad, [spot(ends[0], len, LogDefect::HeaderChecksum)]);
         assert!(started.elapsed().as_secs() < 5, "{:?}", started.elapsed());
     }
 
     #[test]
-    fn damaged_length_before_valid_records_is_corruption() {
+    fn damaged_length_before_valid_records_is_described() {
         let (mut data, _) = encode(&[vec![7; 100], vec![8; 100]]);
-        // A length far past the end looks like a partial payload, but the header check
-        // exposes it and the valid record after it proves acknowledged data follows.
+        // A length far past the end would look like a partial payload, but the header
+        // check exposes it and the valid record after it is found.
         data[11] = 0x7f;
-        let err = read_log(&data, "MANIFEST-000002").unwrap_err();
+        let got = read_log(&data);
+        assert_eq!(got.bad, [spot(0, 113, LogDefect::HeaderChecksum)]);
+        assert_eq!(payloads(&got), [vec![8; 100]]);
+        let err = got.require_intact("MANIFEST-000002").unwrap_err();
         let msg = err.to_string();
         assert!(
             err.is_corruption() && msg.contains("MANIFEST-000002"),
             "{msg}"
         );
         assert!(
-            msg.contains("offset 0") && msg.contains("offset 113"),
+            msg.contains("at offset 0") && msg.contains("up to offset 113"),
             "{msg}"
         );
     }
 
-    #[test]
-    fn unknown_record_type_is_corruption_even_at_the_end() {
-        let (mut data, _) = encode(&[b"ok".to_vec(), b"future".to_vec()]);
-        let start = HEADER_LEN + 2;
-        let len = 6u32.to_le_bytes();
-        let crc = record_crc(9, len, b"future");
+    /// Rewrites the record at `start` (payload `payload`) with type `kind`, checks intact.
+    fn set_type(data: &mut [u8], start: usize, payload: &[u8], kind: u8) {
+        let len = (payload.len() as u32).to_le_bytes();
+        let crc = record_crc(kind, len, payload);
         data[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
-        data[start + 12] = 9;
+        data[start + 12] = kind;
         let check = mask_crc(crc32c::crc32c(&data[start + 4..start + HEADER_LEN]));
         data[start..start + 4].copy_from_slice(&check.to_le_bytes());
-        let err = read_log(&data, "log").unwrap_err();
+    }
+
+    #[test]
+    fn an_unknown_record_type_is_a_spot_of_exactly_that_record() {
+        let (mut data, _) = encode(&[b"ok".to_vec(), b"future".to_vec(), b"after".to_vec()]);
+        let start = HEADER_LEN + 2;
+        set_type(&mut data, start, b"future", 9);
+        let got = read_log(&data);
+        assert_eq!(payloads(&got), [b"ok".to_vec(), b"after".to_vec()]);
+        let defect = LogDefect::UnknownType { kind: 9, len: 6 };
+        assert!(!defect.is_damage());
+        assert_eq!(got.bad, [spot(start, HEADER_LEN + 6, defect)]);
+        let err = got.require_intact("log").unwrap_err();
         assert!(err.to_string().contains("unknown type 9"), "{err}");
+    }
+
+    #[test]
+    fn damage_before_an_unknown_type_is_a_spot_of_its_own() {
+        let (mut data, ends) = three();
+        set_type(&mut data, ends[0], &[2; 30], 4);
+        data[3] ^= 0x01;
+        let got = read_log(&data);
+        assert_eq!(payloads(&got), [vec![3; 40]]);
+        let unknown = LogDefect::UnknownType { kind: 4, len: 30 };
+        assert_eq!(
+            got.bad,
+            [
+                spot(0, ends[0], LogDefect::HeaderChecksum),
+                spot(ends[0], ends[1] - ends[0], unknown),
+            ]
+        );
     }
 
     mod on_zonefs {
@@ -592,12 +854,15 @@ mod tests {
                 faults.restart();
                 let fs = ZoneFs::mount(dev, opts()).unwrap();
                 let data = fs.open("000004.log").unwrap().read_all().unwrap();
-                let got = read_log(&data, "000004.log").unwrap();
-                // The file layer restores whole syncs, so the log always ends cleanly.
-                assert_eq!(got.tail, LogTail::Clean, "seed {seed}");
+                let got = read_log(&data);
+                // The file layer restores whole syncs: never a bad spot, torn or other.
+                assert!(got.bad.is_empty(), "seed {seed}: {:?}", got.bad);
                 let n = got.records.len();
                 assert!(n >= acked && n <= added.len(), "seed {seed}: {n} records");
-                assert!(got.records[..] == added[..n], "seed {seed}: not a prefix");
+                assert!(
+                    payloads(&got)[..] == added[..n],
+                    "seed {seed}: not a prefix"
+                );
             }
         }
 
@@ -613,9 +878,9 @@ mod tests {
             assert_eq!(log.sink().size(), log.bytes_written());
             drop(log);
             let data = fs.open("MANIFEST-000001").unwrap().read_all().unwrap();
-            let got = read_log(&data, "manifest").unwrap();
-            assert_eq!(got.records, vec![b"synced".to_vec()]);
-            assert_eq!(got.tail, LogTail::Clean);
+            let got = read_log(&data);
+            assert_eq!(payloads(&got), [b"synced".to_vec()]);
+            assert!(got.bad.is_empty(), "{:?}", got.bad);
         }
     }
 
@@ -656,8 +921,10 @@ mod tests {
         let err = w.add_record(b"third").unwrap_err();
         assert!(matches!(err, Error::NotWritable(_)), "{err}");
         assert!(w.sync().is_err());
-        let got = read_log(&w.sink().data, "log").unwrap();
-        assert_eq!(got.records, vec![b"first".to_vec()]);
-        assert_eq!(truncated_at(&got.tail), Some(written));
+        // A partial record that only a sink without the file layer's promises can hold.
+        let got = read_log(&w.sink().data);
+        assert_eq!(payloads(&got), [b"first".to_vec()]);
+        let defect = LogDefect::PartialPayload { have: 0, len: 6 };
+        assert_eq!(got.bad, [spot(written as usize, HEADER_LEN, defect)]);
     }
 }

@@ -31,6 +31,82 @@ impl ExecMode {
     }
 }
 
+/// What WAL recovery does with a WAL record that is not intact (a failed check, a log
+/// ending inside a record) or that is intact but cannot be replayed (an unknown record
+/// type, a payload that is not a write batch). RocksDB's `wal_recovery_mode`, with its four
+/// modes; what each dropped is listed in `RecoveryReport::dropped`, never dropped silently.
+///
+/// zkv's default is [`WalRecoveryMode::AbsoluteConsistency`], not RocksDB's
+/// [`WalRecoveryMode::PointInTime`]. RocksDB's files can end in a torn record (a write cut
+/// by a crash), and point-in-time recovery exists to cut such a tail off. zkv's file layer
+/// never exposes one: a file's visible content is exactly the bytes of its last sync, so
+/// every WAL record a reader sees was synced whole (see the `log` module, "Durability"). A
+/// record that fails a check is therefore damage (a flipped bit), and dropping it would
+/// drop a write that was acknowledged as synced: a deleted key could come back, a value
+/// could go stale. The default refuses to open instead; the other modes are there to get a
+/// damaged database open on purpose.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WalRecoveryMode {
+    /// Any bad record in any WAL is `Error::Corruption` naming the WAL file and the offset.
+    /// zkv's default: on zkv's file layer no bad record can be a torn write.
+    #[default]
+    AbsoluteConsistency,
+    /// Damage at the tail of the WAL sequence (no valid record follows it, in its WAL or in
+    /// a later one) ends the replay and is reported; any other bad record is
+    /// `Error::Corruption`. RocksDB tolerates such a tail because a crash can tear it; on
+    /// zkv's file layer it cannot, so this mode can drop a synced write whose record was
+    /// damaged.
+    TolerateCorruptedTailRecords,
+    /// RocksDB's default: replay stops at the first damaged record, and that record and
+    /// everything after it, in its WAL and in every later WAL, is ignored and reported. The
+    /// database opens in the state of a prefix of the writes; the synced writes after the
+    /// damage are lost.
+    PointInTime,
+    /// Bad records, and intact records that are not valid write batches, are skipped and
+    /// reported, and replay goes on with the next valid record. The result need not be a
+    /// state the database was ever in (a write in the middle is missing), and a record
+    /// found inside a damaged record's bytes (a value holding an encoded WAL record) may be
+    /// replayed.
+    SkipAnyCorruptedRecords,
+}
+
+impl WalRecoveryMode {
+    /// Every mode, in the order of [`Self::NAMES`].
+    pub const ALL: [WalRecoveryMode; 4] = [
+        WalRecoveryMode::AbsoluteConsistency,
+        WalRecoveryMode::TolerateCorruptedTailRecords,
+        WalRecoveryMode::PointInTime,
+        WalRecoveryMode::SkipAnyCorruptedRecords,
+    ];
+
+    /// The modes' names (the command line's and the reports').
+    pub const NAMES: [&'static str; 4] = [
+        "absolute-consistency",
+        "tolerate-corrupted-tail-records",
+        "point-in-time",
+        "skip-any-corrupted-records",
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            WalRecoveryMode::AbsoluteConsistency => Self::NAMES[0],
+            WalRecoveryMode::TolerateCorruptedTailRecords => Self::NAMES[1],
+            WalRecoveryMode::PointInTime => Self::NAMES[2],
+            WalRecoveryMode::SkipAnyCorruptedRecords => Self::NAMES[3],
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<WalRecoveryMode> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+impl std::fmt::Display for WalRecoveryMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Create the database if the file system holds none.
@@ -92,6 +168,9 @@ pub struct Options {
     pub block_restart_interval: u32,
     /// Background work mode.
     pub mode: ExecMode,
+    /// What WAL recovery does with bad records (zkv's default: absolute consistency, see
+    /// [`WalRecoveryMode`] for why it is not RocksDB's point-in-time).
+    pub wal_recovery_mode: WalRecoveryMode,
 }
 
 impl Default for Options {
@@ -122,6 +201,7 @@ impl Default for Options {
             block_size: 4096,
             block_restart_interval: 16,
             mode: ExecMode::Threaded,
+            wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
         }
     }
 }
@@ -245,6 +325,24 @@ mod tests {
         assert_eq!(o.max_bytes_for_level(1), 256 * MIB);
         assert_eq!(o.max_bytes_for_level(3), 25600 * MIB);
         assert_eq!(o.target_file_size(4), 64 * MIB);
+    }
+
+    #[test]
+    fn wal_recovery_modes_have_names_and_absolute_consistency_is_the_default() {
+        assert_eq!(
+            Options::default().wal_recovery_mode,
+            WalRecoveryMode::AbsoluteConsistency
+        );
+        assert_eq!(
+            WalRecoveryMode::default(),
+            WalRecoveryMode::AbsoluteConsistency
+        );
+        for (mode, name) in WalRecoveryMode::ALL.into_iter().zip(WalRecoveryMode::NAMES) {
+            assert_eq!(mode.name(), name);
+            assert_eq!(mode.to_string(), name);
+            assert_eq!(WalRecoveryMode::from_name(name), Some(mode));
+        }
+        assert_eq!(WalRecoveryMode::from_name("kPointInTimeRecovery"), None);
     }
 
     #[test]

@@ -23,13 +23,17 @@ fn custom() -> FsOptions {
 }
 
 /// `Options` frames in the active metadata zone (the snapshot's copy not counted).
+/// Options records in the active metadata zone (every batch is written twice: one each).
 fn options_frames(fs: &ZoneFs) -> usize {
     let zone = fs.mount_report().map_or(0, |r| r.roll_to.unwrap_or(r.zone));
     let dump = dump_zone(fs.device().as_ref(), zone).unwrap();
-    dump.frames
+    let frames = dump
+        .frames
         .iter()
         .filter(|f| f.kind == FrameKind::Options)
-        .count()
+        .count();
+    assert_eq!(frames % 2, 0, "an options record without its copy");
+    frames / 2
 }
 
 #[test]
@@ -150,6 +154,7 @@ fn an_old_format_version_is_a_clear_error() {
     let mut bytes = vec![0u8; written];
     dev.read(0, &mut bytes, IoCategory::Metadata).unwrap();
     bytes[..SUPERBLOCK_LEN].copy_from_slice(&sb.encode());
+    bytes[4096..4096 + SUPERBLOCK_LEN].copy_from_slice(&sb.encode());
     dev.reset_zone(0).unwrap();
     dev.write(0, &bytes, IoCategory::Metadata).unwrap();
 
@@ -166,7 +171,7 @@ fn an_old_format_version_is_a_clear_error() {
             }) => assert_eq!(
                 e.to_string(),
                 "metadata zone 0: format version 1 is not supported (this build reads \
-                 version 2 only); reformat the device"
+                 versions 2 to 3); reformat the device"
             ),
             other => panic!("expected a version refusal, got {other:?}"),
         }

@@ -28,6 +28,6 @@ mod write;
 
 pub use api::{Db, MemtableShape, ReadOptions, WriteOptions};
 pub use hints::neighbors_in;
-pub use recovery::RecoveryReport;
+pub use recovery::{DroppedRegion, RecoveryReport};
 pub use snapshot::Snapshot;
 pub use stats::{CompactionInput, CompactionOutput, CompactionRecord, DbStats, LevelShape};

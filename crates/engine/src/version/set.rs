@@ -21,8 +21,8 @@
 //! [`VersionSet::log_and_apply`] checks the edit against the current version, appends it to
 //! the manifest, syncs, and only then installs the new version. A new manifest is started
 //! (snapshot + the edit, synced, CURRENT switched, the old manifest deleted) when there is
-//! none yet (after recovery: a recovered manifest is never appended to, it may end in a
-//! torn tail), when the manifest reached its size limit, or after a manifest write failed.
+//! none yet (after recovery: a recovered manifest is never appended to), when the manifest
+//! reached its size limit, or after a manifest write failed.
 //!
 //! After a failed `log_and_apply` the edit may or may not be durable: the in-memory
 //! version stays as it was, and the next `log_and_apply` writes a new manifest from it,
@@ -32,10 +32,23 @@
 //!
 //! # Recovery
 //!
-//! CURRENT → manifest → replay. A torn tail of the manifest (a record cut by a crash) is
-//! ignored; damage before it is `Error::Corruption`, as is a CURRENT that is malformed or
-//! names a manifest that does not exist. Manifests CURRENT does not name (left by a crash
-//! during a switch) are deleted once the next manifest is live.
+//! CURRENT → manifest → replay. The manifest is read with absolute consistency, whatever
+//! the WAL recovery mode: a bad record anywhere in it (a failed check, a log ending inside
+//! a record, an unknown record type, an edit that does not decode or apply) is
+//! `Error::Corruption` naming the manifest and the offset, as RocksDB refuses a corrupt
+//! manifest; so is a CURRENT that is malformed or names a manifest that does not exist.
+//! Dropping a bad last edit instead could lose a flushed SST whose WAL is already deleted.
+//!
+//! No legitimate torn tail can reach this reader. Every manifest write is records added to
+//! a file writer, then a sync: the file layer shows a file as of its last acknowledged sync
+//! (or of the sync in flight at a crash, never a mix), records reach the writer whole, and
+//! a writer that failed an append or a sync is dropped, which discards its unsynced bytes.
+//! A new manifest that crashed before its first sync is empty and not named by CURRENT
+//! (CURRENT is switched only after the sync), so it is never read. A bad record is
+//! therefore damage, not a write cut by a crash.
+//!
+//! Manifests CURRENT does not name (left by a crash during a switch) are deleted once the
+//! next manifest is live.
 
 use std::sync::Arc;
 
@@ -44,7 +57,7 @@ use zonefs::meta::FileKind;
 use zonefs::placement::{Lifetime, PlacementHint};
 
 use crate::key::SeqNo;
-use crate::log::{read_log, LogWriter};
+use crate::log::{read_log, LogRecord, LogWriter};
 use crate::options::Options;
 use crate::{Error, Result};
 
@@ -124,10 +137,10 @@ impl VersionSet {
     pub fn recover(fs: Arc<ZoneFs>, options: &Options) -> Result<VersionSet> {
         let (manifest, number) = read_current(&fs)?;
         let data = read_manifest(&fs, &manifest)?;
-        let contents = read_log(&data, &manifest)?;
+        let records = read_log(&data).require_intact(&manifest)?;
         let mut set = VersionSet::empty(fs, options, 0);
         set.manifest_number = number;
-        set.replay(&manifest, &contents.records)?;
+        set.replay(&manifest, &records)?;
         set.mark_file_number_used(number);
         for other in manifests_on(&set.fs) {
             set.mark_file_number_used(other);
@@ -161,13 +174,13 @@ impl VersionSet {
     }
 
     /// Applies every record of the manifest `what`; the counters must have been logged.
-    fn replay(&mut self, what: &str, records: &[Vec<u8>]) -> Result<()> {
+    fn replay(&mut self, what: &str, records: &[LogRecord]) -> Result<()> {
         let base = Version::new(self.current.num_levels());
         let mut builder = Builder::new(&base);
         let (mut next_file, mut last_seq) = (None, None);
         for (i, record) in records.iter().enumerate() {
-            let at = |e: Error| in_record(e, what, i);
-            let edit = VersionEdit::decode(record).map_err(at)?;
+            let at = |e: Error| in_record(e, what, i, record.offset);
+            let edit = VersionEdit::decode(&record.payload).map_err(at)?;
             builder.apply(&edit).map_err(at)?;
             next_file = next_file.max(edit.next_file_number);
             last_seq = last_seq.max(edit.last_sequence);
@@ -398,14 +411,14 @@ impl std::fmt::Debug for VersionSet {
     }
 }
 
-/// Adds the record index to an error found while replaying a manifest.
-fn in_record(e: Error, what: &str, index: usize) -> Error {
+/// Adds the record index and offset to an error found while replaying a manifest.
+fn in_record(e: Error, what: &str, index: usize, offset: u64) -> Error {
     match e {
         Error::Corruption {
             what: inner,
             detail,
         } => Error::corruption(
-            format!("{what} (record {index})"),
+            format!("{what} (record {index} at offset {offset})"),
             format!("{inner}: {detail}"),
         ),
         other => other,
@@ -832,7 +845,7 @@ mod tests {
     }
 
     #[test]
-    fn torn_tails_are_ignored_and_damage_is_corruption() {
+    fn any_bad_record_is_corruption_even_at_the_tail() {
         let (_, dev) = device(24, 128);
         let fs = format(&dev);
         let second = VersionEdit {
@@ -840,16 +853,43 @@ mod tests {
             ..VersionEdit::default()
         };
         let records = [base_edit().encode(), second.encode()];
-        // A torn tail: half of a third record.
-        let mut third = LogWriter::new(Vec::new());
-        third.add_record(&second.encode()).unwrap();
-        let third = third.into_inner();
-        install_manifest(&fs, &records, &third[..third.len() / 2]);
+        install_manifest(&fs, &records, b"");
         let vs = VersionSet::recover(fs.clone(), &options()).unwrap();
         assert_eq!(vs.current().all_files().count(), 2);
         assert_eq!(
             (vs.next_file_number(), vs.last_sequence(), vs.log_number()),
             (20, 100, 4)
+        );
+
+        // Half of a third record: the file layer never shows one, so it is damage, not a
+        // torn write, and the manifest is refused rather than read without it.
+        let mut third = LogWriter::new(Vec::new());
+        third.add_record(&second.encode()).unwrap();
+        let third = third.into_inner();
+        install_manifest(&fs, &records, &third[..third.len() / 2]);
+        let err = recover_err(&fs);
+        let at = records.iter().map(|r| r.len() + 13).sum::<usize>();
+        assert!(err.is_corruption(), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("MANIFEST-000009") && msg.contains(&format!("offset {at}")),
+            "{msg}"
+        );
+
+        // A flipped bit in the last record.
+        let mut log = LogWriter::new(Vec::new());
+        for r in &records {
+            log.add_record(r).unwrap();
+        }
+        let mut data = log.into_inner();
+        let last = data.len() - 2;
+        data[last] ^= 0x04;
+        write_file(&fs, &manifest_file_name(9), &data);
+        let msg = recover_err(&fs).to_string();
+        assert!(msg.contains("checksum mismatch"), "{msg}");
+        assert!(
+            msg.contains(&format!("offset {}", records[0].len() + 13)),
+            "{msg}"
         );
 
         // Damage in the first record, with a valid record after it.
@@ -868,7 +908,7 @@ mod tests {
         install_manifest(&fs, &[unknown], b"");
         let err = recover_err(&fs);
         assert!(
-            err.to_string().contains("record 0") && err.is_corruption(),
+            err.to_string().contains("record 0 at offset 0") && err.is_corruption(),
             "{err}"
         );
         let overlap = VersionEdit {

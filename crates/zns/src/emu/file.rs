@@ -10,6 +10,9 @@
 //!
 //! Each write stores its bytes first and its table entry second, so a process killed in
 //! between leaves the entry describing the older, shorter zone: the write never happened.
+//! A reset goes the other way: the entry (empty) first, the punch second, so a process
+//! killed in between leaves an empty zone whose old bytes lie behind the write pointer,
+//! never read again. No order of steps leaves an entry that claims bytes the file lost.
 //! The image is locked while open, so a second process cannot use it at the same time.
 
 use std::fs::{File, OpenOptions, TryLockError};

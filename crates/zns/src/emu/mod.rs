@@ -11,6 +11,7 @@
 //!   oldest implicitly opened zone is closed to make room, otherwise the command fails;
 //! - a failed command changes nothing.
 
+mod crash;
 mod file;
 mod mem;
 
@@ -18,6 +19,7 @@ use std::sync::Mutex;
 
 use rand::{Rng, SeedableRng};
 
+pub use crash::CrashPoint;
 pub use file::FileStorage;
 pub use mem::MemStorage;
 
@@ -37,7 +39,8 @@ pub trait Storage: Send + Sync {
     /// Reads bytes the state machine knows to be written (below the write pointer).
     fn read(&self, zone: u32, off: u64, buf: &mut [u8]) -> Result<()>;
 
-    /// Forgets the zone's bytes at and beyond `len` (reset, power cut).
+    /// Forgets the zone's bytes at and beyond `len` (reset, power cut). Called only after
+    /// [`Storage::persist`] has recorded the zone as holding at most `len` bytes.
     fn truncate(&self, zone: u32, len: u64) -> Result<()>;
 
     /// Records a zone's condition and written length (persistent storages only).
@@ -298,10 +301,14 @@ impl<S: Storage> Emulated<S> {
             self.storage
                 .persist(v, ZoneState::Closed, core.zones[v as usize].written)?;
         }
+        // The zone's new condition is recorded before its bytes are dropped: a crash in
+        // between leaves an empty zone whose stale bytes lie behind the write pointer, where
+        // they are never read. The other order could leave a zone that claims data it has
+        // lost (it reads zeros), which is how an interrupted reset once hid a superblock.
+        self.storage.persist(zone, new, written)?;
         if op == ZoneOp::Reset {
             self.storage.truncate(zone, 0)?;
         }
-        self.storage.persist(zone, new, written)?;
         if let Some(v) = victim {
             core.auto_close(v);
         }
@@ -407,8 +414,9 @@ impl<S: Storage> Emulated<S> {
             r.durable = keep;
             // Storage failures during a simulated power cut cannot be reported to anyone;
             // the next mount reads whatever the storage holds, which is what a real cut does.
-            let _ = self.storage.truncate(z, keep);
+            // The condition first, the bytes second, as for a reset.
             let _ = self.storage.persist(z, state, keep);
+            let _ = self.storage.truncate(z, keep);
         }
         core.powered = false;
         core.power_cut_at = None;
@@ -672,6 +680,18 @@ impl FileDevice {
     /// Opens an existing image; zone conditions and write pointers come from the file.
     pub fn open(path: &std::path::Path) -> Result<FileDevice> {
         let (storage, geo, zones) = FileStorage::open(path, true)?;
+        Emulated::with_zones(geo, storage, zones)
+    }
+
+    /// Opens an existing image whose storage dies at its `budget`-th mutating step (see
+    /// [`CrashPoint`]): for tests that kill the emulator between its own storage steps.
+    pub fn open_with_crash_point(
+        path: &std::path::Path,
+        budget: u64,
+        seed: u64,
+    ) -> Result<Emulated<CrashPoint<FileStorage>>> {
+        let (storage, geo, zones) = FileStorage::open(path, true)?;
+        let storage = CrashPoint::new(storage, budget, geo.block_size, seed);
         Emulated::with_zones(geo, storage, zones)
     }
 

@@ -1,9 +1,12 @@
 //! The bytes of one write to the metadata log: frames packed back to back, closed by a
-//! commit frame and zero padding up to the device block boundary.
+//! commit frame; then the same frames again with their own commit frame (the batch's copy);
+//! then zero padding up to the device block boundary.
 //!
 //! Placement rule shared with the reader: a frame never starts in the last three bytes of
 //! a block (those are left zero), so a length word never straddles a block boundary and a
 //! zero length word always means "padding, continue at the next block".
+
+use std::ops::Range;
 
 use super::codec::EncodeError;
 use super::record::{encode_state_snapshot, Commit, Record};
@@ -18,6 +21,8 @@ pub(crate) struct Batch {
     buf: Vec<u8>,
     records: u32,
     block: usize,
+    /// Where each record frame of the batch lies in `buf`, to write them again as the copy.
+    frames: Vec<Range<usize>>,
 }
 
 impl Batch {
@@ -27,6 +32,7 @@ impl Batch {
             buf: Vec::new(),
             records: 0,
             block,
+            frames: Vec::new(),
         }
     }
 
@@ -49,47 +55,105 @@ impl Batch {
     pub fn clear(&mut self) {
         self.buf.clear();
         self.records = 0;
+        self.frames.clear();
     }
 
-    /// The superblock opens a zone's first batch.
+    /// The superblock opens a zone's first write, in a block of its own; the zone's second
+    /// block holds its copy.
     pub fn push_superblock(&mut self, sb: &Superblock) {
+        self.buf.extend_from_slice(&sb.encode());
+        self.pad_block();
+    }
+
+    /// The superblock as format 2 wrote it: the snapshot follows in the same block.
+    #[cfg(test)]
+    pub fn push_superblock_format_2(&mut self, sb: &Superblock) {
         self.buf.extend_from_slice(&sb.encode());
     }
 
     pub fn push_record(&mut self, rec: &Record) -> Result<(), EncodeError> {
         let records = self.one_more()?;
-        self.start_frame();
+        let start = self.start_frame();
         rec.encode_frame(&mut self.buf)?;
+        self.frames.push(start..self.buf.len());
         self.records = records;
         Ok(())
     }
 
     pub fn push_snapshot(&mut self, state: &FsState) -> Result<(), EncodeError> {
         let records = self.one_more()?;
-        self.start_frame();
+        let start = self.start_frame();
         encode_state_snapshot(state, &mut self.buf)?;
+        self.frames.push(start..self.buf.len());
         self.records = records;
         Ok(())
     }
 
-    /// Closes the batch with commit `seq` and pads it to the block boundary. Returns the
-    /// length before sealing, for [`Batch::unseal`] if the write fails.
+    /// Closes the batch with commit `seq`, writes its copy (the same record frames and a
+    /// commit of its own) and pads both to the block boundary. Returns the length before
+    /// sealing, for [`Batch::unseal`] if the write fails.
     pub fn seal(&mut self, seq: u64) -> Result<usize, EncodeError> {
+        let mark = self.buf.len();
+        let sealed = self.seal_copies(seq);
+        if let Err(e) = sealed {
+            self.buf.truncate(mark);
+            return Err(e);
+        }
+        self.pad_block();
+        Ok(mark)
+    }
+
+    fn seal_copies(&mut self, seq: u64) -> Result<(), EncodeError> {
+        let first = self.frames.first().map(|f| f.start);
+        self.push_commit(seq, first)?;
+        let mut copy_start = None;
+        for i in 0..self.frames.len() {
+            let frame = self.frames[i].clone();
+            let start = self.start_frame();
+            copy_start.get_or_insert(start);
+            self.buf.extend_from_within(frame);
+        }
+        self.push_commit(seq, copy_start)
+    }
+
+    /// A commit frame closing the frames that start at `first` (none: an empty batch).
+    fn push_commit(&mut self, seq: u64, first: Option<usize>) -> Result<(), EncodeError> {
+        let start = self.start_frame();
+        let span = first.map_or(0, |f| start - f);
+        let span = u32::try_from(span).map_err(|_| EncodeError::TooLong {
+            what: "batch",
+            len: span as u64,
+        })?;
+        let commit = Commit {
+            seq,
+            records: self.records,
+            span: Some(span),
+        };
+        commit.encode_frame(&mut self.buf)
+    }
+
+    /// Closes the batch as format 2 did: one copy, a commit without span. Only to build
+    /// old-format zones in tests.
+    #[cfg(test)]
+    pub fn seal_format_2(&mut self, seq: u64) -> Result<usize, EncodeError> {
         let mark = self.buf.len();
         self.start_frame();
         let commit = Commit {
             seq,
             records: self.records,
+            span: None,
         };
-        if let Err(e) = commit.encode_frame(&mut self.buf) {
-            self.buf.truncate(mark);
-            return Err(e);
-        }
+        commit.encode_frame(&mut self.buf)?;
+        self.pad_block();
+        Ok(mark)
+    }
+
+    /// Pads the bytes so far to the block boundary.
+    fn pad_block(&mut self) {
         let tail = self.buf.len() % self.block;
         if tail != 0 {
             self.buf.resize(self.buf.len() + self.block - tail, 0);
         }
-        Ok(mark)
     }
 
     /// Undoes [`Batch::seal`]: the records stay pending.
@@ -105,12 +169,14 @@ impl Batch {
         })
     }
 
-    /// Skips the end of the block when a length word would not fit in it.
-    fn start_frame(&mut self) {
+    /// Skips the end of the block when a length word would not fit in it; returns where
+    /// the next frame starts.
+    fn start_frame(&mut self) -> usize {
         let left = self.block - self.buf.len() % self.block;
         if left < LENGTH_WORD {
             self.buf.resize(self.buf.len() + left, 0);
         }
+        self.buf.len()
     }
 }
 

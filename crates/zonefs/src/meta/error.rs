@@ -44,12 +44,13 @@ pub enum MetaError {
 
     #[error(
         "metadata zone {zone}: format version {found} is not supported (this build reads \
-         version {supported} only); reformat the device"
+         versions {oldest} to {newest}); reformat the device"
     )]
     UnsupportedVersion {
         zone: u32,
         found: u32,
-        supported: u32,
+        oldest: u32,
+        newest: u32,
     },
 
     #[error(

@@ -7,7 +7,7 @@ use zns::{IoCategory, ZoneState, ZonedDevice};
 use super::error::MetaResult;
 use super::record::{FrameError, FrameKind};
 use super::scan::{Cursor, Item};
-use super::superblock::{Superblock, SuperblockError};
+use super::superblock::{frames_start, Superblock, SuperblockError, FORMAT_VERSION};
 
 /// One frame found in a zone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,13 +50,19 @@ pub fn dump_zone(dev: &dyn ZonedDevice, zone: u32) -> MetaResult<ZoneDump> {
         stopped: None,
     };
     if written > 0 {
-        walk(&bytes, geo.block_size as usize, &mut dump);
+        // A zone whose superblock cannot be read is walked as the current format lays it out.
+        let version = match &dump.superblock {
+            Some(Ok(sb)) => sb.version,
+            _ => FORMAT_VERSION,
+        };
+        let block = geo.block_size as usize;
+        walk(&bytes, block, frames_start(version, block), &mut dump);
     }
     Ok(dump)
 }
 
-fn walk(bytes: &[u8], block: usize, dump: &mut ZoneDump) {
-    let mut cur = Cursor::after_superblock(bytes, block);
+fn walk(bytes: &[u8], block: usize, start: usize, dump: &mut ZoneDump) {
+    let mut cur = Cursor::at(bytes, block, start);
     let mut in_batch = true;
     loop {
         match cur.next(in_batch) {
@@ -67,10 +73,8 @@ fn walk(bytes: &[u8], block: usize, dump: &mut ZoneDump) {
                     len: (cur.pos() - at) as u64,
                     kind,
                 });
+                // After a commit comes the batch's copy, or padding up to the next batch.
                 in_batch = kind != FrameKind::Commit;
-                if !in_batch {
-                    cur.align();
-                }
             }
             Item::Bad { at, error } => {
                 dump.stopped = Some((at as u64, error));

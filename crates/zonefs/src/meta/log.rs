@@ -1,7 +1,9 @@
 //! The metadata log writer: a rolling log over the first `meta_zones` zones.
 //!
-//! Each metadata zone holds one generation: a superblock, a snapshot of the whole state,
-//! then batches of delta records, one batch per [`MetaLog::sync`]. When a batch no longer
+//! Each metadata zone holds one generation: a superblock (in blocks 0 and 1), a snapshot of
+//! the whole state, then batches of delta records, one batch per [`MetaLog::sync`]. Every
+//! batch, the snapshot's included, is written twice, back to back in one device write, so
+//! that damage to one copy is repaired from the other at the next mount. When a batch no longer
 //! fits, the log rolls: the next metadata zone receives a superblock with the next
 //! sequence number and a snapshot of the current state; once that is durable the old zone
 //! is reset. Recovery lives in `recover.rs`.
@@ -55,6 +57,9 @@ pub struct MountReport {
     /// Metadata zones that were passed over, with the reason (a damaged superblock, or a
     /// newer generation whose snapshot never became complete).
     pub skipped: Vec<(u32, String)>,
+    /// Damage in the replayed zone that was read past by using the other copy: (offset,
+    /// why). A read-write mount rolls to a clean generation when there is any.
+    pub repaired: Vec<(u64, String)>,
     /// The zone the log must roll to before it can append, because `zone` ends with a torn
     /// tail or is full. A read-write recovery rolls there; a read-only one leaves the log
     /// as it is.
@@ -312,13 +317,10 @@ impl MetaLog {
     fn write_base(&mut self, target: u32, state: &FsState, commit: u64) -> MetaResult<()> {
         // Numbers read back from disk are not trusted not to be at the limit.
         let seq = self.seq.saturating_add(1);
+        let sb = Superblock::new(&self.geo, self.layout.meta_zones, target, seq);
         let mut base = Batch::new(self.geo.block_size as usize);
-        base.push_superblock(&Superblock::new(
-            &self.geo,
-            self.layout.meta_zones,
-            target,
-            seq,
-        ));
+        base.push_superblock(&sb);
+        base.push_superblock(&sb);
         base.push_snapshot(state)?;
         base.seal(commit)?;
         if base.len() > self.geo.zone_capacity {

@@ -41,5 +41,6 @@ pub use state::{
     ZonePlacement, MAX_NAME_LEN, MAX_POLICY_LEN,
 };
 pub use superblock::{
-    Mismatch, Superblock, SuperblockError, FORMAT_VERSION, MAGIC, SUPERBLOCK_LEN,
+    frames_start, Mismatch, Superblock, SuperblockError, FORMAT_VERSION, MAGIC, MIN_READ_VERSION,
+    SUPERBLOCK_LEN,
 };

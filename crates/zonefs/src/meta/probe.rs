@@ -34,21 +34,30 @@ impl ProbeInfo {
 /// Finds the newest intact superblock of a device's metadata zones. Never writes.
 ///
 /// Metadata zones come first on the device, so the scan reads the first block of each
-/// written zone from zone 0 on, and stops at a zone without the superblock magic while no
-/// superblock has been found (file data: not a zkv file system), or past the metadata zones
-/// a superblock names. Errors: [`MetaError::NotFormatted`] when no zone starts with the
-/// magic; [`MetaError::Corrupt`] when some do but none holds an intact superblock.
+/// written zone (or its copy in the second block) from zone 0 on, until it passes the metadata zones a superblock names. A
+/// zone that holds no superblock, or cannot be read, does not end the scan: an interrupted
+/// reset or a damaged block in zone 0 must not hide the newer generation in zone 1.
+/// Errors: [`MetaError::NotFormatted`] only when no zone starts with the superblock magic;
+/// [`MetaError::Corrupt`] when some do but none holds an intact superblock; the first read
+/// error when a zone could not be read and no superblock was found elsewhere.
 pub fn probe(dev: &dyn ZonedDevice) -> MetaResult<ProbeInfo> {
     let geo = dev.geometry();
     let mut newest: Option<Superblock> = None;
     let mut damaged = None;
+    let mut unreadable = None;
     for info in dev.report_zones(0, geo.zones)? {
-        let known = newest.map(|sb| sb.meta_zones);
-        if known.is_some_and(|meta_zones| info.zone >= meta_zones) {
+        if newest.is_some_and(|sb| info.zone >= sb.meta_zones) {
             break;
         }
-        match read_superblock(dev, &geo, &info)? {
-            None => {}
+        let found = match read_superblock(dev, &geo, &info) {
+            Ok(found) => found,
+            Err(e) => {
+                unreadable.get_or_insert(e);
+                continue;
+            }
+        };
+        match found.map(|(sb, _)| sb) {
+            None | Some(Err(SuperblockError::NoMagic | SuperblockError::Truncated { .. })) => {}
             Some(Ok(sb)) if sb.zone == info.zone && info.zone < sb.meta_zones => {
                 newest = newest.filter(|n| n.seq >= sb.seq).or(Some(sb));
             }
@@ -62,36 +71,44 @@ pub fn probe(dev: &dyn ZonedDevice) -> MetaResult<ProbeInfo> {
             Some(Err(e @ SuperblockError::Checksum { .. })) => {
                 damaged.get_or_insert((info.zone, e.to_string()));
             }
-            // Inside the metadata zones recovery judges what a zone holds.
-            Some(Err(_)) if known.is_some() => {}
-            Some(Err(_)) => break,
         }
     }
-    match (newest, damaged) {
-        (Some(superblock), damaged) => Ok(ProbeInfo {
+    match (newest, damaged, unreadable) {
+        (Some(superblock), damaged, _) => Ok(ProbeInfo {
             superblock,
             damaged,
         }),
-        (None, Some((zone, reason))) => Err(MetaError::Corrupt {
+        (None, Some((zone, reason)), _) => Err(MetaError::Corrupt {
             zone,
             offset: 0,
             reason,
         }),
-        (None, None) => Err(MetaError::NotFormatted),
+        (None, None, Some(e)) => Err(e),
+        (None, None, None) => Err(MetaError::NotFormatted),
     }
 }
 
-/// The superblock at the start of a zone; `None` for zones with nothing written (or
-/// offline ones, which cannot be read).
+/// The superblock of a zone: block 0's, or, when that is not intact, its copy in block 1
+/// (format 3 on); `None` for zones with nothing written (or offline ones, which cannot be
+/// read). The flag says the copy was used.
 pub(crate) fn read_superblock(
     dev: &dyn ZonedDevice,
     geo: &Geometry,
     info: &ZoneInfo,
-) -> MetaResult<Option<Result<Superblock, SuperblockError>>> {
+) -> MetaResult<Option<(Result<Superblock, SuperblockError>, bool)>> {
     if matches!(info.state, ZoneState::Empty | ZoneState::Offline) {
         return Ok(None);
     }
-    let mut block = vec![0u8; geo.block_size as usize];
-    dev.read(info.start, &mut block, IoCategory::Metadata)?;
-    Ok(Some(Superblock::decode(&block)))
+    let block = geo.block_size as usize;
+    let len = (info.used() as usize).min(2 * block);
+    let mut head = vec![0u8; len];
+    dev.read(info.start, &mut head, IoCategory::Metadata)?;
+    let first = Superblock::decode(&head);
+    if first.is_ok() {
+        return Ok(Some((first, false)));
+    }
+    match head.get(block..).map(Superblock::decode) {
+        Some(Ok(copy)) if copy.version >= 3 => Ok(Some((Ok(copy), true))),
+        _ => Ok(Some((first, false))),
+    }
 }

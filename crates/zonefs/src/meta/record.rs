@@ -51,6 +51,10 @@ pub struct Commit {
     pub seq: u64,
     /// Records in the batch.
     pub records: u32,
+    /// Bytes from the start of the batch's first frame to the start of this commit frame
+    /// (format 3 on; `None` in format 2 commits): from an intact commit, the start of its
+    /// batch can be found even when the frames before it cannot be walked.
+    pub span: Option<u32>,
 }
 
 /// What one frame holds.
@@ -114,6 +118,9 @@ pub enum FrameError {
 
     #[error("unknown frame type {code}")]
     UnknownType { code: u8 },
+
+    #[error("commit counts {counted} records, found {found}")]
+    CountMismatch { counted: u32, found: u32 },
 
     #[error("undecodable {kind:?} payload: {source}")]
     Payload {
@@ -214,16 +221,22 @@ impl Commit {
         encode_frame(out, FrameKind::Commit, |o| {
             put_u64(o, self.seq);
             put_u32(o, self.records);
+            if let Some(span) = self.span {
+                put_u32(o, span);
+            }
             Ok(())
         })
     }
 
     fn decode_payload(payload: &[u8]) -> Result<Commit, DecodeError> {
         let mut r = ByteReader::new(payload);
-        let commit = Commit {
-            seq: r.u64("commit sequence")?,
-            records: r.u32("commit record count")?,
+        let seq = r.u64("commit sequence")?;
+        let records = r.u32("commit record count")?;
+        let span = match r.remaining() {
+            0 => None,
+            _ => Some(r.u32("commit span")?),
         };
+        let commit = Commit { seq, records, span };
         r.finish("commit payload")?;
         Ok(commit)
     }
@@ -614,13 +627,16 @@ mod tests {
             rec.encode_payload(&mut payload).unwrap();
             assert_eq!(Record::decode_payload(rec.kind(), &payload), Ok(rec));
         }
-        let commit = Commit {
-            seq: u64::MAX,
-            records: 17,
-        };
-        let mut buf = Vec::new();
-        Frame::Commit(commit).encode(&mut buf).unwrap();
-        assert_eq!(decode_frame(&buf), Ok((Frame::Commit(commit), buf.len())));
+        for span in [None, Some(4242)] {
+            let commit = Commit {
+                seq: u64::MAX,
+                records: 17,
+                span,
+            };
+            let mut buf = Vec::new();
+            Frame::Commit(commit).encode(&mut buf).unwrap();
+            assert_eq!(decode_frame(&buf), Ok((Frame::Commit(commit), buf.len())));
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::log::{check_layout, MetaLog, MountReport};
 use super::probe::read_superblock;
 use super::scan::{replay_zone, ScanError, ZoneReplay};
 use super::state::FsState;
-use super::superblock::{Superblock, SuperblockError, FORMAT_VERSION};
+use super::superblock::{Superblock, SuperblockError, FORMAT_VERSION, MIN_READ_VERSION};
 
 /// Whether recovery may write to repair the log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +25,8 @@ struct ZoneHead {
     info: ZoneInfo,
     /// `None` for zones with nothing written (or unreadable ones).
     superblock: Option<Result<Superblock, SuperblockError>>,
+    /// Block 0's superblock was damaged and its copy in block 1 was read instead.
+    from_copy: bool,
 }
 
 impl ZoneHead {
@@ -80,7 +82,7 @@ impl MetaLog {
         let mut skipped = damaged_superblocks(&heads);
         for (sb, head) in newest_first(&heads) {
             let bytes = read_zone(dev.as_ref(), &head.info)?;
-            match replay_zone(&bytes, geo.block_size as usize, layout) {
+            match replay_zone(&bytes, geo.block_size as usize, layout, sb.version) {
                 Ok(replay) => {
                     let mut log = MetaLog::unplaced(dev, layout);
                     let state = log.adopt(sb, head, &heads, replay, skipped, access)?;
@@ -125,7 +127,16 @@ impl MetaLog {
         // Appending after a torn write would leave garbage between valid batches, which
         // the next mount would rightly call corruption; a full zone has no room left.
         let written = (head.info.state != ZoneState::Full).then(|| head.info.written());
-        let needs_roll = replay.torn_tail.is_some() || written != Some(replay.end);
+        let mut repaired = replay.repaired.clone();
+        if head.from_copy {
+            repaired.insert(0, (0, "superblock damaged, its copy used".to_string()));
+        }
+        // Damage read past is rewritten by rolling to a clean generation, and so is a
+        // generation of an older format.
+        let needs_roll = replay.torn_tail.is_some()
+            || written != Some(replay.end)
+            || !repaired.is_empty()
+            || sb.version != FORMAT_VERSION;
         let stale = self.stale.clone();
         match access {
             Access::ReadWrite => self.repair(needs_roll, &replay.state)?,
@@ -139,6 +150,7 @@ impl MetaLog {
             records: replay.records,
             torn_tail: replay.torn_tail,
             skipped: skipped.iter().map(Skip::describe).collect(),
+            repaired,
             roll_to: needs_roll.then(|| self.next_zone(head.zone())),
             rolled: needs_roll && access == Access::ReadWrite,
             stale,
@@ -165,8 +177,15 @@ fn read_heads(dev: &dyn ZonedDevice, geo: &Geometry, meta_zones: u32) -> MetaRes
     let infos = dev.report_zones(0, meta_zones)?;
     let mut heads = Vec::with_capacity(infos.len());
     for info in infos {
-        let superblock = read_superblock(dev, geo, &info)?;
-        let head = ZoneHead { info, superblock };
+        let (superblock, from_copy) = match read_superblock(dev, geo, &info)? {
+            Some((sb, from_copy)) => (Some(sb), from_copy),
+            None => (None, false),
+        };
+        let head = ZoneHead {
+            info,
+            superblock,
+            from_copy,
+        };
         if let Some(sb) = head.valid() {
             check_superblock(&sb, geo, meta_zones, head.zone())?;
         }
@@ -176,11 +195,12 @@ fn read_heads(dev: &dyn ZonedDevice, geo: &Geometry, meta_zones: u32) -> MetaRes
 }
 
 fn check_superblock(sb: &Superblock, geo: &Geometry, meta_zones: u32, zone: u32) -> MetaResult<()> {
-    if sb.version != FORMAT_VERSION {
+    if !(MIN_READ_VERSION..=FORMAT_VERSION).contains(&sb.version) {
         return Err(MetaError::UnsupportedVersion {
             zone,
             found: sb.version,
-            supported: FORMAT_VERSION,
+            oldest: MIN_READ_VERSION,
+            newest: FORMAT_VERSION,
         });
     }
     match sb.mismatch(geo, meta_zones, zone) {
@@ -254,4 +274,62 @@ fn read_zone(dev: &dyn ZonedDevice, info: &ZoneInfo) -> MetaResult<Vec<u8>> {
     let mut bytes = vec![0u8; info.used() as usize];
     dev.read(info.start, &mut bytes, IoCategory::Metadata)?;
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meta::batch::Batch;
+    use crate::meta::record::Record;
+    use crate::meta::state::{FileId, FileKind, FileMeta, ZoneLayout};
+    use zns::MemDevice;
+
+    /// A generation as format version 2 wrote it: one copy of everything, the snapshot
+    /// right after the superblock.
+    fn version_2_zone(geo: &Geometry, files: u64) -> Vec<u8> {
+        let block = geo.block_size as usize;
+        let layout = ZoneLayout::of_device(geo, 3);
+        let mut sb = Superblock::new(geo, 3, 0, 1);
+        sb.version = 2;
+        let mut base = Batch::new(block);
+        base.push_superblock_format_2(&sb);
+        base.push_snapshot(&FsState::new(layout)).unwrap();
+        base.seal_format_2(0).unwrap();
+        let mut bytes = base.bytes().to_vec();
+        for id in 1..=files {
+            let mut b = Batch::new(block);
+            let meta = FileMeta::new(format!("f{id}"), FileKind::Other);
+            b.push_record(&Record::FileUpdate {
+                id: FileId(id),
+                meta,
+            })
+            .unwrap();
+            b.seal_format_2(id).unwrap();
+            bytes.extend_from_slice(b.bytes());
+        }
+        bytes
+    }
+
+    #[test]
+    fn a_version_2_generation_is_read_and_rewritten_in_the_current_format() {
+        let geo = Geometry::new(8, 1 << 16);
+        let dev: Arc<dyn ZonedDevice> = Arc::new(MemDevice::new(geo).unwrap());
+        dev.write(0, &version_2_zone(&geo, 3), IoCategory::Metadata)
+            .unwrap();
+        let (ro, _) = MetaLog::recover_read_only(dev.clone(), 3).unwrap();
+        assert_eq!(ro.file_count(), 3);
+        let (state, log) = MetaLog::recover(dev.clone(), 3).unwrap();
+        assert_eq!(state, ro);
+        let report = log.mount_report().unwrap();
+        assert_eq!((report.zone, report.commit, report.rolled), (0, 3, true));
+        assert_eq!(log.active_zone(), 1);
+        let info = dev.zone_info(1).unwrap();
+        let head = read_superblock(dev.as_ref(), &geo, &info).unwrap();
+        let sb = head.and_then(|(sb, _)| sb.ok()).unwrap();
+        assert_eq!(sb.version, FORMAT_VERSION);
+        drop(log);
+        let (again, log) = MetaLog::recover(dev, 3).unwrap();
+        assert_eq!(again, state);
+        assert!(!log.mount_report().unwrap().rolled);
+    }
 }

@@ -1,10 +1,18 @@
 //! Replaying one metadata zone: its snapshot batch, then every committed batch in order,
-//! telling an interrupted last write (ignored) from damage (an error).
+//! telling an interrupted last write (ignored) from damage (repaired from the batch's copy,
+//! or an error).
+//!
+//! Since format version 3 every batch is written twice, back to back, and each commit frame
+//! carries its batch's length (span). Replay applies the first intact copy of each batch and
+//! passes over the other. Past a damaged copy it looks for the next intact commit frame: one
+//! of the expected number whose span leads to a complete batch is the copy, and replay goes
+//! on from it; one numbered later means both copies of a batch are lost (corruption); none
+//! means the damage is the zone's tail (an interrupted write, or a copy of a batch already
+//! applied).
 
 use super::batch::LENGTH_WORD;
 use super::record::{decode_frame, Commit, Frame, FrameError, Record};
 use super::state::{FsState, ZoneLayout};
-use super::superblock::SUPERBLOCK_LEN;
 
 /// A zone replayed up to its last committed batch.
 #[derive(Debug)]
@@ -14,17 +22,19 @@ pub(crate) struct ZoneReplay {
     /// Delta batches and records applied after the snapshot.
     pub batches: u64,
     pub records: u64,
-    /// Offset just past the last committed batch (block aligned).
+    /// Offset just past the last committed batch or its copy (block aligned).
     pub end: u64,
     /// Where an interrupted last write starts, if the zone ends with one.
     pub torn_tail: Option<u64>,
+    /// Damaged copies that replay read past, using the other copy: (offset, why).
+    pub repaired: Vec<(u64, String)>,
 }
 
 /// Why a zone could not be replayed.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum ScanError {
-    /// The snapshot batch after the superblock is missing, incomplete or unusable: this
-    /// generation never became complete, and an older one may still be used.
+    /// The snapshot batch after the superblock is missing, incomplete or unusable in both
+    /// copies: this generation never became complete, and an older one may still be used.
     NoBase { offset: u64, reason: String },
     /// Damage followed by valid data, or a well-formed record that cannot be applied.
     Corrupt { offset: u64, reason: String },
@@ -47,13 +57,9 @@ pub(crate) struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    /// A cursor at the first frame after the superblock.
-    pub fn after_superblock(bytes: &'a [u8], block: usize) -> Cursor<'a> {
-        Cursor {
-            bytes,
-            block,
-            pos: SUPERBLOCK_LEN,
-        }
+    /// A cursor at offset `pos` of the zone.
+    pub fn at(bytes: &'a [u8], block: usize, pos: usize) -> Cursor<'a> {
+        Cursor { bytes, block, pos }
     }
 
     pub fn pos(&self) -> usize {
@@ -72,82 +78,256 @@ impl<'a> Cursor<'a> {
                 self.pos += left;
                 continue;
             }
-            match decode_frame(&self.bytes[self.pos..]) {
-                Ok((frame, len)) => {
+            match self.bytes.get(self.pos..).map(decode_frame) {
+                Some(Ok((frame, len))) => {
                     let at = self.pos;
                     self.pos += len;
                     return Item::Frame { at, frame };
                 }
-                Err(FrameError::Empty) if !in_batch => self.pos += left,
-                Err(error) => {
+                Some(Err(FrameError::Empty)) if !in_batch => self.pos += left,
+                Some(Err(error)) => {
                     return Item::Bad {
                         at: self.pos,
                         error,
                     }
                 }
+                None => return Item::End,
             }
-        }
-    }
-
-    /// Moves past the padding that closes a batch.
-    pub fn align(&mut self) {
-        let into = self.pos % self.block;
-        if into != 0 {
-            self.pos += self.block - into;
         }
     }
 }
 
-/// Replays the zone whose written bytes are `bytes` (superblock already checked).
+/// What starts at a position between batches.
+#[derive(Debug)]
+enum Parsed {
+    /// A batch whose commit frame checks: where it starts, its records, the commit, and
+    /// the position right after the commit frame.
+    Complete {
+        start: usize,
+        records: Vec<(usize, Record)>,
+        commit: Commit,
+        end: usize,
+    },
+    /// Not a complete batch: damage, or a write cut short.
+    Bad { at: usize, error: FrameError },
+    /// Nothing more is written.
+    End,
+}
+
+/// Reads the batch starting at (or, past padding, after) `pos`.
+fn parse_batch(bytes: &[u8], block: usize, pos: usize) -> Parsed {
+    let mut cur = Cursor::at(bytes, block, pos);
+    let mut records = Vec::new();
+    let mut start = None;
+    loop {
+        match cur.next(start.is_some()) {
+            Item::Frame { at, frame } => {
+                let start = *start.get_or_insert(at);
+                match frame {
+                    Frame::Record(rec) => records.push((at, rec)),
+                    Frame::Commit(commit) if commit.records as usize == records.len() => {
+                        let end = cur.pos();
+                        return Parsed::Complete {
+                            start,
+                            records,
+                            commit,
+                            end,
+                        };
+                    }
+                    Frame::Commit(c) => {
+                        let error = FrameError::CountMismatch {
+                            counted: c.records,
+                            found: records.len() as u32,
+                        };
+                        return Parsed::Bad { at: start, error };
+                    }
+                }
+            }
+            Item::Bad { at, error } => {
+                return Parsed::Bad {
+                    at: start.unwrap_or(at),
+                    error,
+                }
+            }
+            Item::End => {
+                return match start {
+                    None => Parsed::End,
+                    Some(at) => Parsed::Bad {
+                        at,
+                        error: FrameError::Truncated {
+                            need: bytes.len() as u64 + 1,
+                            have: (bytes.len() - at) as u64,
+                        },
+                    },
+                }
+            }
+        }
+    }
+}
+
+/// Total bytes of a commit frame with and without its span (format 3 and 2).
+const COMMIT_FRAME_LENS: [u32; 2] = [1 + 8 + 4 + 4, 1 + 8 + 4];
+
+/// The commit frame at `pos`, if an intact one starts there. Checks the length word first,
+/// so scanning every offset of a zone costs little.
+fn commit_at(bytes: &[u8], pos: usize) -> Option<Commit> {
+    let word = bytes.get(pos..pos + LENGTH_WORD)?;
+    let len = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+    if !COMMIT_FRAME_LENS.contains(&len) {
+        return None;
+    }
+    match decode_frame(bytes.get(pos..)?) {
+        Ok((Frame::Commit(c), _)) => Some(c),
+        _ => None,
+    }
+}
+
+/// What lies past damage at `at`, for a replay whose last applied batch is `last`.
+enum PastDamage {
+    /// The complete copy of batch `last + 1`.
+    Copy(Parsed),
+    /// An intact commit of a later batch: batch `last + 1` is lost.
+    Later { offset: usize, seq: u64 },
+    /// Nothing: the damage is the zone's tail.
+    Nothing,
+}
+
+/// Looks past damage at `at` for the copy of the next batch: every intact commit frame
+/// after it is a candidate, and its span says where its batch starts.
+fn look_past_damage(bytes: &[u8], block: usize, at: usize, last: u64) -> PastDamage {
+    let next = last.saturating_add(1);
+    for pos in at + 1..bytes.len() {
+        let Some(commit) = commit_at(bytes, pos) else {
+            continue;
+        };
+        if commit.seq > next {
+            return PastDamage::Later {
+                offset: pos,
+                seq: commit.seq,
+            };
+        }
+        let start = commit.span.and_then(|s| pos.checked_sub(s as usize));
+        let Some(start) = start.filter(|s| *s > at) else {
+            continue; // an older batch's copy, or the damaged batch's own commit
+        };
+        if commit.seq != next {
+            continue;
+        }
+        if let p @ Parsed::Complete { start: s, end, .. } = parse_batch(bytes, block, start) {
+            if s == start && end > pos {
+                return PastDamage::Copy(p);
+            }
+        }
+    }
+    PastDamage::Nothing
+}
+
+/// Replays the zone whose written bytes are `bytes`; its superblock (format `version`) has
+/// been checked.
 pub(crate) fn replay_zone(
     bytes: &[u8],
     block: usize,
     layout: ZoneLayout,
+    version: u32,
 ) -> Result<ZoneReplay, ScanError> {
-    let mut cur = Cursor::after_superblock(bytes, block);
-    let (state, commit) = read_base(&mut cur, layout)?;
+    let start = super::superblock::frames_start(version, block);
+    let (base, repaired) = read_base(bytes, block, layout, start)?;
+    let mut pos = base.end;
     let mut zone = ZoneReplay {
-        state,
-        last_commit: commit,
+        state: base.state,
+        last_commit: base.commit,
         batches: 0,
         records: 0,
-        end: cur.pos as u64,
+        end: pos.next_multiple_of(block) as u64,
         torn_tail: None,
+        repaired: repaired.into_iter().collect(),
     };
-    let mut batch: Vec<(usize, Record)> = Vec::new();
     loop {
-        match cur.next(!batch.is_empty()) {
-            Item::Frame {
-                at,
-                frame: Frame::Record(rec),
-            } => batch.push((at, rec)),
-            Item::Frame {
-                at,
-                frame: Frame::Commit(c),
+        let parsed = match parse_batch(bytes, block, pos) {
+            Parsed::Bad { at, error } if !error.is_damage() => {
+                return Err(ScanError::Corrupt {
+                    offset: at as u64,
+                    reason: error.to_string(),
+                });
+            }
+            Parsed::Bad { at, error } => match look_past_damage(bytes, block, at, zone.last_commit)
+            {
+                PastDamage::Copy(p) => {
+                    zone.repaired.push((at as u64, error.to_string()));
+                    p
+                }
+                PastDamage::Later { offset, seq } => {
+                    return Err(ScanError::Corrupt {
+                        offset: at as u64,
+                        reason: format!(
+                            "{error}; batch {seq} follows at offset {offset}, after batch {}",
+                            zone.last_commit
+                        ),
+                    });
+                }
+                PastDamage::Nothing => {
+                    zone.torn_tail = Some(at as u64);
+                    return Ok(zone);
+                }
+            },
+            p => p,
+        };
+        match parsed {
+            Parsed::Complete {
+                start,
+                records,
+                commit,
+                end,
             } => {
-                zone.commit(c, at, &mut batch)?;
-                cur.align();
-                zone.end = cur.pos as u64;
+                zone.apply(start, commit, records)?;
+                zone.end = end.next_multiple_of(block) as u64;
+                pos = end;
             }
-            Item::Bad { at, error } => {
-                check_nothing_follows(bytes, block, at, &error, zone.last_commit)?;
-                zone.torn_tail = Some(batch.first().map_or(at, |(start, _)| *start) as u64);
-                return Ok(zone);
-            }
-            Item::End => {
-                zone.torn_tail = batch.first().map(|(start, _)| *start as u64);
-                return Ok(zone);
-            }
+            Parsed::End | Parsed::Bad { .. } => return Ok(zone),
         }
     }
 }
 
-/// Reads the generation's base: a snapshot frame and a commit of exactly that record.
-fn read_base(cur: &mut Cursor<'_>, layout: ZoneLayout) -> Result<(FsState, u64), ScanError> {
+/// Reads the generation's base: a snapshot frame and a commit of exactly that record, from
+/// its first copy at `start` or, when that is damaged, from its copy. Returns the state,
+/// its commit number, the position after the base's commit, and the damage read past.
+fn read_base(
+    bytes: &[u8],
+    block: usize,
+    layout: ZoneLayout,
+    start: usize,
+) -> Result<(Base, Option<(u64, String)>), ScanError> {
+    let first = match base_at(bytes, block, layout, start) {
+        Ok(base) => return Ok((base, None)),
+        Err(e) => e,
+    };
+    let copy = (start + 1..bytes.len()).find_map(|pos| {
+        let commit = commit_at(bytes, pos).filter(|c| c.records == 1)?;
+        let copy = pos.checked_sub(commit.span? as usize)?;
+        (copy > start).then_some(())?;
+        base_at(bytes, block, layout, copy).ok()
+    });
+    match (copy, first) {
+        (Some(base), ScanError::NoBase { offset, reason }) => Ok((base, Some((offset, reason)))),
+        (_, e) => Err(e),
+    }
+}
+
+/// A generation's base as read: its state, commit number, and the position after its
+/// commit frame.
+struct Base {
+    state: FsState,
+    commit: u64,
+    end: usize,
+}
+
+/// The base batch at `at`.
+fn base_at(bytes: &[u8], block: usize, layout: ZoneLayout, at: usize) -> Result<Base, ScanError> {
     let no_base = |offset: usize, reason: String| ScanError::NoBase {
         offset: offset as u64,
         reason,
     };
+    let mut cur = Cursor::at(bytes, block, at);
     let snapshot = match cur.next(true) {
         Item::Frame {
             frame: Frame::Record(Record::Snapshot(s)),
@@ -165,41 +345,44 @@ fn read_base(cur: &mut Cursor<'_>, layout: ZoneLayout) -> Result<(FsState, u64),
         }
     };
     let state = FsState::from_snapshot(snapshot, layout)
-        .map_err(|e| no_base(SUPERBLOCK_LEN, format!("snapshot rejected: {e}")))?;
+        .map_err(|e| no_base(at, format!("snapshot rejected: {e}")))?;
     match cur.next(true) {
         Item::Frame {
             frame: Frame::Commit(c),
             ..
-        } if c.records == 1 => {
-            cur.align();
-            Ok((state, c.seq))
-        }
+        } if c.records == 1 => Ok(Base {
+            state,
+            commit: c.seq,
+            end: cur.pos(),
+        }),
         _ => Err(no_base(cur.pos(), "snapshot is not committed".into())),
     }
 }
 
 impl ZoneReplay {
-    /// Applies a complete batch. Its number must follow the previous one and its record
-    /// count must match, so a lost or duplicated batch is detected.
-    fn commit(
+    /// Applies a complete batch numbered after the last one; passes over a copy of the last
+    /// one (the same number). Any other number means a batch was lost or repeated.
+    fn apply(
         &mut self,
+        start: usize,
         c: Commit,
-        at: usize,
-        batch: &mut Vec<(usize, Record)>,
+        records: Vec<(usize, Record)>,
     ) -> Result<(), ScanError> {
         let corrupt = |offset: usize, reason: String| ScanError::Corrupt {
             offset: offset as u64,
             reason,
         };
+        if c.seq == self.last_commit {
+            return Ok(());
+        }
         if Some(c.seq) != self.last_commit.checked_add(1) {
             let last = self.last_commit;
-            return Err(corrupt(at, format!("batch {} follows batch {last}", c.seq)));
+            return Err(corrupt(
+                start,
+                format!("batch {} follows batch {last}", c.seq),
+            ));
         }
-        if c.records as usize != batch.len() {
-            let reason = format!("commit counts {} records, found {}", c.records, batch.len());
-            return Err(corrupt(at, reason));
-        }
-        for (offset, rec) in batch.drain(..) {
+        for (offset, rec) in records {
             self.state
                 .apply(&rec)
                 .map_err(|e| corrupt(offset, format!("record cannot be applied: {e}")))?;
@@ -211,58 +394,12 @@ impl ZoneReplay {
     }
 }
 
-/// A bad frame at `at` is an interrupted last write only if no later write follows it.
-/// A power cut may garble any part of the write it interrupts, so frames of that same
-/// batch do not count; what counts is a complete batch numbered after it. Batches start
-/// at block boundaries, so those are the only places to look. A frame whose checksum is
-/// valid but which this build cannot read was written that way: never a torn write.
-fn check_nothing_follows(
-    bytes: &[u8],
-    block: usize,
-    at: usize,
-    error: &FrameError,
-    last_commit: u64,
-) -> Result<(), ScanError> {
-    let corrupt = |reason: String| ScanError::Corrupt {
-        offset: at as u64,
-        reason,
-    };
-    if !error.is_damage() {
-        return Err(corrupt(error.to_string()));
-    }
-    let first_boundary = (at / block + 1) * block;
-    let later = (first_boundary..bytes.len())
-        .step_by(block)
-        .find(|pos| batch_after(bytes, block, *pos, last_commit.saturating_add(1)));
-    match later {
-        Some(pos) => Err(corrupt(format!(
-            "{error}; a later batch follows at offset {pos}"
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// Whether a complete batch numbered above `seq` starts at `pos`.
-fn batch_after(bytes: &[u8], block: usize, pos: usize, seq: u64) -> bool {
-    let mut cur = Cursor { bytes, block, pos };
-    loop {
-        match cur.next(true) {
-            Item::Frame {
-                frame: Frame::Commit(c),
-                ..
-            } => return c.seq > seq,
-            Item::Frame { .. } => {}
-            Item::Bad { .. } | Item::End => return false,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::meta::batch::Batch;
     use crate::meta::state::{FileId, FileKind, FileMeta};
-    use crate::meta::superblock::Superblock;
+    use crate::meta::superblock::{Superblock, SUPERBLOCK_LEN};
     use zns::Geometry;
 
     const BLOCK: usize = 512;
@@ -278,15 +415,28 @@ mod tests {
         }
     }
 
-    /// A zone image: base batch, then one batch per entry of `batches` (records per batch).
-    fn image(batches: &[usize]) -> (Vec<u8>, Vec<usize>) {
+    /// A zone image in format `version`: base batch, then one batch per entry of `batches`
+    /// (records per batch). Returns the bytes and where each batch's copies start.
+    fn image(version: u32, batches: &[usize]) -> (Vec<u8>, Vec<Vec<usize>>) {
         let geo = Geometry::new(8, 1 << 16).with_block_size(BLOCK as u32);
+        let sb = Superblock::new(&geo, 2, 0, 1);
+        let seal = |b: &mut Batch, seq| {
+            if version >= 3 {
+                b.seal(seq).unwrap();
+            } else {
+                b.seal_format_2(seq).unwrap();
+            }
+        };
         let mut base = Batch::new(BLOCK);
-        base.push_superblock(&Superblock::new(&geo, 2, 0, 1));
+        if version >= 3 {
+            base.push_superblock(&sb);
+            base.push_superblock(&sb);
+        } else {
+            base.push_superblock_format_2(&sb);
+        }
         base.push_snapshot(&FsState::new(layout())).unwrap();
-        base.seal(0).unwrap();
+        seal(&mut base, 0);
         let mut bytes = base.bytes().to_vec();
-        let mut starts = Vec::new();
         let mut id = 1;
         for (n, count) in batches.iter().enumerate() {
             let mut b = Batch::new(BLOCK);
@@ -294,80 +444,159 @@ mod tests {
                 b.push_record(&create(id)).unwrap();
                 id += 1;
             }
-            b.seal(n as u64 + 1).unwrap();
-            starts.push(bytes.len());
+            seal(&mut b, n as u64 + 1);
             bytes.extend_from_slice(b.bytes());
         }
-        (bytes, starts)
+        (bytes.clone(), copy_starts(&bytes, version))
+    }
+
+    /// Where the first frame of each copy of each delta batch is.
+    fn copy_starts(bytes: &[u8], version: u32) -> Vec<Vec<usize>> {
+        let copies = if version >= 3 { 2 } else { 1 };
+        let mut cur = Cursor::at(bytes, BLOCK, crate::meta::frames_start(version, BLOCK));
+        let mut groups = Vec::new();
+        let mut first = None;
+        while let Item::Frame { at, frame } = cur.next(first.is_some()) {
+            first.get_or_insert(at);
+            if matches!(frame, Frame::Commit(_)) {
+                groups.extend(first.take());
+            }
+        }
+        groups[copies..]
+            .chunks(copies)
+            .map(<[usize]>::to_vec)
+            .collect()
+    }
+
+    fn replay(version: u32, bytes: &[u8]) -> Result<ZoneReplay, ScanError> {
+        replay_zone(bytes, BLOCK, layout(), version)
     }
 
     #[test]
-    fn replays_every_committed_batch() {
-        let (bytes, _) = image(&[1, 3, 2]);
-        let z = replay_zone(&bytes, BLOCK, layout()).unwrap();
-        assert_eq!((z.last_commit, z.batches, z.records), (3, 3, 6));
-        assert_eq!(z.end, bytes.len() as u64);
-        assert_eq!(z.torn_tail, None);
-        assert_eq!(z.state.file_count(), 6);
+    fn replays_every_committed_batch_once() {
+        for version in [2, 3] {
+            let (bytes, _) = image(version, &[1, 3, 2]);
+            let z = replay(version, &bytes).unwrap();
+            assert_eq!((z.last_commit, z.batches, z.records), (3, 3, 6));
+            assert_eq!(z.end, bytes.len() as u64);
+            assert_eq!((z.torn_tail, z.repaired.len()), (None, 0));
+            assert_eq!(z.state.file_count(), 6);
+        }
     }
 
     #[test]
     fn torn_last_batch_is_ignored_entirely() {
-        let (bytes, starts) = image(&[2, 40]);
-        let last = starts[1];
-        assert!(bytes.len() - last > BLOCK, "the last batch spans blocks");
-        // Keep only the first block of the last batch, as a torn write would.
-        let mut torn = bytes[..last + BLOCK].to_vec();
-        torn.resize(bytes.len(), 0);
-        let z = replay_zone(&torn, BLOCK, layout()).unwrap();
-        assert_eq!((z.last_commit, z.records), (1, 2));
-        assert_eq!(z.torn_tail, Some(last as u64));
-        assert_eq!(z.end, last as u64);
-    }
-
-    #[test]
-    fn damage_followed_by_valid_frames_is_corruption() {
-        let (mut bytes, starts) = image(&[1, 1, 1]);
-        bytes[starts[1] + 12] ^= 0x40;
-        match replay_zone(&bytes, BLOCK, layout()) {
-            Err(ScanError::Corrupt { offset, .. }) => assert_eq!(offset, starts[1] as u64),
-            other => panic!("expected corruption, got {other:?}"),
+        for version in [2, 3] {
+            let (bytes, starts) = image(version, &[2, 40]);
+            let last = starts[1][0];
+            // Keep only the first block of the last batch, as a torn write would.
+            let mut torn = bytes[..last + BLOCK].to_vec();
+            torn.resize(bytes.len(), 0);
+            let z = replay(version, &torn).unwrap();
+            assert_eq!((z.last_commit, z.records), (1, 2));
+            assert_eq!(z.torn_tail, Some(last as u64));
+            assert_eq!(z.end, last as u64);
         }
     }
 
     #[test]
-    fn damage_inside_the_last_batch_is_a_torn_tail() {
-        let (bytes, starts) = image(&[1, 3]);
+    fn a_write_torn_inside_the_second_copy_keeps_the_batch() {
+        let (bytes, starts) = image(3, &[2, 40]);
+        let copy = starts[1][1];
+        let cut = (copy + 1).next_multiple_of(BLOCK);
+        let z = replay(3, &bytes[..cut]).unwrap();
+        assert_eq!((z.last_commit, z.records), (2, 42));
+        assert_eq!(z.torn_tail, Some(copy as u64));
+    }
+
+    #[test]
+    fn damage_in_one_copy_is_repaired_from_the_other() {
+        for (batch, copy) in [(1, 0), (1, 1), (2, 0), (2, 1)] {
+            let (mut bytes, starts) = image(3, &[1, 3, 2]);
+            let at = starts[batch][copy] + 12;
+            bytes[at] ^= 0x40;
+            let z = replay(3, &bytes).unwrap();
+            assert_eq!(
+                (z.last_commit, z.records),
+                (3, 6),
+                "batch {batch} copy {copy}"
+            );
+            let at = starts[batch][copy] as u64;
+            if (batch, copy) == (2, 1) {
+                // The last copy of the last batch: the zone's tail, nothing lost either way.
+                assert_eq!((z.torn_tail, z.repaired.len()), (Some(at), 0));
+            } else {
+                assert_eq!(z.torn_tail, None);
+                assert_eq!(z.repaired.len(), 1);
+                assert_eq!(z.repaired[0].0, at);
+            }
+        }
+    }
+
+    #[test]
+    fn damage_in_both_copies_followed_by_a_batch_is_corruption() {
+        for version in [2, 3] {
+            let (mut bytes, starts) = image(version, &[1, 1, 1]);
+            for at in &starts[1] {
+                bytes[at + 12] ^= 0x40;
+            }
+            match replay(version, &bytes) {
+                Err(ScanError::Corrupt { offset, .. }) => {
+                    assert_eq!(offset, starts[1][0] as u64)
+                }
+                other => panic!("expected corruption, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn damage_inside_the_only_copy_of_the_last_batch_is_a_torn_tail() {
+        let (bytes, starts) = image(2, &[1, 3]);
         let mut flipped = bytes.clone();
         // The first record of the last batch; its other records and commit stay intact.
-        flipped[starts[1] + 12] ^= 0x40;
-        let z = replay_zone(&flipped, BLOCK, layout()).unwrap();
+        flipped[starts[1][0] + 12] ^= 0x40;
+        let z = replay(2, &flipped).unwrap();
         assert_eq!((z.last_commit, z.records), (1, 1));
-        assert_eq!(z.torn_tail, Some(starts[1] as u64));
+        assert_eq!(z.torn_tail, Some(starts[1][0] as u64));
     }
 
     #[test]
     fn a_missing_batch_is_corruption() {
-        let (bytes, starts) = image(&[1, 1, 1]);
-        let mut holed = bytes[..starts[1]].to_vec();
-        holed.extend_from_slice(&bytes[starts[2]..]);
-        assert!(matches!(
-            replay_zone(&holed, BLOCK, layout()),
-            Err(ScanError::Corrupt { .. })
-        ));
+        for version in [2, 3] {
+            let (bytes, starts) = image(version, &[1, 1, 1]);
+            let mut holed = bytes[..starts[1][0]].to_vec();
+            holed.extend_from_slice(&bytes[starts[2][0]..]);
+            assert!(matches!(
+                replay(version, &holed),
+                Err(ScanError::Corrupt { .. })
+            ));
+        }
     }
 
     #[test]
-    fn a_zone_without_committed_snapshot_has_no_base() {
-        let (bytes, _) = image(&[]);
-        let mut cut = bytes.clone();
+    fn a_base_is_read_from_its_copy_and_missing_only_when_both_are_damaged() {
+        let (bytes, _) = image(3, &[1]);
+        let first = 2 * BLOCK;
+        let mut one = bytes.clone();
+        one[first + 20] ^= 1;
+        let z = replay(3, &one).unwrap();
+        assert_eq!((z.last_commit, z.records, z.repaired.len()), (1, 1, 1));
+
+        // The copy starts after the first copy's commit frame.
+        let copy = match parse_batch(&bytes, BLOCK, first) {
+            Parsed::Complete { end, .. } => end,
+            other => panic!("{other:?}"),
+        };
+        let mut both = one.clone();
+        both[copy + 20] ^= 1;
+        assert!(matches!(replay(3, &both), Err(ScanError::NoBase { .. })));
+
+        let (v2, _) = image(2, &[]);
+        let mut cut = v2.clone();
         cut[SUPERBLOCK_LEN + 20] ^= 1;
+        assert!(matches!(replay(2, &cut), Err(ScanError::NoBase { .. })));
         assert!(matches!(
-            replay_zone(&cut, BLOCK, layout()),
-            Err(ScanError::NoBase { .. })
-        ));
-        assert!(matches!(
-            replay_zone(&bytes[..SUPERBLOCK_LEN], BLOCK, layout()),
+            replay(2, &v2[..SUPERBLOCK_LEN]),
             Err(ScanError::NoBase { .. })
         ));
     }

@@ -22,12 +22,27 @@
 use zns::Geometry;
 
 pub const MAGIC: [u8; 8] = *b"ZKVMETA\0";
-/// The format this build writes and the only one it reads. Version 2 added the
-/// file-system options (the `Options` record and the options of the snapshot); version 1
-/// images are refused with a request to reformat (there is no converter).
-pub const FORMAT_VERSION: u32 = 2;
+/// The format this build writes. Version 2 added the file-system options (the `Options`
+/// record and the options of the snapshot); version 3 keeps two copies of everything: the
+/// superblock in blocks 0 and 1 of the zone, every batch twice, back to back, so that one
+/// damaged block never makes the file system unmountable. Version 1 images are refused with
+/// a request to reformat (there is no converter).
+pub const FORMAT_VERSION: u32 = 3;
+/// The oldest format this build reads. A read-write mount of a version 2 generation rolls
+/// to a new generation, written in the current format.
+pub const MIN_READ_VERSION: u32 = 2;
 pub const SUPERBLOCK_LEN: usize = 64;
 const CRC_AT: usize = SUPERBLOCK_LEN - 4;
+
+/// Where the first frame (the snapshot) of a zone written in format `version` starts:
+/// right after the superblock up to version 2, after the superblock's two blocks since.
+pub fn frames_start(version: u32, block: usize) -> usize {
+    if version >= 3 {
+        2 * block
+    } else {
+        SUPERBLOCK_LEN
+    }
+}
 
 /// A decoded superblock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
