@@ -1,4 +1,5 @@
-//! Fault injection for the emulated devices: power cuts and one-shot I/O errors.
+//! Fault injection for the emulated devices: power cuts, one-shot and persistent I/O errors,
+//! and bit rot of stored data.
 //!
 //! Durability model (what survives a power cut):
 //! - A write or append is durable once a later `sync` (the NVMe flush) has returned.
@@ -62,8 +63,18 @@ pub trait FaultControl: Send + Sync {
     /// `Injected` error that changes nothing. One shot: it disarms once it fires.
     fn inject_error(&self, op: FaultOp, zone: Option<u32>, nth: u64);
 
-    /// Disarms an injected error that has not fired yet.
+    /// Makes every command of kind `op` (on `zone`, if given) fail with an `Injected` error
+    /// that changes nothing, until [`FaultControl::clear_injection`] or a restart: a
+    /// failing medium rather than a glitch. Replaces any armed injection.
+    fn inject_persistent(&self, op: FaultOp, zone: Option<u32>);
+
+    /// Disarms an injected error (one-shot or persistent).
     fn clear_injection(&self);
+
+    /// Flips bit `bit` (0..8) of the stored byte at device address `addr`, which must lie
+    /// below its zone's write pointer, without any command or state change: bit rot of the
+    /// medium while the device runs. Reads return the flipped byte from then on.
+    fn rot(&self, addr: u64, bit: u8) -> crate::Result<()>;
 
     /// Marks a zone READ_ONLY or OFFLINE, as a device does when a zone wears out.
     fn set_zone_condition(&self, zone: u32, state: crate::ZoneState) -> crate::Result<()>;

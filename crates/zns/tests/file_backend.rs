@@ -299,3 +299,46 @@ fn a_kill_between_storage_steps_leaves_each_zone_before_or_after_its_command() {
         }
     }
 }
+
+/// A persistent injected error fails every matching command until cleared; bit rot changes
+/// a stored byte in place and nothing else, on both emulators.
+#[test]
+fn persistent_errors_and_bit_rot() {
+    use zns::{FaultControl, FaultOp, MemDevice};
+    let dir = tempfile::tempdir().unwrap();
+    let file = FileDevice::create(&dir.path().join("z.img"), geo()).unwrap();
+    let mem = MemDevice::new(geo()).unwrap();
+    let devices: [(&dyn ZonedDevice, &dyn FaultControl); 2] = [(&file, &file), (&mem, &mem)];
+    for (dev, faults) in devices {
+        let data = vec![0x5au8; 8192];
+        dev.append(1, &data, IoCategory::User).unwrap();
+        dev.append(2, &data, IoCategory::User).unwrap();
+        let start = dev.zone_info(1).unwrap().start;
+        faults.inject_persistent(FaultOp::Read, Some(1));
+        let mut buf = vec![0u8; 4096];
+        for _ in 0..3 {
+            assert_eq!(
+                kind(dev.read(start, &mut buf, IoCategory::User)),
+                "injected"
+            );
+        }
+        let other = dev.zone_info(2).unwrap().start;
+        dev.read(other, &mut buf, IoCategory::User).unwrap();
+        faults.clear_injection();
+        dev.read(start, &mut buf, IoCategory::User).unwrap();
+
+        faults.rot(start + 100, 3).unwrap();
+        let mut all = vec![0u8; 8192];
+        dev.read(start, &mut all, IoCategory::User).unwrap();
+        let mut want = data.clone();
+        want[100] ^= 1 << 3;
+        assert_eq!(all, want);
+        assert_eq!(
+            dev.zone_info(1).unwrap().written(),
+            8192,
+            "rot changed the zone"
+        );
+        // Nothing is stored past the write pointer: nothing to rot.
+        assert!(faults.rot(start + 8192, 0).is_err());
+    }
+}

@@ -264,11 +264,15 @@ impl<'a> Runner<'a> {
     fn put(&mut self, key: &[u8], r: &mut PhaseResult) -> engine::Result<()> {
         self.values.fill(self.value_size, &mut self.value);
         let start = Instant::now();
-        self.db.put(&self.write, key, &self.value)?;
+        let done = self.db.put(&self.write, key, &self.value);
         record(&mut self.m.latency.put, start.elapsed());
         if let Some(oracle) = &mut self.m.oracle {
-            oracle.put(key, &self.value);
+            match done {
+                Ok(()) => oracle.put(key, &self.value),
+                Err(_) => oracle.put_uncertain(key, &self.value),
+            }
         }
+        done?;
         r.puts += 1;
         r.bytes += (key.len() + self.value.len()) as u64;
         Ok(())

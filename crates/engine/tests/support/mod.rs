@@ -105,6 +105,24 @@ pub fn rewrite_zone(dev: &dyn ZonedDevice, zone: u32, f: impl FnOnce(&mut Vec<u8
     dev.sync().unwrap();
 }
 
+/// The device address of byte `offset` of file `name`.
+pub fn file_addr(fs: &ZoneFs, name: &str, offset: u64) -> u64 {
+    let geo = fs.device().geometry();
+    let state = fs.metadata();
+    let (_, meta) = state
+        .files()
+        .find(|(_, m)| m.name == name)
+        .unwrap_or_else(|| panic!("no file {name}"));
+    let mut at = offset;
+    for e in &meta.extents {
+        if at < e.len {
+            return geo.zone_start(e.zone) + e.offset + at;
+        }
+        at -= e.len;
+    }
+    panic!("offset {offset} is beyond file {name}");
+}
+
 /// Flips bit `bit` of byte `offset` of file `name` on the device (unmounted after this).
 pub fn flip_file_bit(fs: &ZoneFs, dev: &dyn ZonedDevice, name: &str, offset: u64, bit: u8) {
     let state = fs.metadata();

@@ -109,6 +109,10 @@ impl<S: Storage> Storage for CrashPoint<S> {
         self.inner.read(zone, off, buf)
     }
 
+    fn overwrite(&self, zone: u32, off: u64, data: &[u8]) -> Result<()> {
+        self.whole(|| self.inner.overwrite(zone, off, data))
+    }
+
     fn truncate(&self, zone: u32, len: u64) -> Result<()> {
         self.whole(|| self.inner.truncate(zone, len))
     }

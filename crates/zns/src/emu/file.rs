@@ -282,6 +282,10 @@ impl Storage for FileStorage {
             .map_err(|e| self.io_err(&format!("write zone {zone}"), e))
     }
 
+    fn overwrite(&self, zone: u32, off: u64, data: &[u8]) -> Result<()> {
+        self.write(zone, off, data)
+    }
+
     fn read(&self, zone: u32, off: u64, buf: &mut [u8]) -> Result<()> {
         self.file
             .read_exact_at(buf, self.zone_addr(zone, off))

@@ -48,6 +48,17 @@ impl Storage for MemStorage {
         Ok(())
     }
 
+    fn overwrite(&self, zone: u32, off: u64, data: &[u8]) -> Result<()> {
+        let mut buf = self.zones[zone as usize]
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let off = off as usize;
+        if let Some(dst) = buf.get_mut(off..off + data.len()) {
+            dst.copy_from_slice(data);
+        }
+        Ok(())
+    }
+
     fn truncate(&self, zone: u32, len: u64) -> Result<()> {
         let mut buf = self.zones[zone as usize]
             .write()

@@ -46,6 +46,19 @@ pub trait Storage: Send + Sync {
     /// Records a zone's condition and written length (persistent storages only).
     fn persist(&self, zone: u32, state: ZoneState, written: u64) -> Result<()>;
 
+    /// Flips one bit of a stored byte in place (bit rot; the byte is below the write
+    /// pointer).
+    fn flip_bit(&self, zone: u32, off: u64, bit: u8) -> Result<()> {
+        let mut byte = [0u8];
+        self.read(zone, off, &mut byte)?;
+        byte[0] ^= 1 << (bit % 8);
+        self.overwrite(zone, off, &byte)
+    }
+
+    /// Replaces stored bytes in place, below the write pointer. Only for fault injection:
+    /// no zone command ever rewrites data.
+    fn overwrite(&self, zone: u32, off: u64, data: &[u8]) -> Result<()>;
+
     fn sync(&self) -> Result<()>;
 
     /// False for storage opened read-only: every mutating command is refused up front.
@@ -82,7 +95,8 @@ impl ZoneRec {
 struct Injection {
     op: FaultOp,
     zone: Option<u32>,
-    remaining: u64,
+    /// Matching commands to let through before the failure; `None` = fail every one.
+    remaining: Option<u64>,
 }
 
 #[derive(Debug)]
@@ -425,17 +439,23 @@ impl<S: Storage> Emulated<S> {
 
 impl Core {
     fn check_injection(&mut self, op: FaultOp, zone: Option<u32>) -> Result<()> {
-        if let Some(inj) = self.injection.as_mut() {
-            let zone_matches = inj.zone.is_none() || inj.zone == zone;
-            if inj.op == op && zone_matches {
-                inj.remaining -= 1;
-                if inj.remaining == 0 {
+        let Some(inj) = self.injection.as_mut() else {
+            return Ok(());
+        };
+        if inj.op != op || !(inj.zone.is_none() || inj.zone == zone) {
+            return Ok(());
+        }
+        match inj.remaining.as_mut() {
+            None => Err(ZnsError::Injected { op: op.name() }),
+            Some(n) => {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
                     self.injection = None;
                     return Err(ZnsError::Injected { op: op.name() });
                 }
+                Ok(())
             }
         }
-        Ok(())
     }
 
     /// Checks the resources a zone needs to become open: an active one if it is EMPTY,
@@ -628,8 +648,32 @@ impl<S: Storage> FaultControl for Emulated<S> {
         self.lock().injection = Some(Injection {
             op,
             zone,
-            remaining: nth.max(1),
+            remaining: Some(nth.max(1)),
         });
+    }
+
+    fn inject_persistent(&self, op: FaultOp, zone: Option<u32>) {
+        self.lock().injection = Some(Injection {
+            op,
+            zone,
+            remaining: None,
+        });
+    }
+
+    fn rot(&self, addr: u64, bit: u8) -> Result<()> {
+        let size = self.geo.device_size();
+        if addr >= size {
+            return Err(ZnsError::OutOfRange { addr, len: 1, size });
+        }
+        let zone = self.geo.zone_of(addr) as u32;
+        let off = addr - self.geo.zone_start(zone);
+        let written = self.lock().zones[zone as usize].written;
+        if off >= written {
+            return Err(ZnsError::Unsupported(format!(
+                "bit rot at zone {zone} offset {off}: nothing is stored there (write pointer {written})"
+            )));
+        }
+        self.storage.flip_bit(zone, off, bit)
     }
 
     fn clear_injection(&self) {
