@@ -1,7 +1,8 @@
 //! `zkv put`, `get`, `delete` and `scan`: the database by hand.
 //!
 //! Each command mounts the file system with the options its metadata records, opens the
-//! database, does one thing and closes it. Writes are synced to the WAL before the command
+//! database, does one thing and closes it. Write commands clean zones inline when free
+//! space runs low, as `bench` does in deterministic mode. Writes are synced to the WAL before the command
 //! returns. Reads mount the file system read-only and open the database read-only
 //! ([`Db::open_read_only`]: the WAL's writes are replayed into memory only): the device is
 //! only read, and reads may share an image with other readers.
@@ -266,6 +267,10 @@ fn open_for_write(spec: &DeviceSpec, create: bool, mode: WalRecoveryMode) -> Cli
     if !create && !VersionSet::exists(&fs) {
         return Err(no_database(spec));
     }
+    // Zones are cleaned as `bench` cleans them in deterministic mode: inline, when free
+    // space drops below the file system's gc start. From the open on, since recovery
+    // writes too (the replayed WAL goes to L0).
+    fs.set_inline_cleaning(true);
     let options = Options {
         create_if_missing: create,
         wal_recovery_mode: mode,

@@ -103,6 +103,10 @@ fn bit_rot_under_a_running_database_is_a_corruption_error() {
         "{detected} of {} flips detected",
         offsets.len()
     );
+    println!(
+        "SST bit rot while running: {} flips, {detected} found by reads, none read as data",
+        offsets.len()
+    );
 }
 
 /// A zone that cannot be read: every read of the table in it fails with a clean error,

@@ -335,11 +335,13 @@ fn a_finished_zone_is_a_victim_like_a_full_one() {
 #[test]
 fn all_valid_full_zones_mean_out_of_space_with_data_intact() {
     // 8 data zones, 32 files of 64 KiB fill them exactly: every full zone is all valid.
+    // Cleaning is off while they are written, so the writers take every zone (with
+    // cleaning on they leave one to the cleaner, see the next test).
     let (_, dev) = mem_device(geometry(10, 256, 0, 0));
     let fs = format(&dev, opts());
-    fs.set_inline_cleaning(true);
     let mut files = Files::new();
     write_pieces(&fs, &mut files, 32);
+    fs.set_inline_cleaning(true);
     assert_eq!(fs.stats().free_bytes, 0);
     assert_eq!(fs.pick_victim(), None);
     let err = fs
@@ -364,6 +366,38 @@ fn all_valid_full_zones_mean_out_of_space_with_data_intact() {
     drop(fs);
     let fs = mount(&dev, opts());
     assert_files(&fs, &files, "after remount");
+}
+
+/// While zones are cleaned, writers leave the last empty zone to the cleaner even with no
+/// reserved zones: a device full of partly dead zones can always be cleaned again.
+#[test]
+fn writers_leave_the_cleaner_an_empty_zone() {
+    let (_, dev) = mem_device(geometry(10, 256, 0, 0));
+    let fs = format(&dev, opts());
+    fs.set_inline_cleaning(true);
+    let mut files = Files::new();
+    write_pieces(&fs, &mut files, 28);
+    assert_eq!(fs.stats().empty_zones, 1);
+    let piece = data(8, 0, PIECE);
+    let err = fs
+        .create("more", FileKind::Other, packed(FileKind::Other))
+        .and_then(|mut w| {
+            w.append(&piece)?;
+            w.close()
+        })
+        .unwrap_err();
+    assert!(err.is_out_of_space(), "all valid: nothing to clean");
+    assert_eq!(
+        fs.stats().empty_zones,
+        1,
+        "a writer took the cleaner's zone"
+    );
+    fs.delete("more").unwrap();
+    delete(&fs, &mut files, &[2]);
+    write(&fs, &mut files, "more", data(7, 0, PIECE));
+    let s = fs.stats();
+    assert_eq!((s.gc.victims, s.gc.resets), (1, 1));
+    assert_files(&fs, &files, "after the kept zone was used");
 }
 
 /// With a reserved zone the cleaner has room to copy into (the reserve), and a writer

@@ -101,6 +101,11 @@ fn every_bit_flip_in_one_copy_of_a_middle_record_is_repaired() {
             }
         }
     }
+    println!(
+        "metadata record: {} flips in one copy repaired, {} in both copies corruption",
+        2 * victim.len * 8,
+        victim.len * 8
+    );
 }
 
 /// A bit flip in either copy of the last batch loses nothing; in both, the batch cannot be

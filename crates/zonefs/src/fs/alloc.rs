@@ -34,6 +34,7 @@ use super::table::{Lease, WriteSlot, ZoneTable};
 const MAX_RECLAIM_ROUNDS: u32 = 8;
 
 /// Who needs a zone.
+#[derive(Clone, Copy)]
 pub(crate) struct Request<'a> {
     pub name: &'a str,
     pub kind: FileKind,
@@ -43,11 +44,24 @@ pub(crate) struct Request<'a> {
     pub min_capacity: u64,
     /// The zone cleaner writes copies.
     pub gc: bool,
+    /// Zones are cleaned (inline or in the background): set by the allocator.
+    pub cleaning: bool,
 }
 
 impl Request<'_> {
     fn wal(&self) -> bool {
         self.kind == FileKind::Wal && !self.gc
+    }
+
+    /// Empty zones this request must leave: the reserved zones for files, and while zones
+    /// are cleaned at least one, so that the cleaner always has room to move a victim's
+    /// valid data (without it, a device filled to the last block with partly dead zones
+    /// could never be cleaned again). The cleaner itself may take them all.
+    fn keep_empty(&self, zones: &ZoneTable) -> u32 {
+        match self.gc {
+            true => 0,
+            false => zones.budget.reserved.max(u32::from(self.cleaning)),
+        }
     }
 
     /// The class a zone opened for this file gets when the policy did not name one.
@@ -79,6 +93,10 @@ impl Shared {
         if !req.gc {
             self.before_allocation()?;
         }
+        let req = &Request {
+            cleaning: self.cleaning_enabled(),
+            ..*req
+        };
         let mut rounds = 0;
         loop {
             let zones = self.wait_for_token(self.lock_zones(), req.wal());
@@ -138,7 +156,7 @@ impl Shared {
         // opened (none beyond the reserve, or no active resource), reset them before the
         // policy looks, so that "open an empty zone" never depends on a copy or a finish
         // that a reset would have made unnecessary.
-        if !zones.can_open(req.gc) && zones.has_dead() {
+        if !zones.can_open(req.keep_empty(&zones)) && zones.has_dead() {
             return Ok((zones, Step::Reclaim));
         }
         let step = match self.decide(&zones, req) {
@@ -160,7 +178,7 @@ impl Shared {
         let ctx = PlacementCtx {
             hint: req.hint,
             zones: &views,
-            can_open: zones.can_open(req.gc),
+            can_open: zones.can_open(req.keep_empty(zones)),
             min_capacity: req.min_capacity.max(self.block_size()),
         };
         let start = Instant::now();
@@ -193,7 +211,7 @@ impl Shared {
         finish: Option<u32>,
         req: &Request<'_>,
     ) -> FsResult<Option<Step>> {
-        if !zones.empty_available(req.gc) {
+        if !zones.empty_available(req.keep_empty(zones)) {
             return Ok(None);
         }
         if let Some(zone) = finish {
@@ -236,7 +254,7 @@ impl Shared {
                 return Ok(step);
             }
         }
-        if zones.empty_available(req.gc) {
+        if zones.empty_available(req.keep_empty(zones)) {
             if zones.active_count() >= zones.budget.active {
                 if let Some(zone) = zones.cheapest_to_finish() {
                     self.finish(zones, zone)?;
@@ -329,4 +347,33 @@ fn grant(zones: &mut ZoneTable, zone: u32, req: &Request<'_>, class: Option<u8>)
 
 pub(crate) fn elapsed_ns(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::budget::Budget;
+    use crate::placement::PlacementHint;
+    use zns::Geometry;
+
+    #[test]
+    fn the_cleaner_always_keeps_an_empty_zone_to_work_with() {
+        let geo = Geometry::new(12, 1 << 16);
+        let hint = PlacementHint::default();
+        let req = |gc, cleaning| Request {
+            name: "f",
+            kind: FileKind::Sst,
+            hint: &hint,
+            min_capacity: 4096,
+            gc,
+            cleaning,
+        };
+        for reserved in [0, 2] {
+            let budget = Budget::new(&geo, 2, reserved).unwrap();
+            let zones = ZoneTable::from_report(&[], 2, geo.zone_capacity, budget);
+            assert_eq!(req(false, false).keep_empty(&zones), reserved);
+            assert_eq!(req(false, true).keep_empty(&zones), reserved.max(1));
+            assert_eq!(req(true, true).keep_empty(&zones), 0);
+        }
+    }
 }

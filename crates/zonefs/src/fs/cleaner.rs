@@ -762,6 +762,11 @@ impl Shared {
         (st.inline, st.background)
     }
 
+    pub(crate) fn cleaning_enabled(&self) -> bool {
+        let (inline, background) = self.triggers();
+        inline || background
+    }
+
     /// A writer asks for a zone: below `gc_start`, clean inline or wake the background
     /// cleaner.
     pub(crate) fn before_allocation(&self) -> FsResult<()> {
@@ -910,6 +915,7 @@ impl<'a> Mover<'a> {
             hint,
             min_capacity: rest.min(self.sh.geo.zone_capacity),
             gc: true,
+            cleaning: false,
         };
         let slot = self.sh.begin_write(&mut self.lease, &req)?;
         let zone = slot.lease.zone;

@@ -180,15 +180,14 @@ impl ZoneTable {
         self.count(|s| s.cond == Cond::Empty && s.owner.is_none())
     }
 
-    /// An empty zone may be opened without eating into the reserve. The zone cleaner
-    /// (`gc`) may use the reserved zones too.
-    pub fn empty_available(&self, gc: bool) -> bool {
-        let reserve = if gc { 0 } else { self.budget.reserved };
-        self.free_empty() > reserve
+    /// An empty zone may be opened while more than `keep` are empty (the reserve a
+    /// request must leave, see `Request::keep_empty`).
+    pub fn empty_available(&self, keep: u32) -> bool {
+        self.free_empty() > keep
     }
 
-    pub fn can_open(&self, gc: bool) -> bool {
-        self.empty_available(gc) && self.active_count() < self.budget.active
+    pub fn can_open(&self, keep: u32) -> bool {
+        self.empty_available(keep) && self.active_count() < self.budget.active
     }
 
     fn count(&self, f: impl Fn(&Slot) -> bool) -> u32 {

@@ -273,6 +273,7 @@ impl FileWriter {
             hint: &self.hint,
             min_capacity: self.shared.block_size(),
             gc: false,
+            cleaning: false,
         };
         self.shared.begin_write(&mut self.lease, &req)
     }
