@@ -14,6 +14,10 @@
 //! - [`db`]: the database: open and recovery, writes, reads, flush, compaction scheduling,
 //!   stalls, placement hints and statistics.
 
+// Library code returns errors instead of panicking on I/O and decoding paths; unit tests
+// may unwrap.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod batch;
 pub mod coding;
 pub mod compaction;

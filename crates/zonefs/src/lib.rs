@@ -6,6 +6,10 @@
 //! the file layer proper: files as extents in zones, the zone budget and allocator,
 //! the zone cleaner.
 
+// Library code returns errors instead of panicking on I/O and decoding paths; unit tests
+// may unwrap.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
 pub mod fs;
 pub mod meta;
 pub mod placement;
