@@ -14,7 +14,7 @@
 //! `sequence + i`.
 
 use crate::coding::{get_length_prefixed, put_length_prefixed, varint_len, DecodeError};
-use crate::key::{SeqNo, ValueKind};
+use crate::key::{SeqNo, ValueKind, MAX_SEQ};
 use crate::{Error, Result};
 
 /// Bytes of the sequence number and count that start every batch.
@@ -157,6 +157,22 @@ impl WriteBatch {
                 format!("header says {declared} operations, the batch holds {count}"),
             ));
         }
+        // Operation `i` takes sequence number `sequence + i`, and internal keys hold 56-bit
+        // sequence numbers: a batch whose numbers pass `MAX_SEQ` was not written by zkv,
+        // and replaying it would overflow.
+        let sequence = u64::from_le_bytes([
+            data[0], data[1], data[2], data[3], data[4], data[5], data[6], data[7],
+        ]);
+        let last = sequence.checked_add(u64::from(declared.saturating_sub(1)));
+        if last.is_none_or(|last| last > MAX_SEQ) {
+            return Err(Error::corruption(
+                WHAT,
+                format!(
+                    "sequence number {sequence} with {declared} operations passes the largest \
+                     sequence number {MAX_SEQ}"
+                ),
+            ));
+        }
         Ok(WriteBatch {
             rep: data,
             count: declared,
@@ -254,7 +270,6 @@ fn validate_ops(data: &[u8]) -> Result<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::key::MAX_SEQ;
     use proptest::prelude::*;
 
     type Op = (bool, Vec<u8>, Vec<u8>);
@@ -300,7 +315,8 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
         #[test]
-        fn batches_round_trip(ops in ops_strategy(), seq in 0..=MAX_SEQ) {
+        // The last operation's sequence number must fit too: at most 20 operations.
+        fn batches_round_trip(ops in ops_strategy(), seq in 0..=MAX_SEQ - 20) {
             let b = build(&ops, seq);
             prop_assert_eq!(b.count() as usize, ops.len());
             prop_assert_eq!(b.is_empty(), ops.is_empty());
@@ -405,5 +421,33 @@ mod tests {
         assert!(err.to_string().contains("bad length varint"), "{err}");
         let err = WriteBatch::from_data(vec![0; 5]).unwrap_err();
         assert!(err.is_corruption(), "{err}");
+    }
+
+    /// Found by the fuzzer (`fuzz/corpus/write_batch/regression-seq-overflow`): a batch
+    /// whose sequence numbers pass `MAX_SEQ` decoded, and WAL replay's `sequence + i`
+    /// overflowed.
+    #[test]
+    fn sequence_numbers_past_max_seq_are_corruption() {
+        let batch = |seq: SeqNo, ops: usize| {
+            let mut b = WriteBatch::new();
+            b.set_sequence(seq);
+            for _ in 0..ops {
+                b.put(b"k", b"v");
+            }
+            WriteBatch::from_data(b.data().to_vec())
+        };
+        assert!(batch(MAX_SEQ, 1).is_ok());
+        assert!(batch(MAX_SEQ - 2, 3).is_ok());
+        assert!(batch(MAX_SEQ, 0).is_ok());
+        for (seq, ops) in [
+            (MAX_SEQ - 1, 3),
+            (MAX_SEQ + 1, 0),
+            (u64::MAX, 2),
+            (u64::MAX, 1),
+        ] {
+            let err = batch(seq, ops).unwrap_err();
+            assert!(err.is_corruption(), "{err}");
+            assert!(err.to_string().contains("passes the largest"), "{err}");
+        }
     }
 }

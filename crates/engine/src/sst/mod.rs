@@ -5,11 +5,13 @@
 //! Tables are built whole in memory ([`TableBuilder`] → [`BuiltTable`]), so the engine can
 //! create the file with a placement hint that knows the exact key range and size, and are
 //! read through [`RandomAccess`](crate::source::RandomAccess) ([`Table`], [`TableIter`]).
+//! [`parts`] decodes each part of a table on its own (footer, blocks, filter, properties).
 
 mod block;
 mod builder;
 mod filter;
 mod format;
+pub mod parts;
 mod props;
 mod table;
 #[cfg(test)]

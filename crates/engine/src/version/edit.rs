@@ -122,7 +122,7 @@ impl VersionEdit {
                 TAG_NEXT_FILE_NUMBER => {
                     edit.next_file_number = Some(r.varint64("next file number")?)
                 }
-                TAG_LAST_SEQUENCE => edit.last_sequence = Some(r.varint64("last sequence")?),
+                TAG_LAST_SEQUENCE => edit.last_sequence = Some(r.sequence("last sequence")?),
                 TAG_DELETED_FILE => {
                     let level = r.varint32("level of a deleted file")?;
                     let number = r.varint64("number of a deleted file")?;
@@ -222,6 +222,20 @@ impl<'a> Reader<'a> {
         u32::try_from(v).map_err(|_| bad(format!("{what}: {v} at byte {start} exceeds 32 bits")))
     }
 
+    /// A sequence number: internal keys hold 56 bits, and the next write takes the number
+    /// after the last one, so anything above `MAX_SEQ` is corruption.
+    fn sequence(&mut self, what: &str) -> Result<u64> {
+        let start = self.pos;
+        let v = self.varint64(what)?;
+        if v > key::MAX_SEQ {
+            return Err(bad(format!(
+                "{what}: {v} at byte {start} exceeds the largest sequence number {}",
+                key::MAX_SEQ
+            )));
+        }
+        Ok(v)
+    }
+
     fn bytes(&mut self, what: &str) -> Result<&'a [u8]> {
         let start = self.pos;
         get_length_prefixed(self.data, &mut self.pos).map_err(|e| decode_error(what, start, e))
@@ -295,7 +309,7 @@ pub(crate) mod tests {
         (
             proptest::option::of(any::<u64>()),
             proptest::option::of(any::<u64>()),
-            proptest::option::of(any::<u64>()),
+            proptest::option::of(0..=key::MAX_SEQ),
             proptest::collection::vec((any::<u32>(), arb_file()), 0..4),
             proptest::collection::vec((any::<u32>(), any::<u64>()), 0..4),
             proptest::collection::vec(
@@ -409,5 +423,19 @@ pub(crate) mod tests {
         };
         assert_eq!(VersionEdit::decode(&edit.encode()).unwrap(), edit);
         assert!(VersionEdit::decode(&[]).unwrap().is_empty());
+    }
+
+    /// Found by the fuzzer (`fuzz/corpus/version_edit/regression-last-sequence`): a last
+    /// sequence above `MAX_SEQ` decoded, became the database's, and the next write's
+    /// `last_sequence() + 1` overflowed (or made an internal key that cannot hold it).
+    #[test]
+    fn last_sequence_above_max_seq_is_corruption() {
+        for seq in [key::MAX_SEQ + 1, u64::MAX] {
+            let edit = VersionEdit {
+                last_sequence: Some(seq),
+                ..VersionEdit::default()
+            };
+            assert!(corrupt(&edit.encode()).contains("exceeds the largest sequence number"));
+        }
     }
 }

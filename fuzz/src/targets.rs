@@ -1,0 +1,437 @@
+//! The fuzz targets. Each takes any bytes, runs one decoder of zkv on them the way zkv's
+//! own readers do, and goes on with whatever decodes (iterating, seeking, applying,
+//! re-encoding) so that the fuzzer also reaches the code that trusts a decoded value.
+//!
+//! A target panics only on a bug: a decoder that panicked, overflowed or allocated beyond
+//! [`crate::ALLOC_LIMIT`], or a decoded value that breaks a property its users rely on
+//! (each `assert!` says which).
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::fixup;
+
+use engine::batch::WriteBatch;
+use engine::iter::InternalIterator;
+use engine::key::{self, ValueKind, MAX_SEQ};
+use engine::log::read_log;
+use engine::memtable::Memtable;
+use engine::source::MemFile;
+use engine::sst::{parts, Table};
+use engine::version::{Version, VersionEdit};
+use zns::{Geometry, IoCategory, MemDevice, ZonedDevice};
+use zonefs::meta::{
+    check_frame, decode_frame, dump_zone, probe, Extent, FileId, FileKind, FileMeta, FrameKind,
+    FsState, MetaLog, Record, Superblock, ZoneLayout,
+};
+
+/// Runs `decode` on the input as it is, then on its copy with every checksum recomputed
+/// (`fix`), when that differs: the first run covers the checksum checks, the second the
+/// decoders behind them (see [`crate::fixup`]).
+fn raw_and_fixed(data: &[u8], fix: fn(&[u8]) -> Vec<u8>, decode: fn(&[u8])) {
+    decode(data);
+    let fixed = fix(data);
+    if fixed != data {
+        decode(&fixed);
+    }
+}
+
+/// Levels of the engine's default options (`Options::num_levels`).
+const NUM_LEVELS: usize = 7;
+
+/// Keys the block and table targets seek to besides those they find: before, between and
+/// after the generator's keys, and degenerate ones.
+fn probe_keys() -> Vec<Vec<u8>> {
+    vec![
+        Vec::new(),
+        vec![0; 3],
+        key::internal_key(b"", MAX_SEQ, ValueKind::Put),
+        key::internal_key(b"key0005", 7, ValueKind::Put),
+        key::internal_key(b"key0010x", 1, ValueKind::Delete),
+        key::internal_key(b"zzzz", 0, ValueKind::Put),
+        vec![0xff; 20],
+    ]
+}
+
+// ---- engine SST ---------------------------------------------------------------------
+
+/// The 64-byte table footer.
+pub fn sst_footer(data: &[u8]) {
+    raw_and_fixed(data, fixup::sst_footer, decode_footer);
+}
+
+fn decode_footer(data: &[u8]) {
+    let _ = parts::decode_footer(data);
+}
+
+/// A data block's contents: validated decode, then an unvalidated walk and seeks.
+pub fn sst_data_block(data: &[u8]) {
+    let probes = probe_keys();
+    let targets: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
+    let _ = parts::probe_block(data.to_vec(), &targets);
+    if let Ok(entries) = parts::decode_data_block(data.to_vec()) {
+        for pair in entries.windows(2) {
+            assert_eq!(
+                key::compare(&pair[0].0, &pair[1].0),
+                Ordering::Less,
+                "a validated block's keys ascend"
+            );
+        }
+        let keys: Vec<&[u8]> = entries.iter().map(|(k, _)| k.as_slice()).take(64).collect();
+        let walked = parts::probe_block(data.to_vec(), &keys);
+        assert_eq!(
+            walked.ok(),
+            Some(entries.len()),
+            "a validated block can be walked and seeked"
+        );
+    }
+}
+
+/// An index block's contents: entries whose values are block handles.
+pub fn sst_index_block(data: &[u8]) {
+    let probes = probe_keys();
+    let targets: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
+    let _ = parts::probe_block(data.to_vec(), &targets);
+    if let Ok(entries) = parts::decode_index_block(data.to_vec()) {
+        let keys: Vec<&[u8]> = entries.iter().map(|(k, _)| k.as_slice()).take(64).collect();
+        assert!(parts::probe_block(data.to_vec(), &keys).is_ok());
+    }
+}
+
+/// A filter block's contents.
+pub fn sst_filter(data: &[u8]) {
+    if let Ok(Some(filter)) = parts::decode_filter(data.to_vec()) {
+        for k in [
+            &b""[..],
+            b"key0001",
+            b"user",
+            data.get(..8).unwrap_or_default(),
+        ] {
+            let _ = filter.may_contain(k);
+        }
+    }
+}
+
+/// A properties block's contents.
+pub fn sst_props(data: &[u8]) {
+    if let Ok(props) = parts::decode_props(data) {
+        let meta = props.file_meta(1, data.len() as u64);
+        assert_eq!(meta.entries, props.entries);
+    }
+}
+
+/// A whole table file: open (footer, properties, index, filter), then iterate every entry,
+/// seek, and get, as reads and compactions do.
+pub fn sst_table(data: &[u8]) {
+    raw_and_fixed(data, fixup::sst_table, read_table);
+}
+
+fn read_table(data: &[u8]) {
+    let file = Arc::new(MemFile::new("fuzz.sst", data.to_vec()));
+    let Ok(table) = Table::open(file) else {
+        return;
+    };
+    let table = Arc::new(table);
+    let mut seen = Vec::new();
+    let mut it = table.iter();
+    let mut step = it.seek_to_first();
+    while step.is_ok() && it.valid() {
+        if seen.len() < 32 {
+            seen.push(it.key().to_vec());
+        }
+        let _ = it.value();
+        step = it.next();
+    }
+    let mut targets = probe_keys();
+    targets.extend(seen.iter().cloned());
+    for target in &targets {
+        if it.seek(target).is_ok() && it.valid() {
+            let _ = (it.key(), it.value());
+            let _ = it.next();
+        }
+        let user_key = key::user_key(target);
+        let _ = table.may_contain(user_key);
+        let _ = table.get(user_key, MAX_SEQ);
+        let _ = table.get(user_key, 3);
+    }
+}
+
+// ---- engine logs, edits, batches ------------------------------------------------------
+
+/// What WAL recovery (`db::recovery::replay`) does with a decoded batch: every operation
+/// gets sequence number `sequence + i`, the batch's last is `sequence + count - 1`, and
+/// both go into internal keys, whose sequence numbers have 56 bits (`MAX_SEQ`).
+fn replay_batch(mem: &Memtable, batch: &WriteBatch) {
+    let seq = batch.sequence();
+    let mut ops = 0u32;
+    for (i, op) in batch.ops().enumerate() {
+        let op_seq = seq + i as u64;
+        assert!(
+            op_seq <= MAX_SEQ,
+            "a decoded batch's sequence numbers fit internal keys"
+        );
+        mem.add(op_seq, op.kind, op.key, op.value);
+        ops += 1;
+    }
+    assert_eq!(
+        ops,
+        batch.count(),
+        "a decoded batch iterates all its operations"
+    );
+    if batch.count() > 0 {
+        let _last = seq + u64::from(batch.count()) - 1;
+    }
+}
+
+/// A write-ahead log: the record reader, then each record as a write batch replayed into
+/// a memtable.
+pub fn engine_wal(data: &[u8]) {
+    raw_and_fixed(data, fixup::record_log, replay_wal);
+}
+
+fn replay_wal(data: &[u8]) {
+    let contents = read_log(data);
+    check_tiling(&contents);
+    let mem = Memtable::new();
+    for record in contents.records {
+        if let Ok(batch) = WriteBatch::from_data(record.payload) {
+            replay_batch(&mem, &batch);
+        }
+    }
+    for k in [&b""[..], b"key0001", b"k"] {
+        let _ = mem.get(k, MAX_SEQ);
+    }
+}
+
+/// Records and bad spots of a decoded log tile it, in order (`LogContents`' contract).
+fn check_tiling(contents: &engine::log::LogContents) {
+    let mut parts: Vec<(u64, u64)> = contents
+        .records
+        .iter()
+        .map(|r| (r.offset, r.encoded_len()))
+        .chain(contents.bad.iter().map(|b| (b.offset, b.len)))
+        .collect();
+    parts.sort_unstable();
+    let mut at = 0;
+    for (offset, len) in parts {
+        assert_eq!(offset, at, "log parts tile the log");
+        assert!(len > 0);
+        at += len;
+    }
+    assert_eq!(at, contents.len, "log parts cover the log");
+}
+
+/// Applies an edit as manifest recovery does, and checks what recovery relies on: the last
+/// sequence number becomes the database's, the next write takes the one after it
+/// (`db::write`: `last_sequence() + 1`), and internal keys hold 56-bit sequence numbers.
+fn apply_edit(version: &mut Version, edit: &VersionEdit) {
+    if let Some(seq) = edit.last_sequence {
+        assert!(seq <= MAX_SEQ, "a decoded last sequence fits internal keys");
+    }
+    if let Ok(next) = version.apply(edit) {
+        *version = next;
+    }
+}
+
+/// A manifest: the record reader, then each record as a version edit applied in order.
+pub fn engine_manifest(data: &[u8]) {
+    raw_and_fixed(data, fixup::record_log, replay_manifest);
+}
+
+fn replay_manifest(data: &[u8]) {
+    let contents = read_log(data);
+    check_tiling(&contents);
+    let mut version = Version::new(NUM_LEVELS);
+    for record in &contents.records {
+        if let Ok(edit) = VersionEdit::decode(&record.payload) {
+            apply_edit(&mut version, &edit);
+        }
+    }
+    let _ = version.files_for_key(b"key0001");
+    let _ = version.overlapping(0, Some(b"a"), Some(b"z"));
+    let _ = version.file_totals();
+}
+
+/// One version edit: decode, re-encode (which must decode to the same edit), apply.
+pub fn version_edit(data: &[u8]) {
+    let Ok(edit) = VersionEdit::decode(data) else {
+        return;
+    };
+    let again = VersionEdit::decode(&edit.encode()).expect("a decoded edit re-encodes");
+    assert_eq!(again, edit, "decode(encode(edit)) == edit");
+    let mut version = Version::new(NUM_LEVELS);
+    apply_edit(&mut version, &edit);
+    apply_edit(&mut version, &edit);
+}
+
+/// One write batch (a WAL record's payload): decode, iterate, replay, re-encode.
+pub fn write_batch(data: &[u8]) {
+    let Ok(batch) = WriteBatch::from_data(data.to_vec()) else {
+        return;
+    };
+    replay_batch(&Memtable::new(), &batch);
+    let mut again = WriteBatch::new();
+    again.set_sequence(batch.sequence());
+    for op in batch.ops() {
+        match op.kind {
+            ValueKind::Put => again.put(op.key, op.value),
+            ValueKind::Delete => again.delete(op.key),
+        }
+    }
+    let decoded = WriteBatch::from_data(again.data().to_vec()).expect("a re-encoded batch decodes");
+    assert!(
+        decoded.ops().eq(batch.ops()),
+        "re-encoding keeps the operations"
+    );
+    assert_eq!(decoded.user_bytes(), batch.user_bytes());
+}
+
+// ---- zonefs metadata ------------------------------------------------------------------
+
+/// The device the metadata targets use: 10 zones of 16 KiB with 512-byte blocks, the first
+/// 3 of them metadata zones (the geometry of zonefs' own tiny-block tests).
+pub fn meta_geometry() -> Geometry {
+    Geometry::new(10, 16 << 10).with_block_size(512)
+}
+
+/// Metadata zones of [`meta_geometry`].
+pub const META_ZONES: u32 = 3;
+
+/// The layout of [`meta_geometry`] with [`META_ZONES`].
+pub fn meta_layout() -> ZoneLayout {
+    ZoneLayout::of_device(&meta_geometry(), META_ZONES)
+}
+
+/// One frame: framing and checksum, then the payload decoder.
+pub fn meta_frame(data: &[u8]) {
+    raw_and_fixed(data, fixup::meta_frame, decode_one_frame);
+}
+
+fn decode_one_frame(data: &[u8]) {
+    let _ = check_frame(data);
+    if let Ok((frame, len)) = decode_frame(data) {
+        assert!(len <= data.len());
+        let mut again = Vec::new();
+        frame
+            .encode(&mut again)
+            .expect("a decoded frame re-encodes");
+        assert_eq!(decode_frame(&again).ok(), Some((frame, again.len())));
+    }
+}
+
+/// A record payload past the checksum: the first byte picks the frame type, the rest is
+/// the payload. A decoded record is then applied to a small state (a snapshot rebuilds
+/// it), whose invariants must hold afterwards.
+pub fn meta_record(data: &[u8]) {
+    let Some((&code, payload)) = data.split_first() else {
+        return;
+    };
+    let kind = FrameKind::ALL[usize::from(code) % FrameKind::ALL.len()];
+    let Ok(rec) = Record::decode_payload(kind, payload) else {
+        return;
+    };
+    let mut again = Vec::new();
+    rec.encode_payload(&mut again)
+        .expect("a decoded record re-encodes");
+    assert_eq!(
+        Record::decode_payload(kind, &again).ok().as_ref(),
+        Some(&rec)
+    );
+    let mut state = FsState::new(meta_layout());
+    let mut file = FileMeta::new("000001.sst", FileKind::Sst);
+    file.size = 100;
+    file.extents.push(Extent {
+        zone: 3,
+        offset: 0,
+        len: 512,
+    });
+    let setup = Record::FileUpdate {
+        id: FileId(1),
+        meta: file,
+    };
+    state.apply(&setup).expect("the setup record applies");
+    if state.apply(&rec).is_ok() {
+        if let Err(e) = state.check_invariants() {
+            panic!("state breaks its invariants after an accepted record: {e}");
+        }
+    }
+}
+
+/// The 64-byte superblock at the start of a metadata zone.
+pub fn meta_superblock(data: &[u8]) {
+    raw_and_fixed(data, fixup::meta_superblock, decode_superblock);
+}
+
+fn decode_superblock(data: &[u8]) {
+    if let Ok(sb) = Superblock::decode(data) {
+        let _ = sb.mismatch(&meta_geometry(), META_ZONES, 0);
+        assert_eq!(
+            Superblock::decode(&sb.encode()),
+            Ok(sb),
+            "a decoded superblock re-encodes"
+        );
+    }
+}
+
+/// [`crate::fixup::meta_zone`] for the zones of [`meta_geometry`].
+pub fn fix_meta_zone(data: &[u8]) -> Vec<u8> {
+    let geo = meta_geometry();
+    fixup::meta_zone(data, geo.zone_capacity as usize, geo.block_size as usize)
+}
+
+/// Whole metadata zones replayed by a read-only mount: the input is written to the
+/// metadata zones of a [`meta_geometry`] device, 16 KiB (one zone's capacity) per zone,
+/// the last piece padded with zeros to a block; then probe, dump and mount it.
+pub fn meta_zone(data: &[u8]) {
+    raw_and_fixed(data, fix_meta_zone, mount_zones);
+}
+
+fn mount_zones(data: &[u8]) {
+    let geo = meta_geometry();
+    let dev: Arc<dyn ZonedDevice> = Arc::new(MemDevice::new(geo).expect("valid geometry"));
+    let block = geo.block_size as usize;
+    for (zone, piece) in data
+        .chunks(geo.zone_capacity as usize)
+        .take(META_ZONES as usize)
+        .enumerate()
+    {
+        let mut piece = piece.to_vec();
+        piece.resize(piece.len().next_multiple_of(block), 0);
+        dev.write(geo.zone_start(zone as u32), &piece, IoCategory::Metadata)
+            .expect("a write inside an empty zone");
+    }
+    let _ = probe(dev.as_ref());
+    for zone in 0..META_ZONES {
+        let _ = dump_zone(dev.as_ref(), zone);
+    }
+    if let Ok((state, log)) = MetaLog::recover_read_only(dev, META_ZONES) {
+        if let Err(e) = state.check_invariants() {
+            panic!("a mounted state breaks its invariants: {e}");
+        }
+        let _ = (log.mount_report(), log.stats());
+    }
+}
+
+// ---- zns file image ---------------------------------------------------------------------
+
+/// A zone image file (`FileDevice`): header and zone table. The input is the whole file;
+/// after a successful open every zone is reported and its written bytes read.
+pub fn zns_image(data: &[u8]) {
+    raw_and_fixed(data, fixup::zns_image, open_image);
+}
+
+fn open_image(data: &[u8]) {
+    let path = std::env::temp_dir().join(format!("zkv-fuzz-zns-{}.img", std::process::id()));
+    std::fs::write(&path, data).expect("write the image to a temporary file");
+    if let Ok(dev) = zns::FileDevice::open_read_only(&path) {
+        let geo = dev.geometry();
+        if let Ok(zones) = dev.report_zones(0, geo.zones) {
+            for z in zones {
+                let len = usize::try_from(z.written()).expect("a zone's bytes fit memory");
+                let mut buf = vec![0u8; len.min(64 << 10)];
+                let _ = dev.read(z.start, &mut buf, IoCategory::User);
+            }
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+}
