@@ -45,39 +45,6 @@ fn one_table() -> (Arc<MemDevice>, Arc<zonefs::fs::ZoneFs>, Db, String) {
     (mem, fs, db, name)
 }
 
-/// Reads every key and scans: every value returned must be the right one; returns the
-/// errors seen (each checked by `is_expected`).
-fn read_all(db: &Db, is_expected: impl Fn(&Error) -> bool) -> usize {
-    let want = model();
-    let ro = ReadOptions::default();
-    let mut errors = 0;
-    let mut note = |e: Error| {
-        assert!(is_expected(&e), "unexpected error: {e}");
-        errors += 1;
-    };
-    for k in (0..KEYS).map(key) {
-        match db.get(&ro, &k) {
-            Ok(got) => assert_eq!(got.as_ref(), want.get(&k), "get {k:?}"),
-            Err(e) => note(e),
-        }
-    }
-    match db.iter(&ro) {
-        Ok(it) => {
-            for item in it {
-                match item {
-                    Ok((k, v)) => assert_eq!(Some(&v), want.get(&k), "scan {k:?}"),
-                    Err(e) => {
-                        note(e);
-                        break;
-                    }
-                }
-            }
-        }
-        Err(e) => note(e),
-    }
-    errors
-}
-
 /// Bit rot while the database runs, anywhere in a table: a read of the damaged part is a
 /// corruption error, every other read returns the right value. The store is not reopened:
 /// the damage happens under a running database, which re-validates what it reads.
@@ -91,10 +58,10 @@ fn bit_rot_under_a_running_database_is_a_corruption_error() {
     for (i, &offset) in offsets.iter().enumerate() {
         let (mem, fs, db, name) = one_table();
         // Reads from the table before the damage (the table is open and cached).
-        assert_eq!(read_all(&db, |_| false), 0);
+        assert_eq!(read_checked(&db, &model(), |_| false), 0);
         mem.rot(file_addr(&fs, &name, offset), (i % 8) as u8)
             .unwrap();
-        detected += usize::from(read_all(&db, Error::is_corruption) > 0);
+        detected += usize::from(read_checked(&db, &model(), Error::is_corruption) > 0);
     }
     // Blocks are checked when read; the footer, index and filter were read at open and are
     // not read again, so a flip there is found at the next open (db_corruption covers it).
@@ -124,10 +91,10 @@ fn persistent_read_errors_are_errors_never_missing_keys() {
         .extents[0]
         .zone;
     mem.inject_persistent(FaultOp::Read, Some(zone));
-    let failed = read_all(&db, |e| e.to_string().contains("injected"));
+    let failed = read_checked(&db, &model(), |e| e.to_string().contains("injected"));
     assert!(failed as u64 > KEYS / 2, "{failed} reads failed");
     mem.clear_injection();
-    assert_eq!(read_all(&db, |_| false), 0);
+    assert_eq!(read_checked(&db, &model(), |_| false), 0);
 }
 
 /// A device whose writes fail for good: writes return errors (no panic), reads keep

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use engine::db::{Db, ReadOptions};
 use engine::options::{ExecMode, Options};
+use engine::Error;
 use zns::{Geometry, IoCategory, MemDevice, ZoneState, ZonedDevice};
 use zonefs::fs::{FsOptions, ZoneFs};
 
@@ -105,9 +106,8 @@ pub fn rewrite_zone(dev: &dyn ZonedDevice, zone: u32, f: impl FnOnce(&mut Vec<u8
     dev.sync().unwrap();
 }
 
-/// The device address of byte `offset` of file `name`.
-pub fn file_addr(fs: &ZoneFs, name: &str, offset: u64) -> u64 {
-    let geo = fs.device().geometry();
+/// Where byte `offset` of file `name` lies: its zone and the offset in that zone.
+fn file_location(fs: &ZoneFs, name: &str, offset: u64) -> (u32, u64) {
     let state = fs.metadata();
     let (_, meta) = state
         .files()
@@ -116,30 +116,56 @@ pub fn file_addr(fs: &ZoneFs, name: &str, offset: u64) -> u64 {
     let mut at = offset;
     for e in &meta.extents {
         if at < e.len {
-            return geo.zone_start(e.zone) + e.offset + at;
+            return (e.zone, e.offset + at);
         }
         at -= e.len;
     }
     panic!("offset {offset} is beyond file {name}");
 }
 
+/// The device address of byte `offset` of file `name`.
+pub fn file_addr(fs: &ZoneFs, name: &str, offset: u64) -> u64 {
+    let (zone, pos) = file_location(fs, name, offset);
+    fs.device().geometry().zone_start(zone) + pos
+}
+
 /// Flips bit `bit` of byte `offset` of file `name` on the device (unmounted after this).
 pub fn flip_file_bit(fs: &ZoneFs, dev: &dyn ZonedDevice, name: &str, offset: u64, bit: u8) {
-    let state = fs.metadata();
-    let (_, meta) = state
-        .files()
-        .find(|(_, m)| m.name == name)
-        .unwrap_or_else(|| panic!("no file {name}"));
-    let mut at = offset;
-    for e in &meta.extents {
-        if at < e.len {
-            let (zone, pos) = (e.zone, (e.offset + at) as usize);
-            rewrite_zone(dev, zone, |bytes| bytes[pos] ^= 1 << bit);
-            return;
+    let (zone, pos) = file_location(fs, name, offset);
+    rewrite_zone(dev, zone, |bytes| bytes[pos as usize] ^= 1 << bit);
+}
+
+/// Reads every key of `want` with `get` and scans the whole store: every value returned
+/// must be the one `want` holds. Returns how many errors showed (each must satisfy
+/// `is_expected`); a scan stops at its first error.
+pub fn read_checked(db: &Db, want: &Model, is_expected: impl Fn(&Error) -> bool) -> usize {
+    let ro = ReadOptions::default();
+    let mut errors = 0;
+    let mut note = |e: Error| {
+        assert!(is_expected(&e), "unexpected error: {e}");
+        errors += 1;
+    };
+    for k in want.keys() {
+        match db.get(&ro, k) {
+            Ok(got) => assert_eq!(got.as_ref(), want.get(k), "get {k:?}"),
+            Err(e) => note(e),
         }
-        at -= e.len;
     }
-    panic!("offset {offset} is beyond file {name}");
+    match db.iter(&ro) {
+        Ok(it) => {
+            for item in it {
+                match item {
+                    Ok((k, v)) => assert_eq!(Some(&v), want.get(&k), "scan {k:?}"),
+                    Err(e) => {
+                        note(e);
+                        break;
+                    }
+                }
+            }
+        }
+        Err(e) => note(e),
+    }
+    errors
 }
 
 /// Names and sizes of every file.
