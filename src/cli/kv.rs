@@ -64,8 +64,7 @@ pub struct WalRecoveryArg {
     /// point-in-time stops the replay at the first damage (RocksDB's default);
     /// skip-any-corrupted-records skips every bad record. Each region dropped is reported
     /// (put and delete print it on stderr) and lost for good: the open deletes the damaged
-    /// WAL once the writes replayed from it are in L0. zkv bench starts from an empty
-    /// database: there the mode is only recorded in the report's config.
+    /// WAL once the writes replayed from it are in L0.
     #[arg(long, value_name = "MODE", default_value_t = WalRecoveryMode::AbsoluteConsistency,
           value_parser = wal_recovery_mode_parser())]
     pub wal_recovery_mode: WalRecoveryMode,
@@ -77,13 +76,20 @@ fn wal_recovery_mode_parser() -> impl TypedValueParser<Value = WalRecoveryMode> 
     })
 }
 
+/// What a write command opens: the device and how to recover the database's WAL.
 #[derive(Debug, Args)]
-#[command(after_help = KV_EXAMPLES)]
-pub struct PutArgs {
+struct WriteDb {
     #[command(flatten)]
     dev: DbDevice,
     #[command(flatten)]
     recovery: WalRecoveryArg,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = KV_EXAMPLES)]
+pub struct PutArgs {
+    #[command(flatten)]
+    db: WriteDb,
     /// The key
     #[arg(allow_hyphen_values = true)]
     key: String,
@@ -96,9 +102,7 @@ pub struct PutArgs {
 #[command(after_help = KV_EXAMPLES)]
 pub struct DeleteArgs {
     #[command(flatten)]
-    dev: DbDevice,
-    #[command(flatten)]
-    recovery: WalRecoveryArg,
+    db: WriteDb,
     /// The key
     #[arg(allow_hyphen_values = true)]
     key: String,
@@ -135,18 +139,19 @@ pub struct ScanArgs {
 }
 
 pub fn put(args: PutArgs) -> CliResult {
-    let key = decode(&args.key, args.dev.hex, "key")?;
-    let value = decode(&args.value, args.dev.hex, "value")?;
-    let spec = &args.dev.device;
-    let db = open_for_write(spec, true, args.recovery.wal_recovery_mode)?;
+    let hex = args.db.dev.hex;
+    let key = decode(&args.key, hex, "key")?;
+    let value = decode(&args.value, hex, "value")?;
+    let spec = &args.db.dev.device;
+    let db = open_for_write(spec, true, args.db.recovery.wal_recovery_mode)?;
     let result = db.put(&WriteOptions::synced(), &key, &value);
     finish_write(spec, db, result)
 }
 
 pub fn delete(args: DeleteArgs) -> CliResult {
-    let key = decode(&args.key, args.dev.hex, "key")?;
-    let spec = &args.dev.device;
-    let db = open_for_write(spec, false, args.recovery.wal_recovery_mode)?;
+    let key = decode(&args.key, args.db.dev.hex, "key")?;
+    let spec = &args.db.dev.device;
+    let db = open_for_write(spec, false, args.db.recovery.wal_recovery_mode)?;
     let result = db.delete(&WriteOptions::synced(), &key);
     finish_write(spec, db, result)
 }

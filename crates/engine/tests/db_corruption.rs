@@ -7,44 +7,18 @@ mod support;
 use std::sync::Arc;
 
 use engine::db::{Db, WriteOptions};
-use engine::options::{ExecMode, Options};
 use engine::version::CURRENT;
 use engine::Error;
 use support::*;
 use zns::ZonedDevice;
 use zonefs::fs::ZoneFs;
 
-const KEYS: u64 = 300;
-
-fn options() -> Options {
-    Options {
-        // One memtable holds everything: `flush` writes one table.
-        write_buffer_size: 1 << 20,
-        ..tiny_options(ExecMode::Deterministic)
-    }
-}
-
-fn key(k: u64) -> Vec<u8> {
-    format!("key{k:04}").into_bytes()
-}
-
-fn model() -> Model {
-    (0..KEYS).map(|k| (key(k), value(k, 50))).collect()
-}
-
-/// A database holding `model()` in one SST, closed; returns the device and the SST's name.
-fn one_table() -> (Arc<dyn ZonedDevice>, String) {
-    let (_mem, dev) = device(32, 256);
-    let fs = format(&dev, fs_options());
-    let db = Db::open(Arc::clone(&fs), options()).unwrap();
-    for (k, v) in model() {
-        db.put(&WriteOptions::default(), &k, &v).unwrap();
-    }
-    db.flush().unwrap();
+/// A database holding `table_model()` in one SST, closed; returns the device and the SST's
+/// name.
+fn closed_table() -> (Arc<dyn ZonedDevice>, String) {
+    let (_, fs, db, name) = one_table();
     db.close().unwrap();
-    let tables = ssts(&fs);
-    assert_eq!(tables.len(), 1, "{tables:?}");
-    (dev, tables[0].clone())
+    (Arc::clone(fs.device()), name)
 }
 
 /// Flips one bit of `name` with the file system unmounted, then mounts again.
@@ -57,15 +31,17 @@ fn damage(dev: &Arc<dyn ZonedDevice>, name: &str, offset: u64, bit: u8) -> Arc<Z
 
 #[test]
 fn sst_bit_flips_are_checksum_errors() {
-    let (dev, name) = one_table();
+    let (dev, name) = closed_table();
     let size = mount(&dev, fs_options()).file_info(&name).unwrap().size;
     let mut detected = 0;
     let offsets: Vec<u64> = (0..size).step_by(37).chain([size - 1, size - 20]).collect();
     for (i, &offset) in offsets.iter().enumerate() {
-        let (dev, name) = one_table();
+        let (dev, name) = closed_table();
         let fs = damage(&dev, &name, offset, (i % 8) as u8);
-        match Db::open(fs, options()) {
-            Ok(db) => detected += u32::from(read_checked(&db, &model(), Error::is_corruption) > 0),
+        match Db::open(fs, table_options()) {
+            Ok(db) => {
+                detected += u32::from(read_checked(&db, &table_model(), Error::is_corruption) > 0)
+            }
             Err(e) => {
                 assert!(e.is_corruption(), "open: {e}");
                 detected += 1;
@@ -82,8 +58,8 @@ fn sst_bit_flips_are_checksum_errors() {
 fn several_edits() -> Arc<dyn ZonedDevice> {
     let (_mem, dev) = device(32, 256);
     let fs = format(&dev, fs_options());
-    let db = Db::open(Arc::clone(&fs), options()).unwrap();
-    for (i, (k, v)) in model().into_iter().enumerate() {
+    let db = Db::open(Arc::clone(&fs), table_options()).unwrap();
+    for (i, (k, v)) in table_model().into_iter().enumerate() {
         db.put(&WriteOptions::default(), &k, &v).unwrap();
         if i % 100 == 99 {
             db.flush().unwrap();
@@ -109,7 +85,7 @@ fn manifest_bit_flips_are_corruption() {
     for offset in 0..size {
         let dev = several_edits();
         let fs = damage(&dev, &manifest, offset, (offset % 8) as u8);
-        match Db::open(fs, options()) {
+        match Db::open(fs, table_options()) {
             Err(e) => assert!(e.is_corruption(), "offset {offset}: {e}"),
             Ok(db) => panic!("offset {offset}: opened {:?}", db.live_files().len()),
         }
@@ -121,18 +97,13 @@ fn manifest_bit_flips_are_corruption() {
 fn wal_only(batches: u64) -> (Arc<dyn ZonedDevice>, String) {
     let (_mem, dev) = device(32, 256);
     let fs = format(&dev, fs_options());
-    let db = Db::open(Arc::clone(&fs), options()).unwrap();
+    let db = Db::open(Arc::clone(&fs), table_options()).unwrap();
     for k in 0..batches {
-        db.put(&WriteOptions::synced(), &key(k), &value(k, 50))
+        db.put(&WriteOptions::synced(), &table_key(k), &value(k, 50))
             .unwrap();
     }
     db.close().unwrap();
-    let wal = fs
-        .list()
-        .into_iter()
-        .map(|f| f.name)
-        .find(|n| n.ends_with(".log"))
-        .unwrap();
+    let wal = the_wal(&fs);
     (dev, wal)
 }
 
@@ -144,7 +115,7 @@ fn wal_bit_flips_are_corruption_even_in_the_last_record() {
     for offset in 0..size {
         let (dev, wal) = wal_only(20);
         let fs = damage(&dev, &wal, offset, (offset % 8) as u8);
-        let err = Db::open(fs, options()).unwrap_err();
+        let err = Db::open(fs, table_options()).unwrap_err();
         assert!(err.is_corruption(), "offset {offset}: {err}");
         assert!(err.to_string().contains(&wal), "offset {offset}: {err}");
     }

@@ -7,43 +7,10 @@ mod support;
 use std::sync::Arc;
 
 use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::{ExecMode, Options};
+use engine::options::ExecMode;
 use engine::Error;
 use support::*;
-use zns::{FaultControl, FaultOp, MemDevice, TearMode};
-
-const KEYS: u64 = 300;
-
-fn options() -> Options {
-    Options {
-        // One memtable holds everything: `flush` writes one table.
-        write_buffer_size: 1 << 20,
-        ..tiny_options(ExecMode::Deterministic)
-    }
-}
-
-fn key(k: u64) -> Vec<u8> {
-    format!("key{k:04}").into_bytes()
-}
-
-fn model() -> Model {
-    (0..KEYS).map(|k| (key(k), value(k, 50))).collect()
-}
-
-/// An open database holding `model()` in one SST.
-fn one_table() -> (Arc<MemDevice>, Arc<zonefs::fs::ZoneFs>, Db, String) {
-    let (mem, dev) = device(32, 256);
-    let fs = format(&dev, fs_options());
-    let db = Db::open(Arc::clone(&fs), options()).unwrap();
-    for (k, v) in model() {
-        db.put(&WriteOptions::default(), &k, &v).unwrap();
-    }
-    db.flush().unwrap();
-    let tables = ssts(&fs);
-    assert_eq!(tables.len(), 1, "{tables:?}");
-    let name = tables[0].clone();
-    (mem, fs, db, name)
-}
+use zns::{FaultControl, FaultOp, TearMode};
 
 /// Bit rot while the database runs, anywhere in a table: a read of the damaged part is a
 /// corruption error, every other read returns the right value. The store is not reopened:
@@ -58,10 +25,10 @@ fn bit_rot_under_a_running_database_is_a_corruption_error() {
     for (i, &offset) in offsets.iter().enumerate() {
         let (mem, fs, db, name) = one_table();
         // Reads from the table before the damage (the table is open and cached).
-        assert_eq!(read_checked(&db, &model(), |_| false), 0);
+        assert_eq!(read_checked(&db, &table_model(), |_| false), 0);
         mem.rot(file_addr(&fs, &name, offset), (i % 8) as u8)
             .unwrap();
-        detected += usize::from(read_checked(&db, &model(), Error::is_corruption) > 0);
+        detected += usize::from(read_checked(&db, &table_model(), Error::is_corruption) > 0);
     }
     // Blocks are checked when read; the footer, index and filter were read at open and are
     // not read again, so a flip there is found at the next open (db_corruption covers it).
@@ -91,10 +58,10 @@ fn persistent_read_errors_are_errors_never_missing_keys() {
         .extents[0]
         .zone;
     mem.inject_persistent(FaultOp::Read, Some(zone));
-    let failed = read_checked(&db, &model(), |e| e.to_string().contains("injected"));
-    assert!(failed as u64 > KEYS / 2, "{failed} reads failed");
+    let failed = read_checked(&db, &table_model(), |e| e.to_string().contains("injected"));
+    assert!(failed as u64 > TABLE_KEYS / 2, "{failed} reads failed");
     mem.clear_injection();
-    assert_eq!(read_checked(&db, &model(), |_| false), 0);
+    assert_eq!(read_checked(&db, &table_model(), |_| false), 0);
 }
 
 /// A device whose writes fail for good: writes return errors (no panic), reads keep
@@ -112,7 +79,7 @@ fn persistent_write_errors_lose_nothing_acknowledged() {
             if k == 250 {
                 mem.inject_persistent(FaultOp::Write, None);
             }
-            let (key, v) = (key(k % 150), value(k, 40));
+            let (key, v) = (table_key(k % 150), value(k, 40));
             let r = if k % 7 == 3 {
                 db.delete(&sync, &key).map(|()| model.remove(&key))
             } else {
@@ -152,7 +119,10 @@ fn out_of_space_inside_a_compaction_is_a_clean_error() {
     let mut model = Model::new();
     let mut failure = None;
     for k in 0..100_000u64 {
-        let (key, v) = (key(k.wrapping_mul(2_654_435_761) % 6000), value(k, 200));
+        let (key, v) = (
+            table_key(k.wrapping_mul(2_654_435_761) % 6000),
+            value(k, 200),
+        );
         match db.put(&WriteOptions::synced(), &key, &v) {
             Ok(()) => {
                 model.insert(key, v);

@@ -86,12 +86,7 @@ fn written(stop: Stop) -> Written {
     drop(fs);
     mem.restart();
     let fs = mount(&dev, fs_options());
-    let wal = fs
-        .list()
-        .into_iter()
-        .map(|f| f.name)
-        .find(|n| n.ends_with(".log"))
-        .unwrap();
+    let wal = the_wal(&fs);
     let data = fs.open(&wal).unwrap().read_all().unwrap();
     let contents = read_log(&data);
     assert!(contents.bad.is_empty(), "{:?}", contents.bad);

@@ -186,9 +186,61 @@ pub fn file_contents(fs: &ZoneFs) -> BTreeMap<String, Vec<u8>> {
 
 /// Names of the SST files.
 pub fn ssts(fs: &ZoneFs) -> Vec<String> {
+    files_ending(fs, ".sst")
+}
+
+/// The name of the one WAL on `fs`.
+pub fn the_wal(fs: &ZoneFs) -> String {
+    let wals = files_ending(fs, ".log");
+    assert_eq!(wals.len(), 1, "{wals:?}");
+    wals[0].clone()
+}
+
+fn files_ending(fs: &ZoneFs, suffix: &str) -> Vec<String> {
     fs.list()
         .into_iter()
         .map(|f| f.name)
-        .filter(|n| n.ends_with(".sst"))
+        .filter(|n| n.ends_with(suffix))
         .collect()
+}
+
+/// Keys of the one-table fixture: `key0000` ...
+pub fn table_key(k: u64) -> Vec<u8> {
+    format!("key{k:04}").into_bytes()
+}
+
+/// Keys in the one-table fixture.
+pub const TABLE_KEYS: u64 = 300;
+
+/// What the one-table fixture holds.
+pub fn table_model() -> Model {
+    (0..TABLE_KEYS)
+        .map(|k| (table_key(k), value(k, 50)))
+        .collect()
+}
+
+/// Options of the one-table fixture: one memtable holds everything, so `flush` writes one
+/// table.
+pub fn table_options() -> Options {
+    Options {
+        write_buffer_size: 1 << 20,
+        ..tiny_options(ExecMode::Deterministic)
+    }
+}
+
+/// An open database holding `table_model()` in one SST, with its device, file system and
+/// the SST's name.
+pub fn one_table() -> (Arc<MemDevice>, Arc<ZoneFs>, Db, String) {
+    let (mem, dev) = device(32, 256);
+    let fs = format(&dev, fs_options());
+    let db = Db::open(Arc::clone(&fs), table_options()).unwrap();
+    for (k, v) in table_model() {
+        db.put(&engine::db::WriteOptions::default(), &k, &v)
+            .unwrap();
+    }
+    db.flush().unwrap();
+    let tables = ssts(&fs);
+    assert_eq!(tables.len(), 1, "{tables:?}");
+    let name = tables[0].clone();
+    (mem, fs, db, name)
 }
