@@ -97,19 +97,25 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// A batch whose commit frame checks: where it starts, its records with their offsets,
+/// the commit, and the position right after the commit frame.
+#[derive(Debug)]
+struct Complete {
+    start: usize,
+    records: Vec<(usize, Record)>,
+    commit: Commit,
+    end: usize,
+}
+
 /// What starts at a position between batches.
 #[derive(Debug)]
 enum Parsed {
-    /// A batch whose commit frame checks: where it starts, its records, the commit, and
-    /// the position right after the commit frame.
-    Complete {
-        start: usize,
-        records: Vec<(usize, Record)>,
-        commit: Commit,
-        end: usize,
-    },
+    Complete(Complete),
     /// Not a complete batch: damage, or a write cut short.
-    Bad { at: usize, error: FrameError },
+    Bad {
+        at: usize,
+        error: FrameError,
+    },
     /// Nothing more is written.
     End,
 }
@@ -127,12 +133,12 @@ fn parse_batch(bytes: &[u8], block: usize, pos: usize) -> Parsed {
                     Frame::Record(rec) => records.push((at, rec)),
                     Frame::Commit(commit) if commit.records as usize == records.len() => {
                         let end = cur.pos();
-                        return Parsed::Complete {
+                        return Parsed::Complete(Complete {
                             start,
                             records,
                             commit,
                             end,
-                        };
+                        });
                     }
                     Frame::Commit(c) => {
                         let error = FrameError::CountMismatch {
@@ -185,7 +191,7 @@ fn commit_at(bytes: &[u8], pos: usize) -> Option<Commit> {
 /// What lies past damage at `at`, for a replay whose last applied batch is `last`.
 enum PastDamage {
     /// The complete copy of batch `last + 1`.
-    Copy(Parsed),
+    Copy(Complete),
     /// An intact commit of a later batch: batch `last + 1` is lost.
     Later { offset: usize, seq: u64 },
     /// Nothing: the damage is the zone's tail.
@@ -213,9 +219,9 @@ fn look_past_damage(bytes: &[u8], block: usize, at: usize, last: u64) -> PastDam
         if commit.seq != next {
             continue;
         }
-        if let p @ Parsed::Complete { start: s, end, .. } = parse_batch(bytes, block, start) {
-            if s == start && end > pos {
-                return PastDamage::Copy(p);
+        if let Parsed::Complete(c) = parse_batch(bytes, block, start) {
+            if c.start == start && c.end > pos {
+                return PastDamage::Copy(c);
             }
         }
     }
@@ -243,48 +249,17 @@ pub(crate) fn replay_zone(
         repaired: repaired.into_iter().collect(),
     };
     loop {
-        let parsed = match parse_batch(bytes, block, pos) {
-            Parsed::Bad { at, error } if !error.is_damage() => {
-                return Err(ScanError::Corrupt {
-                    offset: at as u64,
-                    reason: error.to_string(),
-                });
-            }
-            Parsed::Bad { at, error } => match look_past_damage(bytes, block, at, zone.last_commit)
-            {
-                PastDamage::Copy(p) => {
-                    zone.repaired.push((at as u64, error.to_string()));
-                    p
-                }
-                PastDamage::Later { offset, seq } => {
-                    return Err(ScanError::Corrupt {
-                        offset: at as u64,
-                        reason: format!(
-                            "{error}; batch {seq} follows at offset {offset}, after batch {}",
-                            zone.last_commit
-                        ),
-                    });
-                }
-                PastDamage::Nothing => {
-                    zone.torn_tail = Some(at as u64);
-                    return Ok(zone);
-                }
+        let batch = match parse_batch(bytes, block, pos) {
+            Parsed::Complete(batch) => batch,
+            Parsed::End => return Ok(zone),
+            Parsed::Bad { at, error } => match zone.past_damage(bytes, block, at, error)? {
+                Some(copy) => copy,
+                None => return Ok(zone),
             },
-            p => p,
         };
-        match parsed {
-            Parsed::Complete {
-                start,
-                records,
-                commit,
-                end,
-            } => {
-                zone.apply(start, commit, records)?;
-                zone.end = end.next_multiple_of(block) as u64;
-                pos = end;
-            }
-            Parsed::End | Parsed::Bad { .. } => return Ok(zone),
-        }
+        pos = batch.end;
+        zone.end = batch.end.next_multiple_of(block) as u64;
+        zone.apply(batch)?;
     }
 }
 
@@ -360,14 +335,50 @@ fn base_at(bytes: &[u8], block: usize, layout: ZoneLayout, at: usize) -> Result<
 }
 
 impl ZoneReplay {
+    /// Damage at `at` where a batch should start: the batch's copy to go on with, or
+    /// `None` when the damage is the zone's tail (recorded as the torn tail). A frame that
+    /// checks but cannot be read, or a later batch past the damage, is corruption.
+    fn past_damage(
+        &mut self,
+        bytes: &[u8],
+        block: usize,
+        at: usize,
+        error: FrameError,
+    ) -> Result<Option<Complete>, ScanError> {
+        if !error.is_damage() {
+            return Err(ScanError::Corrupt {
+                offset: at as u64,
+                reason: error.to_string(),
+            });
+        }
+        match look_past_damage(bytes, block, at, self.last_commit) {
+            PastDamage::Copy(copy) => {
+                self.repaired.push((at as u64, error.to_string()));
+                Ok(Some(copy))
+            }
+            PastDamage::Later { offset, seq } => Err(ScanError::Corrupt {
+                offset: at as u64,
+                reason: format!(
+                    "{error}; batch {seq} follows at offset {offset}, after batch {}",
+                    self.last_commit
+                ),
+            }),
+            PastDamage::Nothing => {
+                self.torn_tail = Some(at as u64);
+                Ok(None)
+            }
+        }
+    }
+
     /// Applies a complete batch numbered after the last one; passes over a copy of the last
     /// one (the same number). Any other number means a batch was lost or repeated.
-    fn apply(
-        &mut self,
-        start: usize,
-        c: Commit,
-        records: Vec<(usize, Record)>,
-    ) -> Result<(), ScanError> {
+    fn apply(&mut self, batch: Complete) -> Result<(), ScanError> {
+        let Complete {
+            start,
+            records,
+            commit: c,
+            ..
+        } = batch;
         let corrupt = |offset: usize, reason: String| ScanError::Corrupt {
             offset: offset as u64,
             reason,
@@ -584,7 +595,7 @@ mod tests {
 
         // The copy starts after the first copy's commit frame.
         let copy = match parse_batch(&bytes, BLOCK, first) {
-            Parsed::Complete { end, .. } => end,
+            Parsed::Complete(c) => c.end,
             other => panic!("{other:?}"),
         };
         let mut both = one.clone();
