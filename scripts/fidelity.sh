@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
 # Fidelity check of zkv's leveled compaction against RocksDB's: runs the same workloads with
 # the same settings on RocksDB's db_bench (Debian's rocksdb-tools, RocksDB 7.8, on tmpfs) and on
-# `zkv bench` (threaded mode, in-memory zoned device), and prints both compaction stats tables
-# and the write amplification side by side.
+# `zkv bench` in both execution modes (threaded, and deterministic: the simulation on a virtual
+# clock), in-memory zoned device, and prints the compaction stats tables and a W-Amp table with
+# the three side by side.
 #
 # Usage: scripts/fidelity.sh [OUT_DIR]     (default target/fidelity)
-# Environment: FIDELITY_NUM (keys per workload, default 2000000), FIDELITY_CASES (default all:
-#   fillrandom-sica fillrandom-minov overwrite-sica overwrite-minov).
+# Environment:
+#   FIDELITY_CASES  default: fillrandom-sica fillrandom-minov overwrite-sica overwrite-minov
+#                   fillrandom-sica-rl20 overwrite-sica-rl20 (the -rl20 cases pace writes to
+#                   20 MB/s: db_bench --benchmark_write_rate_limit, zkv
+#                   --benchmark-write-rate-limit)
+#   FIDELITY_SCALE  full (default): 2,000,000 keys, 8 MiB memtables and SSTs, 32 MiB L1;
+#                   small: 200,000 keys, 1 MiB memtables and SSTs, 4 MiB L1 (the scale of the
+#                   test suite's recorded comparison, crates/engine/tests/db_fidelity.rs)
+#   FIDELITY_RUNS   runs of each engine and case (default 1); the W-Amp table gives the median
+#   FIDELITY_MODES  zkv modes (default: threaded deterministic)
 #
 # Settings: 16 B keys; fillrandom with 1000 B values (then readrandom in the min-overlap case),
-# or fillseq then overwrite with 128 B values; write_buffer_size 8 MiB, target_file_size_base 8 MiB,
-# max_bytes_for_level_base 32 MiB, multiplier 10, L0 trigger 4, no compression, no WAL, bloom 10
-# bits; compaction_pri kByCompensatedSize (zkv `sica`) and kMinOverlappingRatio (`min-overlap`).
-# Both engines wait for background compaction before the final statistics.
+# or fillseq then overwrite with 128 B values; multiplier 10, L0 trigger 4, no compression, no
+# WAL, bloom 10 bits; compaction_pri kByCompensatedSize (zkv `sica`) and kMinOverlappingRatio
+# (`min-overlap`); one flush and one compaction thread (RocksDB's max_background_jobs 2). Both
+# engines wait for background compaction before the final statistics.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${1:-$ROOT/target/fidelity}
-NUM=${FIDELITY_NUM:-2000000}
-CASES=${FIDELITY_CASES:-"fillrandom-sica fillrandom-minov overwrite-sica overwrite-minov"}
+CASES=${FIDELITY_CASES:-"fillrandom-sica fillrandom-minov overwrite-sica overwrite-minov fillrandom-sica-rl20 overwrite-sica-rl20"}
+RUNS=${FIDELITY_RUNS:-1}
+MODES=${FIDELITY_MODES:-"threaded deterministic"}
 MIB=$((1 << 20))
+case ${FIDELITY_SCALE:-full} in
+  full) NUM=2000000 BUF=$((8 * MIB)) L1=$((32 * MIB)) ;;
+  small) NUM=200000 BUF=$((1 * MIB)) L1=$((4 * MIB)) ;;
+  *) echo "fidelity: FIDELITY_SCALE is full or small" >&2; exit 2 ;;
+esac
 mkdir -p "$OUT"
 : >"$OUT/summary.txt"
 
@@ -40,49 +55,97 @@ TARGET=$(cd "$ROOT" && cargo metadata -q --format-version 1 --no-deps |
   grep -o '"target_directory":"[^"]*"' | cut -d'"' -f4)
 ZKV=$TARGET/release/zkv
 
-case_params() { # NAME -> "benchmarks value_size rocksdb_pri zkv_picker"
+case_params() { # NAME -> "benchmarks value_size rocksdb_pri zkv_picker write_rate"
   case $1 in
-    fillrandom-sica) echo "fillrandom 1000 0 sica" ;;
-    fillrandom-minov) echo "fillrandom,readrandom 1000 3 min-overlap" ;;
-    overwrite-sica) echo "fillseq,overwrite 128 0 sica" ;;
-    overwrite-minov) echo "fillseq,overwrite 128 3 min-overlap" ;;
+    fillrandom-sica) echo "fillrandom 1000 0 sica 0" ;;
+    fillrandom-minov) echo "fillrandom,readrandom 1000 3 min-overlap 0" ;;
+    overwrite-sica) echo "fillseq,overwrite 128 0 sica 0" ;;
+    overwrite-minov) echo "fillseq,overwrite 128 3 min-overlap 0" ;;
+    fillrandom-sica-rl20) echo "fillrandom 1000 0 sica 20000000" ;;
+    overwrite-sica-rl20) echo "fillseq,overwrite 128 0 sica 20000000" ;;
     *) echo "fidelity: unknown case $1" >&2; exit 2 ;;
   esac
 }
 
-run_rocksdb() { # NAME BENCHES VALUE_SIZE PRI
-  local db=/dev/shm/zkv-fidelity-$1
+run_rocksdb() { # OUT_FILE BENCHES VALUE_SIZE PRI RATE
+  local db=/dev/shm/zkv-fidelity-$$
+  local rate=()
+  [ "$5" = 0 ] || rate=(--benchmark_write_rate_limit="$5")
   rm -rf "$db"
   /usr/bin/time -v db_bench --benchmarks="$2,waitforcompaction,stats" --num="$NUM" --key_size=16 \
-    --value_size="$3" --write_buffer_size=$((8 * MIB)) --target_file_size_base=$((8 * MIB)) \
-    --max_bytes_for_level_base=$((32 * MIB)) --max_bytes_for_level_multiplier=10 \
+    --value_size="$3" --write_buffer_size="$BUF" --target_file_size_base="$BUF" \
+    --max_bytes_for_level_base="$L1" --max_bytes_for_level_multiplier=10 \
     --level0_file_num_compaction_trigger=4 --compression_type=none --disable_wal=1 \
-    --compaction_pri="$4" --bloom_bits=10 --seed=1 --db="$db" >"$OUT/$1.rocksdb.txt" 2>&1
+    --compaction_pri="$4" --bloom_bits=10 --seed=1 --db="$db" "${rate[@]}" >"$1" 2>&1
   rm -rf "$db"
 }
 
-run_zkv() { # NAME BENCHES VALUE_SIZE PICKER
+run_zkv() { # OUT_FILE BENCHES VALUE_SIZE PICKER RATE MODE
+  local rate=()
+  [ "$5" = 0 ] || rate=(--benchmark-write-rate-limit "$5")
   /usr/bin/time -v "$ZKV" bench --workload "$2" --num "$NUM" --key-size 16 --value-size "$3" \
-    --write-buffer-size 8MiB --target-file-size-base 8MiB --max-bytes-for-level-base 32MiB \
+    --write-buffer-size "$BUF" --target-file-size-base "$BUF" --max-bytes-for-level-base "$L1" \
     --max-bytes-for-level-multiplier 10 --level0-file-num-compaction-trigger 4 --disable-wal \
-    --bloom-bits 10 --picker "$4" --mode threaded --wait-for-compaction --seed 1 \
-    --device mem --zones 160 --zone-size 64MiB --json "$OUT/$1.zkv.json" >"$OUT/$1.zkv.txt" 2>&1
+    --bloom-bits 10 --picker "$4" --mode "$6" --wait-for-compaction --seed 1 \
+    --device mem --zones 160 --zone-size 64MiB --json "${1%.txt}.json" "${rate[@]}" >"$1" 2>&1
 }
 
+# W-Amp as RocksDB's stats define it, (flush + compaction bytes written) / flush bytes, to
+# three digits: from RocksDB's cumulative compaction and flush lines, and from zkv's
+# compaction stats table (Write(GB) of the Sum and L0 rows).
+wamp_rocksdb() {
+  awk '/^Flush\(GB\): cumulative/ { f = $3 + 0 }
+    /^Cumulative compaction:/ { w = $3; if ($4 == "MB") w /= 1024; if ($4 == "KB") w /= 1048576 }
+    END { if (f > 0) printf "%.2f\n", w / f; else print "-" }' "$1"
+}
+
+wamp_zkv() {
+  awk '$1 == "L0" && f == "" { f = $9 }
+    $1 == "Sum" { if (f > 0) printf "%.2f\n", $9 / f; else print "-"; exit }' "$1"
+}
+
+median() {
+  tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END {
+    if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+    else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+table="| case | RocksDB 7.8 W-Amp |"
+for m in $MODES; do table+=" zkv $m |"; done
 for c in $CASES; do
   # A separate assignment, so that set -e stops on an unknown case.
   params=$(case_params "$c")
-  read -r benches vs pri picker <<<"$params"
-  echo "== $c: RocksDB db_bench" >&2
-  run_rocksdb "$c" "$benches" "$vs" "$pri"
-  echo "== $c: zkv bench" >&2
-  run_zkv "$c" "$benches" "$vs" "$picker"
+  read -r benches vs pri picker rate <<<"$params"
+  row="| $c |"
+  for r in $(seq "$RUNS"); do
+    echo "== $c run $r: RocksDB db_bench" >&2
+    run_rocksdb "$OUT/$c.$r.rocksdb.txt" "$benches" "$vs" "$pri" "$rate"
+    for m in $MODES; do
+      echo "== $c run $r: zkv bench --mode $m" >&2
+      run_zkv "$OUT/$c.$r.zkv-$m.txt" "$benches" "$vs" "$picker" "$rate" "$m"
+    done
+  done
+  values=""
+  for r in $(seq "$RUNS"); do values+=" $(wamp_rocksdb "$OUT/$c.$r.rocksdb.txt")"; done
+  row+=" $(echo "$values" | median) ($values ) |"
+  for m in $MODES; do
+    values=""
+    for r in $(seq "$RUNS"); do values+=" $(wamp_zkv "$OUT/$c.$r.zkv-$m.txt")"; done
+    row+=" $(echo "$values" | median) ($values ) |"
+  done
+  table+=$'\n'"$row"
   {
-    echo "### $c"
+    echo "### $c (run 1)"
     echo "RocksDB 7.8:"
-    grep -E 'micros/op|^ *(Level|L[0-9]|Sum) ' "$OUT/$c.rocksdb.txt" | cut -c1-130
-    echo "zkv:"
-    grep -E 'micros/op|^ *(Level|L[0-9]|Sum) ' "$OUT/$c.zkv.txt" | cut -c1-130
+    grep -E 'micros/op|^ *(Level|L[0-9]|Sum) ' "$OUT/$c.1.rocksdb.txt" | cut -c1-130
+    for m in $MODES; do
+      echo "zkv $m:"
+      grep -E 'micros/op|^ *(Level|L[0-9]|Sum) ' "$OUT/$c.1.zkv-$m.txt" | cut -c1-130
+    done
     echo
   } | tee -a "$OUT/summary.txt"
 done
+{
+  echo "W-Amp, median of $RUNS run(s) (each run's value in parentheses):"
+  echo "$table" | sed '1a|---|---|'"$(for m in $MODES; do printf -- '---|'; done)"
+} | tee -a "$OUT/summary.txt"

@@ -184,7 +184,7 @@ fn deterministic_mode_gives_the_same_report_twice() {
             "--gc-stop",
             "80",
             "--zones",
-            "12",
+            "8",
             "--json",
             &json,
         ]));
@@ -389,6 +389,11 @@ fn bad_input_fails_before_any_work() {
     };
     usage(&["--workload", "fillseq,nope"], "unknown workload \"nope\"");
     usage(&["--picker", "best"], "--picker");
+    usage(&["--sim-cost", "job_ns"], "NAME=VALUE");
+    usage(
+        &["--benchmark-write-rate-limit", "0"],
+        "--benchmark-write-rate-limit",
+    );
     usage(&["--placement", "random"], "--placement");
     usage(&["--num", "0"], "--num");
     usage(&["--value-size", "0"], "must be greater than zero");
@@ -404,10 +409,7 @@ fn bad_input_fails_before_any_work() {
     assert!(too_small.contains("space amplification"), "{too_small}");
     for (args, want) in [
         (vec!["--sync", "--disable-wal"], "--sync and --disable-wal"),
-        (
-            vec!["--mode", "deterministic", "--flush-threads", "1"],
-            "threaded only",
-        ),
+        (vec!["--sim-cost", "warp_ns=1"], "unknown cost 'warp_ns'"),
         (
             vec!["--flush-threads", "2"],
             "max_background_flushes 2 is not supported",

@@ -11,8 +11,11 @@ pub enum ExecMode {
     /// Background threads for flushes and compactions.
     #[default]
     Threaded,
-    /// One thread: flushes and compactions run inline at fixed points of the write path, so
-    /// the same operations give byte-identical files and metrics.
+    /// A discrete-event simulation of the threaded mode on a virtual clock: foreground
+    /// operations advance the clock by a cost model ([`SimCosts`]), flushes and compactions
+    /// occupy virtual background threads for modelled durations and take effect when they
+    /// end, stalls follow RocksDB's triggers in virtual time. One OS thread does it all, in
+    /// a fixed order, so the same operations give byte-identical files and metrics.
     Deterministic,
 }
 
@@ -171,6 +174,81 @@ pub struct Options {
     /// What WAL recovery does with bad records (zkv's default: absolute consistency, see
     /// [`WalRecoveryMode`] for why it is not RocksDB's point-in-time).
     pub wal_recovery_mode: WalRecoveryMode,
+    /// The deterministic mode's cost model (ignored in threaded mode).
+    pub sim: SimCosts,
+}
+
+/// How long things take on the deterministic mode's virtual clock. A foreground write costs
+/// `write_op_ns` plus `write_byte_ps` per byte of its WAL record, a read (`get`, or creating
+/// an iterator) `read_op_ns`. A flush occupies the flush thread for `job_ns` plus
+/// `flush_byte_ps` per memtable byte and `flush_entry_ns` per memtable entry; a compaction
+/// occupies a compaction thread for `job_ns` plus `compaction_byte_ps` per input byte and
+/// `compaction_entry_ns` per input entry; a trivial move for `job_ns`; the zone cleaner's
+/// thread is busy with a victim for `job_ns` plus `clean_byte_ps` per valid byte in it. What shapes the tree
+/// is the ratio of the foreground rate to the background rate. The defaults are RocksDB
+/// 7.8's `db_bench` on two cores (its LOG's compaction and flush times, its write rate
+/// outside stalls), so that deterministic runs compact like RocksDB (`docs/ENGINE.md`,
+/// "Deterministic mode").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SimCosts {
+    pub write_op_ns: u64,
+    /// Picoseconds per byte of a write's WAL record.
+    pub write_byte_ps: u64,
+    pub read_op_ns: u64,
+    /// Fixed cost of every background job.
+    pub job_ns: u64,
+    /// Picoseconds per byte of the memtables a flush writes.
+    pub flush_byte_ps: u64,
+    pub flush_entry_ns: u64,
+    /// Picoseconds per input byte of a compaction (reading it and writing its output).
+    pub compaction_byte_ps: u64,
+    pub compaction_entry_ns: u64,
+    /// Picoseconds per valid byte of a zone the cleaner cleans (copying it out).
+    pub clean_byte_ps: u64,
+}
+
+impl Default for SimCosts {
+    fn default() -> Self {
+        SimCosts {
+            write_op_ns: 1_950,
+            write_byte_ps: 1_300,
+            read_op_ns: 4_800,
+            job_ns: 20_000,
+            flush_byte_ps: 2_100,
+            flush_entry_ns: 360,
+            compaction_byte_ps: 1_800,
+            compaction_entry_ns: 370,
+            clean_byte_ps: 1_000,
+        }
+    }
+}
+
+impl SimCosts {
+    /// Virtual time of a foreground write of `bytes` (keys and values).
+    pub fn write_ns(&self, bytes: u64) -> u64 {
+        self.write_op_ns
+            .saturating_add(bytes.saturating_mul(self.write_byte_ps) / 1000)
+    }
+
+    /// Virtual time of a flush of `bytes` of memtables holding `entries` entries.
+    pub fn flush_ns(&self, bytes: u64, entries: u64) -> u64 {
+        self.job_ns
+            .saturating_add(bytes.saturating_mul(self.flush_byte_ps) / 1000)
+            .saturating_add(entries.saturating_mul(self.flush_entry_ns))
+    }
+
+    /// Virtual time of cleaning a zone holding `valid` bytes of live data.
+    pub fn clean_ns(&self, valid: u64) -> u64 {
+        self.job_ns
+            .saturating_add(valid.saturating_mul(self.clean_byte_ps) / 1000)
+    }
+
+    /// Virtual time of a compaction reading `bytes` in `entries` entries.
+    pub fn compaction_ns(&self, bytes: u64, entries: u64) -> u64 {
+        self.job_ns
+            .saturating_add(bytes.saturating_mul(self.compaction_byte_ps) / 1000)
+            .saturating_add(entries.saturating_mul(self.compaction_entry_ns))
+    }
 }
 
 impl Default for Options {
@@ -202,6 +280,7 @@ impl Default for Options {
             block_restart_interval: 16,
             mode: ExecMode::Threaded,
             wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
+            sim: SimCosts::default(),
         }
     }
 }

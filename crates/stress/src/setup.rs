@@ -230,7 +230,7 @@ pub fn create(dev: Arc<dyn ZonedDevice>, setup: &Setup, oracle: &mut Oracle) -> 
 }
 
 /// Mounts `dev`, turns zone cleaning on (a background cleaner in threaded mode, inline
-/// cleaning at the engine's fixed point in deterministic mode) and opens the database.
+/// cleaning in deterministic mode) and opens the database.
 /// Cleaning comes first: the recovery's flushes may need the space only cleaning frees.
 pub fn open(dev: Arc<dyn ZonedDevice>, setup: &Setup) -> Result<Stack, OpenError> {
     let fs = Arc::new(ZoneFs::mount(dev, setup.fs_options()).map_err(OpenError::Fs)?);

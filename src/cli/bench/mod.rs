@@ -27,7 +27,7 @@ use clap::builder::PossibleValuesParser;
 use clap::Args;
 use engine::compaction::{picker_by_name, PICKERS};
 use engine::db::{Db, WriteOptions};
-use engine::options::{ExecMode, Options};
+use engine::options::{ExecMode, Options, SimCosts};
 use serde_json::{json, Value};
 use zns::emu::{Emulated, Storage};
 use zns::timing::{TimingModel, TimingPreset};
@@ -182,8 +182,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N")]
     level0_file_num_compaction_trigger: Option<u32>,
 
-    /// threaded (background flush and compaction threads) or deterministic (inline; the
-    /// same seed gives the same bytes)
+    /// threaded (background flush and compaction threads) or deterministic (the threads
+    /// simulated on a virtual clock; the same seed gives the same bytes)
     #[arg(long, value_name = "MODE", default_value = "threaded", value_parser = parse_mode)]
     mode: ExecMode,
 
@@ -202,6 +202,18 @@ pub struct BenchArgs {
     /// Sync the WAL on every write (db_bench's --sync)
     #[arg(long)]
     sync: bool,
+
+    /// Pace writes to this many bytes of key and value per second from the start of each
+    /// workload, on the database's clock (virtual in deterministic mode); db_bench's
+    /// --benchmark_write_rate_limit
+    #[arg(long, value_name = "BYTES_PER_SEC", value_parser = parse_positive_size)]
+    benchmark_write_rate_limit: Option<u64>,
+
+    /// A cost of the deterministic mode's virtual clock, NAME=VALUE (repeatable; names:
+    /// write_op_ns, write_byte_ps, read_op_ns, job_ns, flush_byte_ps, flush_entry_ns,
+    /// compaction_byte_ps, compaction_entry_ns, clean_byte_ps; docs/ENGINE.md)
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_sim_cost)]
+    sim_cost: Vec<(String, u64)>,
 
     /// Bloom filter bits per key, 0 = no filter [default: 10]
     #[arg(long, value_name = "BITS")]
@@ -349,7 +361,8 @@ fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResu
         a.value_size as usize,
         interval,
         a.verify,
-    )?;
+    )?
+    .with_write_rate_limit(a.benchmark_write_rate_limit);
     let (mut measured, failed) = runner.run(jobs, out);
     if let (true, Some(oracle)) = (a.verify_inject_mismatch, measured.oracle.as_mut()) {
         oracle.inject_mismatch();
@@ -475,14 +488,6 @@ impl BenchArgs {
 
     fn engine_options(&self) -> CliResult<Options> {
         let d = Options::default();
-        if self.mode == ExecMode::Deterministic
-            && (self.compaction_threads.is_some() || self.flush_threads.is_some())
-        {
-            return Err(CliError::invalid(
-                "--compaction-threads and --flush-threads apply to --mode threaded only \
-                 (deterministic mode runs every job inline)",
-            ));
-        }
         let o = Options {
             write_buffer_size: self.write_buffer_size.unwrap_or(d.write_buffer_size),
             target_file_size_base: self
@@ -506,10 +511,37 @@ impl BenchArgs {
             acc_min_level: self.acc_min_level,
             bloom_bits_per_key: self.bloom_bits.unwrap_or(d.bloom_bits_per_key),
             mode: self.mode,
+            sim: self.sim_costs()?,
             ..d
         };
         o.check().map_err(|e| CliError::invalid(e.to_string()))?;
         Ok(o)
+    }
+
+    /// The default cost model with the `--sim-cost` settings applied.
+    fn sim_costs(&self) -> CliResult<SimCosts> {
+        let mut costs = SimCosts::default();
+        for (name, value) in &self.sim_cost {
+            let field = match name.as_str() {
+                "write_op_ns" => &mut costs.write_op_ns,
+                "write_byte_ps" => &mut costs.write_byte_ps,
+                "read_op_ns" => &mut costs.read_op_ns,
+                "job_ns" => &mut costs.job_ns,
+                "flush_byte_ps" => &mut costs.flush_byte_ps,
+                "flush_entry_ns" => &mut costs.flush_entry_ns,
+                "compaction_byte_ps" => &mut costs.compaction_byte_ps,
+                "compaction_entry_ns" => &mut costs.compaction_entry_ns,
+                "clean_byte_ps" => &mut costs.clean_byte_ps,
+                _ => {
+                    return Err(CliError::invalid(format!(
+                        "--sim-cost: unknown cost '{name}' (known: {})",
+                        SIM_COSTS.join(", ")
+                    )))
+                }
+            };
+            *field = *value;
+        }
+        Ok(costs)
     }
 
     fn write_options(&self) -> CliResult<WriteOptions> {
@@ -716,7 +748,8 @@ impl BenchArgs {
         let dev = self.make_device(plan.geometry)?;
         let fs = self.format(dev, plan)?;
         let device = self.device.to_string();
-        // Threaded mode cleans in the background; deterministic mode at the fixed point.
+        // Threaded mode cleans in the background; deterministic mode on its virtual cleaner
+        // thread.
         let cleaner = match self.mode {
             ExecMode::Threaded => Some(fs.start_cleaner().map_err(|e| fs_error(&device, e))?),
             ExecMode::Deterministic => None,
@@ -817,6 +850,7 @@ impl BenchArgs {
             "value_size": self.value_size, "seed": self.seed,
             "readwritepercent": self.readwritepercent, "verify": self.verify,
             "sync": plan.write.sync, "disable_wal": plan.write.disable_wal,
+            "benchmark_write_rate_limit": self.benchmark_write_rate_limit,
             "wait_for_compaction": self.wait_for_compaction,
             "sample_interval": self.sample_interval_or_default(),
             "device": self.device.to_string(),
@@ -874,11 +908,47 @@ fn engine_config(o: &Options) -> Value {
         "flush_threads": o.max_background_flushes,
         "bloom_bits": o.bloom_bits_per_key, "sst_block_size": o.block_size,
         "block_restart_interval": o.block_restart_interval,
+        "sim": sim_config(&o.sim),
     });
     if let (Value::Object(m), Value::Object(more)) = (&mut m, more) {
         m.extend(more);
     }
     m
+}
+
+/// The names `--sim-cost` takes, in the order of `SimCosts`.
+const SIM_COSTS: [&str; 9] = [
+    "write_op_ns",
+    "write_byte_ps",
+    "read_op_ns",
+    "job_ns",
+    "flush_byte_ps",
+    "flush_entry_ns",
+    "compaction_byte_ps",
+    "compaction_entry_ns",
+    "clean_byte_ps",
+];
+
+fn sim_config(c: &SimCosts) -> Value {
+    json!({
+        "write_op_ns": c.write_op_ns, "write_byte_ps": c.write_byte_ps,
+        "read_op_ns": c.read_op_ns, "job_ns": c.job_ns,
+        "flush_byte_ps": c.flush_byte_ps, "flush_entry_ns": c.flush_entry_ns,
+        "compaction_byte_ps": c.compaction_byte_ps,
+        "compaction_entry_ns": c.compaction_entry_ns, "clean_byte_ps": c.clean_byte_ps,
+    })
+}
+
+/// `NAME=VALUE` of `--sim-cost`, the value a non-negative integer.
+fn parse_sim_cost(input: &str) -> Result<(String, u64), String> {
+    let (name, value) = input
+        .split_once('=')
+        .ok_or_else(|| format!("'{input}' is not NAME=VALUE"))?;
+    let value = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{value}' is not a non-negative integer"))?;
+    Ok((name.trim().to_string(), value))
 }
 
 fn mib(bytes: u64) -> String {

@@ -265,24 +265,38 @@ fn phases_json(phases: &[PhaseResult]) -> Value {
     phases
         .iter()
         .map(|p| {
-            json!({
+            let mut phase = json!({
                 "name": p.name, "ops": p.ops, "put_ops": p.puts, "get_ops": p.gets,
                 "scan_ops": p.scans, "found": p.found, "bytes": p.bytes,
                 "seconds": p.seconds, "ops_per_sec": per_sec(p.ops, p.seconds),
-            })
+            });
+            add_virtual_seconds(&mut phase, p.virtual_seconds, p.ops);
+            phase
         })
         .collect()
+}
+
+/// Deterministic mode: the virtual clock's seconds and the rate on it (`virtual_seconds`,
+/// `virtual_ops_per_sec`).
+fn add_virtual_seconds(v: &mut Value, seconds: Option<f64>, ops: u64) {
+    if let (Some(s), Value::Object(m)) = (seconds, v) {
+        m.insert("virtual_seconds".into(), json!(s));
+        m.insert("virtual_ops_per_sec".into(), json!(per_sec(ops, s)));
+    }
 }
 
 fn user_json(phases: &[PhaseResult], db: &DbStats) -> Value {
     let sum = |f: fn(&PhaseResult) -> u64| phases.iter().map(f).sum::<u64>();
     let ops = sum(|p| p.ops);
     let seconds: f64 = phases.iter().map(|p| p.seconds).sum();
-    json!({
+    let mut user = json!({
         "ops": ops, "bytes": db.user_bytes, "put_ops": sum(|p| p.puts),
         "get_ops": sum(|p| p.gets), "scan_ops": sum(|p| p.scans),
         "seconds": seconds, "ops_per_sec": per_sec(ops, seconds),
-    })
+    });
+    let virtual_seconds: Option<f64> = phases.iter().map(|p| p.virtual_seconds).sum();
+    add_virtual_seconds(&mut user, virtual_seconds, ops);
+    user
 }
 
 fn lsm_json(db: &DbStats) -> Value {

@@ -40,6 +40,8 @@ pub struct PhaseResult {
     /// Key + value bytes written by puts and returned by gets and scans (db_bench's MB/s).
     pub bytes: u64,
     pub seconds: f64,
+    /// Deterministic mode: the phase's length on the database's virtual clock.
+    pub virtual_seconds: Option<f64>,
 }
 
 /// Per-operation latencies in nanoseconds, one histogram per kind of call.
@@ -130,7 +132,28 @@ pub struct Runner<'a> {
     value: Vec<u8>,
     sample_interval: u64,
     ops_done: u64,
+    pacer: Option<Pacer>,
+    /// When the runner started (the threaded mode's clock).
+    origin: Instant,
     m: Measured,
+}
+
+/// db_bench's `--benchmark_write_rate_limit`: a workload's writes never get ahead of `rate`
+/// bytes (key and value) per second since its start, on the database's clock.
+struct Pacer {
+    rate: u64,
+    start: Duration,
+    bytes: u64,
+}
+
+/// Threaded mode sleeps only once writes are this far ahead (a sleep costs more than a
+/// put); the virtual clock waits exactly.
+const PACE_SLACK: Duration = Duration::from_millis(1);
+
+/// The database's clock: virtual time in deterministic mode, else the wall time since the
+/// runner started.
+fn clock(db: &Db, origin: Instant) -> Duration {
+    db.virtual_time().unwrap_or_else(|| origin.elapsed())
 }
 
 impl<'a> Runner<'a> {
@@ -150,6 +173,8 @@ impl<'a> Runner<'a> {
             value: Vec::with_capacity(value_size),
             sample_interval: sample_interval.max(1),
             ops_done: 0,
+            pacer: None,
+            origin: Instant::now(),
             m: Measured {
                 phases: Vec::new(),
                 latency: Latency::new()?,
@@ -157,6 +182,35 @@ impl<'a> Runner<'a> {
                 oracle: verify.then(Oracle::default),
             },
         })
+    }
+
+    /// Paces the writes of every workload to `rate` bytes per second (`None`: as fast as
+    /// they go).
+    pub fn with_write_rate_limit(mut self, rate: Option<u64>) -> Self {
+        self.pacer = rate.map(|rate| Pacer {
+            rate: rate.max(1),
+            start: Duration::ZERO,
+            bytes: 0,
+        });
+        self
+    }
+
+    /// Holds the writer back until the rate limit allows the bytes written so far.
+    fn pace(&mut self, bytes: u64) -> engine::Result<()> {
+        let Some(p) = &mut self.pacer else {
+            return Ok(());
+        };
+        p.bytes += bytes;
+        let due = p.start + Duration::from_secs_f64(p.bytes as f64 / p.rate as f64);
+        let now = clock(self.db, self.origin);
+        let slack = match self.db.virtual_time() {
+            Some(_) => Duration::ZERO,
+            None => PACE_SLACK,
+        };
+        if due > now + slack {
+            self.db.pass_time(due - now)?;
+        }
+        Ok(())
     }
 
     /// Runs the jobs in order, printing each phase's line as it ends. A failure (e.g. out
@@ -207,6 +261,11 @@ impl<'a> Runner<'a> {
             ..PhaseResult::default()
         };
         let start = Instant::now();
+        let virtual_start = self.db.virtual_time();
+        if let Some(p) = &mut self.pacer {
+            p.start = clock(self.db, self.origin);
+            p.bytes = 0;
+        }
         // The bar is advanced in steps: even a hidden bar's update costs more than a
         // memtable insert's share of a put.
         let mut unshown = 0u64;
@@ -235,6 +294,9 @@ impl<'a> Runner<'a> {
             }
         };
         r.seconds = start.elapsed().as_secs_f64();
+        r.virtual_seconds = virtual_start
+            .zip(self.db.virtual_time())
+            .map(|(from, to)| (to - from).as_secs_f64());
         bar.finish_and_clear();
         // The phase's last point, unless its last operation has just taken it (a failed
         // operation may still have changed the store: sampled again).
@@ -274,8 +336,9 @@ impl<'a> Runner<'a> {
         }
         done?;
         r.puts += 1;
-        r.bytes += (key.len() + self.value.len()) as u64;
-        Ok(())
+        let bytes = (key.len() + self.value.len()) as u64;
+        r.bytes += bytes;
+        self.pace(bytes)
     }
 
     fn get(&mut self, key: &[u8], r: &mut PhaseResult) -> engine::Result<()> {

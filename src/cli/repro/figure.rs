@@ -341,8 +341,7 @@ pub struct OutputDir {
 
 impl OutputDir {
     pub fn create(dir: &Path) -> CliResult<OutputDir> {
-        let runs = dir.join("runs");
-        std::fs::create_dir_all(&runs).map_err(|e| out_error(&runs, e))?;
+        create_runs_dir(dir)?;
         Ok(OutputDir {
             dir: dir.to_path_buf(),
             readme: create(&dir.join("README.md"))?,
@@ -350,10 +349,9 @@ impl OutputDir {
         })
     }
 
-    /// Writes a run's report as [`run_file`].
-    pub fn write_run(&self, id: &str, report: &Value) -> CliResult {
-        let path = self.dir.join(run_file(id));
-        bench::write_json(&path, create(&path)?, report)
+    /// The output directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Writes the charts, `README.md` and `summary.json`.
@@ -369,6 +367,18 @@ impl OutputDir {
         let path = self.dir.join("summary.json");
         bench::write_json(&path, self.summary, &summary.to_json(results))
     }
+}
+
+/// Writes run `id`'s report into `dir` as [`run_file`] (the `runs` directory must exist).
+pub fn write_run(dir: &Path, id: &str, report: &Value) -> CliResult {
+    let path = dir.join(run_file(id));
+    bench::write_json(&path, create(&path)?, report)
+}
+
+/// Creates `dir/runs` (and `dir`) if missing.
+pub fn create_runs_dir(dir: &Path) -> CliResult {
+    let runs = dir.join("runs");
+    std::fs::create_dir_all(&runs).map_err(|e| out_error(&runs, e))
 }
 
 /// The report file of run `id`, relative to the output directory.

@@ -8,7 +8,7 @@ use std::time::Instant;
 use engine::options::ExecMode;
 use serde_json::Value;
 
-use super::figure::{run_file, OutputDir};
+use super::figure::{run_file, write_run, OutputDir};
 use crate::cli::compare::schemes::parse_entry;
 use crate::cli::compare::{self, Entry, Run};
 use crate::cli::error::{CliError, CliResult};
@@ -243,7 +243,7 @@ pub fn run_all(steps: Vec<Step>, files: &OutputDir, out: &mut Out) -> CliResult<
         let at = format!("{}/{count}", i + 1);
         let outcome = match work {
             Work::Run { run, stale } => {
-                let (outcome, failed) = run_one(spec, *run, stale, files, out, &at)?;
+                let (outcome, failed) = run_one(spec, *run, stale, files.dir(), out, &at)?;
                 first_failure = first_failure.or(failed);
                 outcome
             }
@@ -257,11 +257,11 @@ pub fn run_all(steps: Vec<Step>, files: &OutputDir, out: &mut Out) -> CliResult<
 /// Runs one run and writes its report; returns it and the run's failure. `stale` (why
 /// the stored report was not reused) goes on both the heading and the progress line, so
 /// that it shows before a long run as well as in the list after it.
-fn run_one(
+pub fn run_one(
     spec: Spec,
     run: Run,
     stale: Option<String>,
-    files: &OutputDir,
+    dir: &std::path::Path,
     out: &mut Out,
     at: &str,
 ) -> CliResult<(Outcome, Option<CliError>)> {
@@ -275,7 +275,7 @@ fn run_one(
     let start = Instant::now();
     let (report, failed) = compare::execute(run, out)?;
     let seconds = start.elapsed().as_secs_f64();
-    files.write_run(&id, &report)?;
+    write_run(dir, &id, &report)?;
     let error = failed.as_ref().map(ToString::to_string);
     progress(at, &id, &rerun, seconds, error.as_deref());
     let outcome = Outcome {

@@ -55,9 +55,15 @@ With --resume, a run whose report in DIR/runs/ has no error and the same config 
 run would have is not run again, and runs of the modes not in --modes are taken from there
 when they match (never run), so that two invocations make one report directory.
 
+With --plan, nothing runs: one command per run of the matrix is printed, each running that
+run alone (--run ID) and writing DIR/runs/ID.json, for GNU parallel, a Slurm array or any
+job runner; --resume then joins their reports into the tables and figures.
+
 Examples:
   zkv repro caza22 --quick --out repro-caza22 --modes deterministic
-  zkv repro caza22 --quick --out repro-caza22 --modes threaded --resume";
+  zkv repro caza22 --quick --out repro-caza22 --modes threaded --resume
+  zkv repro samezone24 --quick --out sz --plan | parallel -j 2
+  zkv repro samezone24 --quick --out sz --resume";
 
 #[derive(Debug, Args)]
 #[command(after_help = REPRO_HELP)]
@@ -86,6 +92,15 @@ pub struct ReproArgs {
     #[arg(long)]
     resume: bool,
 
+    /// Print one self-contained command per run of --modes (each one `--run ID`) and exit
+    #[arg(long, conflicts_with_all = ["resume", "run"])]
+    plan: bool,
+
+    /// Run only the run ID of the matrix (as --plan prints it), writing DIR/runs/ID.json and
+    /// no tables
+    #[arg(long, value_name = "ID", conflicts_with = "resume")]
+    run: Option<String>,
+
     /// Bench flags for every run, after `--`
     #[arg(last = true, value_name = "BENCH_FLAGS", allow_hyphen_values = true)]
     bench_flags: Vec<OsString>,
@@ -111,6 +126,12 @@ pub fn run(a: ReproArgs) -> CliResult {
         .out
         .clone()
         .unwrap_or_else(|| default_dir(experiment.name(), a.quick));
+    if a.plan {
+        return print_plan(experiment.as_ref(), &a, &dir);
+    }
+    if let Some(id) = &a.run {
+        return run_alone(experiment.as_ref(), &a, &dir, id);
+    }
     // Before the output directory is created: that empties its summary.json.
     let steps = steps(experiment.as_ref(), &a, &dir)?;
     let files = figure::OutputDir::create(&dir)?;
@@ -145,6 +166,62 @@ pub fn run(a: ReproArgs) -> CliResult {
     ))?;
     out.flush()?;
     results.first_failure().map_or(Ok(()), Err)
+}
+
+/// `--plan`: one command per run of the listed modes, every run checked first.
+fn print_plan(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult {
+    let common = common_words(experiment.name(), a.quick, &a.bench_flags);
+    let steps = matrix::fresh(experiment.specs(&a.modes.0), &common)?;
+    let exe = std::env::current_exe()
+        .map_or_else(|_| "zkv".to_string(), |p| p.to_string_lossy().into_owned());
+    let mut out = Out::new();
+    for step in &steps {
+        let mut words = vec![exe.clone(), "repro".into(), experiment.name().into()];
+        if a.quick {
+            words.push("--quick".into());
+        }
+        words.extend(["--out".into(), dir.to_string_lossy().into_owned()]);
+        words.extend(["--run".into(), step.spec.id()]);
+        if !a.bench_flags.is_empty() {
+            words.push("--".into());
+            words.extend(
+                a.bench_flags
+                    .iter()
+                    .map(|w| w.to_string_lossy().into_owned()),
+            );
+        }
+        out.line(shell_line(&words)?)?;
+    }
+    out.flush()
+}
+
+/// `words` as one shell command line, each quoted where the shell would split or expand it.
+fn shell_line(words: &[String]) -> CliResult<String> {
+    let quoted: Result<Vec<_>, _> = words.iter().map(|w| shlex::try_quote(w)).collect();
+    quoted
+        .map(|q| q.join(" "))
+        .map_err(|e| CliError::invalid(format!("--plan: a word cannot be quoted: {e}")))
+}
+
+/// `--run ID`: that run alone, its report written into `DIR/runs/`; no tables (the other
+/// runs may be running at the same time, into the same directory).
+fn run_alone(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path, id: &str) -> CliResult {
+    let specs = experiment.specs(&matrix::ALL_MODES);
+    let Some(spec) = specs.iter().find(|s| s.id() == id).cloned() else {
+        let known: Vec<String> = specs.iter().map(matrix::Spec::id).collect();
+        return Err(CliError::invalid(format!(
+            "--run {id}: no such run in {} (runs: {})",
+            experiment.name(),
+            known.join(", ")
+        )));
+    };
+    let common = common_words(experiment.name(), a.quick, &a.bench_flags);
+    let run = matrix::prepare_one(&spec, &common)?;
+    figure::create_runs_dir(dir)?;
+    let mut out = Out::new();
+    let (_, failed) = matrix::run_one(spec, run, None, dir, &mut out, "1/1")?;
+    out.flush()?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// The runs to do, every one checked: the listed modes' runs, or with `--resume` the

@@ -3,8 +3,9 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use zonefs::fs::ZoneFs;
+use zonefs::fs::{InlineCleaning, ZoneFs};
 
 use crate::batch::WriteBatch;
 use crate::compaction::{picker_by_name, scores_by_level};
@@ -89,7 +90,7 @@ impl Db {
     /// version needs, registers the zone cleaner's compaction requester (and a space
     /// reclaimer that releases the table cache's zone pins, and, when the placement policy
     /// reads neighbourhoods, the source of live SSTs' hints) and starts the background
-    /// threads (threaded mode) or runs the compactions due (deterministic).
+    /// threads (threaded mode) or starts the jobs due on the virtual clock (deterministic).
     pub fn open(fs: Arc<ZoneFs>, options: Options) -> Result<Db> {
         let (inner, report) = Db::start(&fs, options, recover)?;
         inner.count_recovery_flushes(&report.flushes);
@@ -109,7 +110,8 @@ impl Db {
         let threads = match inner.options.mode {
             ExecMode::Threaded => spawn_threads(&inner)?,
             ExecMode::Deterministic => {
-                inner.run_inline()?;
+                // The jobs due start at virtual time 0.
+                inner.sim_tick(0)?;
                 Vec::new()
             }
         };
@@ -201,14 +203,45 @@ impl Db {
 
     /// The value of `key`, or `None` if it has none (never written, or deleted).
     pub fn get(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(opts, key)
+        let found = self.inner.get(opts, key);
+        self.read_done();
+        found
     }
 
     /// A forward iterator over the keys in the read's bounds, as of its snapshot (or of
     /// now). It pins the memtables and files it reads: writes and compactions after its
     /// creation do not change what it returns.
     pub fn iter(&self, opts: &ReadOptions<'_>) -> Result<DbIter> {
-        self.inner.iter(opts)
+        let iter = self.inner.iter(opts);
+        self.read_done();
+        iter
+    }
+
+    /// Deterministic mode: a read advances the virtual clock by its cost. A job that fails
+    /// meanwhile is the database's background error (writes report it); the read's own
+    /// answer stands.
+    fn read_done(&self) {
+        if self.inner.deterministic() && !self.read_only {
+            let _ = self.inner.sim_tick(self.inner.options.sim.read_op_ns);
+        }
+    }
+
+    /// The deterministic mode's virtual time since open; `None` in threaded mode.
+    pub fn virtual_time(&self) -> Option<Duration> {
+        (self.inner.deterministic() && !self.read_only)
+            .then(|| Duration::from_nanos(self.inner.lock_sim().now()))
+    }
+
+    /// Lets `d` pass without a request (a client's think time, a rate limiter's pause):
+    /// threaded mode sleeps, deterministic mode advances the virtual clock, running the
+    /// jobs that end meanwhile. Returns the background error if one of them failed.
+    pub fn pass_time(&self, d: Duration) -> Result<()> {
+        if !self.inner.deterministic() || self.read_only {
+            std::thread::sleep(d);
+            return Ok(());
+        }
+        let ns = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        self.inner.sim_tick(ns)
     }
 
     /// A snapshot of the database now (released when dropped).
@@ -221,43 +254,49 @@ impl Db {
         self.inner.last_sequence()
     }
 
-    /// Flushes the memtable to L0 and waits for the flush (deterministic mode: also runs
-    /// the compactions that follow).
+    /// Flushes the memtable to L0 and waits for the flush (deterministic mode: in virtual
+    /// time, while the jobs running meanwhile go on).
     pub fn flush(&self) -> Result<()> {
         self.check_not_read_only()?;
         self.inner.flush()
     }
 
-    /// Waits until no flush or compaction is queued or running (deterministic mode: runs
-    /// them). Returns the background error if a job failed. A read-only database has no
+    /// Waits until no flush or compaction is queued or running (deterministic mode: in
+    /// virtual time). Returns the background error if a job failed. A read-only database has no
     /// background work: `Ok` at once.
     pub fn wait_for_background(&self) -> Result<()> {
         if self.read_only {
             return Ok(());
         }
         if self.inner.deterministic() {
-            return self.inner.run_inline();
+            return self.inner.sim_wait_idle();
         }
         self.inner.wait_idle()
     }
 
-    /// Turns the file layer's inline zone cleaning on or off. The deterministic mode's
-    /// fixed point follows the file layer's setting (`ZoneFs::inline_cleaning`), however
-    /// it was set: with it on, the fixed point cleans after the compactions a write
-    /// triggers.
+    /// Turns zone cleaning without a background cleaner thread on or off. Threaded mode:
+    /// the file layer's eager inline cleaning (a writer asking for a zone below `gc_start`
+    /// cleans first). Deterministic mode: the virtual cleaner thread, with the file layer
+    /// cleaning inline only for a writer that finds no zone (`InlineCleaning::OutOfSpace`).
+    /// The deterministic mode runs its virtual cleaner whenever the file layer's inline
+    /// cleaning is on (`ZoneFs::inline_cleaning`), however it was set.
     pub fn set_inline_cleaning(&self, on: bool) {
-        self.inner.fs.set_inline_cleaning(on);
+        let fs = &self.inner.fs;
+        match (on, self.inner.deterministic()) {
+            (true, true) => fs.set_inline_mode(InlineCleaning::OutOfSpace),
+            _ => fs.set_inline_cleaning(on),
+        }
     }
 
-    /// Compacts until no level has a score ≥ 1 and waits for it (deterministic mode: runs
-    /// the fixed point). The memtable is not flushed; call [`Db::flush`] first for that.
+    /// Compacts until no level has a score ≥ 1 and waits for it (deterministic mode: in
+    /// virtual time). The memtable is not flushed; call [`Db::flush`] first for that.
     /// Returns the background error if a job failed.
     pub fn compact_all(&self) -> Result<()> {
         self.check_not_read_only()?;
-        if self.inner.deterministic() {
-            return self.inner.run_inline();
-        }
         self.inner.want_compaction();
+        if self.inner.deterministic() {
+            return self.inner.sim_wait_idle();
+        }
         self.inner.wait_idle()
     }
 

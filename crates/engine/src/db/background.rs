@@ -1,5 +1,6 @@
-//! Where background work runs: flush and compaction threads (threaded mode), inline at
-//! fixed points (deterministic mode), and the zone cleaner's compaction requests.
+//! Where background work runs in threaded mode (flush and compaction threads), and the zone
+//! cleaner's compaction requests (both modes; the deterministic mode's virtual threads are
+//! in `sim`).
 
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
@@ -14,27 +15,6 @@ use super::files::{parse_file_name, sst_file_name, DbFile};
 use super::inner::{check_bg_error, holds_versions_lock, writable, DbInner};
 
 impl DbInner {
-    /// The deterministic mode's fixed point: flush what is queued, compact until no level
-    /// has a score ≥ 1, then let the file layer clean (when inline cleaning is on).
-    pub(crate) fn run_inline(&self) -> Result<()> {
-        let _inline = self.lock_inline();
-        while self.flush_memtables()? {}
-        // A pick that found nothing finds nothing again until a version is installed or a
-        // compaction ends, and both ask for another look: most writes skip the pick (and
-        // its walk over every file of the version).
-        while self.compaction_wanted() && self.compact_once()? {}
-        if self.fs.inline_cleaning() {
-            let cleaned = self.fs.maybe_clean();
-            if let Err(e) = cleaned {
-                let e = Error::fs("zone cleaning at the fixed point", e);
-                self.set_bg_error(&e);
-                return Err(e);
-            }
-        }
-        self.refresh_tables_if_cleaned();
-        Ok(())
-    }
-
     /// Threaded mode: waits until no flush or compaction is queued or running.
     pub(crate) fn wait_idle(&self) -> Result<()> {
         let mut st = self.lock_state();
@@ -47,11 +27,6 @@ impl DbInner {
             }
             st = self.wait(st);
         }
-    }
-
-    /// Whether a compaction pick may find something (see `State::compaction_wanted`).
-    fn compaction_wanted(&self) -> bool {
-        self.lock_state().compaction_wanted
     }
 
     /// Makes the compaction threads look for work again (they stop looking once a pick

@@ -68,6 +68,8 @@ pub(crate) struct Picked {
     pub version: Arc<Version>,
     pub id: u64,
     pub requested: bool,
+    /// Deterministic mode: when it starts and ends on the virtual clock.
+    pub span: Option<(u64, u64)>,
 }
 
 /// Unmarks a compaction's files however it ends.
@@ -90,6 +92,11 @@ impl Drop for RunningGuard<'_> {
         drop(st);
         self.inner.notify();
     }
+}
+
+/// A virtual span's length in microseconds (what the statistics book as a job's time).
+pub(crate) fn span_micros((start, end): (u64, u64)) -> u64 {
+    end.saturating_sub(start) / 1000
 }
 
 /// Whether `c`, over user keys `range`, would share a file with, or write into the key
@@ -171,6 +178,7 @@ impl DbInner {
             version,
             id,
             requested,
+            span: None,
         }))
     }
 
@@ -320,7 +328,7 @@ impl DbInner {
             files_written: outputs.len() as u64,
             records_in: job.input_entries,
             records_dropped: job.input_entries.saturating_sub(job.output_entries),
-            micros: self.job_micros(start),
+            micros: p.span.map_or_else(|| self.job_micros(start), span_micros),
         };
         self.book(|s| s.add_compaction(c, &out));
         self.record(p, inputs, &outputs, &before, &after);
@@ -373,6 +381,7 @@ impl DbInner {
             requested: p.requested,
             s_same: stats::s_same(&zone_bytes),
             s_inval: stats::s_inval(&zone_bytes, self.zone_capacity, invalid_after),
+            virtual_span: p.span,
             zone_bytes,
             inputs,
             outputs: outputs

@@ -71,24 +71,37 @@ impl DbInner {
     /// the memtables a flush picks). `Ok(false)` if there was nothing to flush or another
     /// flush runs. A failure is a background error.
     pub(crate) fn flush_memtables(&self) -> Result<bool> {
-        let picked: Vec<Immutable> = {
-            let mut st = self.lock_state();
-            super::inner::writable(&st)?;
-            if st.flushing || st.imm.is_empty() {
-                return Ok(false);
-            }
-            st.flushing = true;
-            st.imm.iter().cloned().collect()
-        };
+        match self.begin_flush()? {
+            Some(picked) => self.end_flush(&picked, None).map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Takes every immutable memtable queued now for a flush; `None` if there is none or
+    /// another flush runs. The memtables stay queued (and count for stalls) until
+    /// [`Self::end_flush`], which must follow.
+    pub(crate) fn begin_flush(&self) -> Result<Option<Vec<Immutable>>> {
+        let mut st = self.lock_state();
+        super::inner::writable(&st)?;
+        if st.flushing || st.imm.is_empty() {
+            return Ok(None);
+        }
+        st.flushing = true;
+        Ok(Some(st.imm.iter().cloned().collect()))
+    }
+
+    /// Flushes what [`Self::begin_flush`] took (deterministic mode: `span` is when the
+    /// flush started and ends on the virtual clock). A failure is a background error.
+    pub(crate) fn end_flush(&self, picked: &[Immutable], span: Option<(u64, u64)>) -> Result<()> {
         let _guard = FlushGuard(self);
-        let result = self.run_flush(&picked);
+        let result = self.run_flush(picked, span);
         if let Err(e) = &result {
             self.set_bg_error(e);
         }
-        result.map(|()| true)
+        result
     }
 
-    fn run_flush(&self, picked: &[Immutable]) -> Result<()> {
+    fn run_flush(&self, picked: &[Immutable], span: Option<(u64, u64)>) -> Result<()> {
         let start = std::time::Instant::now();
         let mems: Vec<Arc<Memtable>> = picked.iter().map(|p| Arc::clone(&p.mem)).collect();
         let (built, job) = build_l0(&mems, &self.snapshots.list(), self.table_options)?;
@@ -111,7 +124,7 @@ impl DbInner {
             files_written: job.outputs,
             records_in: job.input_entries,
             records_dropped: job.input_entries.saturating_sub(job.output_entries),
-            micros: self.job_micros(start),
+            micros: span.map_or_else(|| self.job_micros(start), super::compact::span_micros),
         });
         for p in picked {
             delete_file(&self.fs, &wal_file_name(p.wal))?;

@@ -4,7 +4,7 @@
 //! later one):
 //! 1. `writer`: one writer at a time; owns the WAL. Held across WAL I/O and memtable
 //!    switches (and, in threaded mode, while a stopped writer waits).
-//! 2. `inline`: serializes the deterministic mode's inline work.
+//! 2. `sim`: the deterministic mode's simulation (its clock and virtual threads).
 //! 3. `versions`: the version set; held across manifest I/O (`log_and_apply`), so that
 //!    versions are installed in the order they are logged.
 //! 4. `state`: memtables, the current version, running jobs, errors. Never held across
@@ -12,7 +12,7 @@
 //!
 //! The zone cleaner may call back into the database (its compaction requester) from inside
 //! any file-layer call that allocates a zone, i.e. from a thread that holds `writer`,
-//! `inline` or `versions`. A requested compaction needs `versions` and `state` only, and it
+//! `sim` or `versions`. A requested compaction needs `versions` and `state` only, and it
 //! is refused while the calling thread holds `versions` (tracked per thread), so the
 //! callback can never deadlock. The cleaner's other callback, the hint source, takes only
 //! `state`, and answers nothing on a thread that holds `versions`.
@@ -35,6 +35,7 @@ use crate::sst::TableOptions;
 use crate::version::{Version, VersionEdit, VersionSet};
 use crate::{Error, Result};
 
+use super::sim::Sim;
 use super::snapshot::SnapshotList;
 use super::stall::{ConditionCache, DelayLimiter, DELAYED_WRITE_RATE};
 use super::stats::{CompactionRecord, Counters};
@@ -112,7 +113,7 @@ pub(crate) struct State {
     pub running: Vec<Running>,
     pub flushing: bool,
     /// The version changed, or a compaction ended, since an automatic pick last found
-    /// nothing: the compaction threads and the deterministic fixed point pick only while
+    /// nothing: the compaction threads (real or virtual) pick only while
     /// it is set.
     pub compaction_wanted: bool,
     /// The first background error; the database refuses writes once it is set.
@@ -157,7 +158,7 @@ pub(crate) struct DbInner {
     /// Signalled whenever `state` changes in a way someone may wait for.
     changed: Condvar,
     writer: Mutex<Writer>,
-    inline: Mutex<()>,
+    sim: Mutex<Sim>,
     /// Every entry with a sequence number up to this one is readable.
     pub last_seq: AtomicU64,
     pub counters: Counters,
@@ -206,7 +207,7 @@ impl DbInner {
             versions: Mutex::new(p.versions),
             changed: Condvar::new(),
             writer: Mutex::new(p.writer),
-            inline: Mutex::new(()),
+            sim: Mutex::new(Sim::default()),
             last_seq: AtomicU64::new(p.last_seq),
             counters: Counters::default(),
             records: Mutex::new(Vec::new()),
@@ -236,8 +237,8 @@ impl DbInner {
         lock(&self.writer)
     }
 
-    pub(crate) fn lock_inline(&self) -> MutexGuard<'_, ()> {
-        lock(&self.inline)
+    pub(crate) fn lock_sim(&self) -> MutexGuard<'_, Sim> {
+        lock(&self.sim)
     }
 
     pub(crate) fn wait<'a>(&self, st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {

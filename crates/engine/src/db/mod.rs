@@ -4,8 +4,8 @@
 //! - `api`: [`Db`], [`WriteOptions`], [`ReadOptions`];
 //! - `recovery`: open, read-write and read-only (version set, WAL replay, obsolete files);
 //! - `write`: the write path, stalls, memtable switches; `read`: gets and iterators;
-//! - `flush`, `compact`: the jobs; `background`: threads, the deterministic fixed point
-//!   and the zone cleaner's compaction requests;
+//! - `flush`, `compact`: the jobs; `background`: threads and the zone cleaner's compaction
+//!   requests; `sim`: the deterministic mode's simulation of the threads;
 //! - `hints`: the neighbourhood in SST placement hints; `hint_source`: the hints of live
 //!   SSTs the zone cleaner moves;
 //! - `table_cache`, `files`, `snapshot`, `stall`, `stats`: their helpers.
@@ -20,6 +20,7 @@ mod hints;
 mod inner;
 mod read;
 mod recovery;
+mod sim;
 mod snapshot;
 mod stall;
 mod stats;

@@ -104,6 +104,10 @@ pub struct CompactionRecord {
     /// inputs were deleted. A zone that the deletion emptied (and the file layer reset at
     /// once) counts the bytes it held before as invalid.
     pub s_inval: f64,
+    /// Deterministic mode: the virtual instants (ns since open) the compaction started and
+    /// ended on its virtual thread. `None` in threaded mode and for the zone cleaner's
+    /// requested compactions (they run inside the cleaner's own step).
+    pub virtual_span: Option<(u64, u64)>,
 }
 
 impl CompactionRecord {

@@ -84,27 +84,44 @@ impl DbInner {
     }
 
     fn apply(&self, opts: &WriteOptions, mut update: Update<'_>) -> Result<()> {
-        {
-            let mut w = self.lock_writer();
-            let mem = self.make_room(&mut w, update.encoded_len())?;
-            let seq = self.last_sequence() + 1;
-            if let Update::Batch(batch) = &mut update {
-                batch.set_sequence(seq);
+        let bytes = update.encoded_len();
+        let mut w = self.lock_writer();
+        // Deterministic mode: the write happens at the virtual instant the stall lets it,
+        // then the clock runs on by its cost.
+        let mut sim = self.deterministic().then(|| self.lock_sim());
+        let mem = match sim.as_deref_mut() {
+            Some(sim) => {
+                self.sim_stall(sim, &mut w, bytes)?;
+                self.current_memtable()?
             }
-            if !opts.disable_wal {
-                self.log_update(&mut w, &update, seq, opts.sync)?;
-            }
-            let last = self.insert(&mem, &update, seq);
-            self.last_seq
-                .store(last, std::sync::atomic::Ordering::Release);
-            if mem.approximate_memory_usage() >= self.options.write_buffer_size {
-                self.switch_memtable(&mut w)?;
-            }
+            None => self.make_room(&mut w, bytes)?,
+        };
+        let seq = self.last_sequence() + 1;
+        if let Update::Batch(batch) = &mut update {
+            batch.set_sequence(seq);
         }
-        if self.deterministic() {
-            self.run_inline()?;
+        if !opts.disable_wal {
+            self.log_update(&mut w, &update, seq, opts.sync)?;
+        }
+        let last = self.insert(&mem, &update, seq);
+        self.last_seq
+            .store(last, std::sync::atomic::Ordering::Release);
+        if mem.approximate_memory_usage() >= self.options.write_buffer_size {
+            self.switch_memtable(&mut w)?;
+        }
+        drop(w);
+        if let Some(mut sim) = sim {
+            let until = sim.now().saturating_add(self.options.sim.write_ns(bytes));
+            self.sim_advance(&mut sim, until)?;
         }
         Ok(())
+    }
+
+    /// The memtable to write to, once the database is found writable.
+    fn current_memtable(&self) -> Result<Arc<Memtable>> {
+        let st = self.lock_state();
+        writable(&st)?;
+        Ok(Arc::clone(&st.mem))
     }
 
     /// Adds the update's operations to `mem` from sequence number `seq` on and counts
@@ -172,9 +189,9 @@ impl DbInner {
         result
     }
 
-    /// Waits out (or, in deterministic mode, works off) a write stall before a write of
-    /// `bytes`; the time it takes is stall time. Returns the memtable to write to, once
-    /// the database is found writable.
+    /// Waits out a write stall before a write of `bytes` (threaded mode); the time it
+    /// takes is stall time. Returns the memtable to write to, once the database is found
+    /// writable.
     fn make_room(&self, w: &mut Writer, bytes: u64) -> Result<Arc<Memtable>> {
         let st = self.lock_state();
         writable(&st)?;
@@ -185,9 +202,7 @@ impl DbInner {
         }
         drop(st);
         self.wait_out_stall(w, bytes)?;
-        let st = self.lock_state();
-        writable(&st)?;
-        Ok(Arc::clone(&st.mem))
+        self.current_memtable()
     }
 
     fn wait_out_stall(&self, w: &mut Writer, bytes: u64) -> Result<()> {
@@ -201,7 +216,6 @@ impl DbInner {
                     w.delay.reset();
                     break;
                 }
-                Stall::Delay(_) if self.deterministic() => break,
                 Stall::Delay(_) => {
                     drop(st);
                     let pause = w.delay.delay(bytes, Instant::now());
@@ -210,14 +224,6 @@ impl DbInner {
                         Counters::add(&self.counters.delays, 1);
                         std::thread::sleep(pause);
                     }
-                    break;
-                }
-                Stall::Stop(_) if self.deterministic() => {
-                    // Never block: do the work the stop waits for, then write.
-                    drop(st);
-                    stalled = true;
-                    Counters::add(&self.counters.stops, 1);
-                    self.run_inline()?;
                     break;
                 }
                 Stall::Stop(_) => {
@@ -289,7 +295,7 @@ impl DbInner {
             }
         }
         if self.deterministic() {
-            return self.run_inline();
+            return self.sim_wait_flushed();
         }
         let mut st = self.lock_state();
         loop {

@@ -187,6 +187,22 @@ impl CleanReport {
     }
 }
 
+/// When a writer cleans zones itself (no background cleaner).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InlineCleaning {
+    /// Never: without a background cleaner, a writer that finds no zone fails.
+    #[default]
+    Off,
+    /// Only a writer that finds no zone cleans, before it gives up. For a caller that
+    /// runs the cleaner itself, like the engine's deterministic mode, whose cleaner is a
+    /// virtual thread.
+    OutOfSpace,
+    /// A writer that asks for a zone while the free-space ratio is below `gc_start` cleans
+    /// first (a whole run, to `gc_stop`), and a writer that finds no zone cleans before it
+    /// gives up.
+    Eager,
+}
+
 /// Coordination of cleaning runs, shared with the background thread.
 #[derive(Debug, Default)]
 struct RunState {
@@ -198,7 +214,7 @@ struct RunState {
     runs_done: u64,
     /// Victims left without valid data, ever.
     progress: u64,
-    inline: bool,
+    inline: InlineCleaning,
     /// A background thread is alive.
     background: bool,
     wake: bool,
@@ -757,21 +773,23 @@ impl Shared {
         Counters::add(&self.counters.gc_blocking_events, 1);
     }
 
-    fn triggers(&self) -> (bool, bool) {
+    /// Inline cleaning, and whether a background cleaner runs.
+    fn triggers(&self) -> (InlineCleaning, bool) {
         let st = self.cleaner.signal.lock();
         (st.inline, st.background)
     }
 
     pub(crate) fn cleaning_enabled(&self) -> bool {
         let (inline, background) = self.triggers();
-        inline || background
+        inline != InlineCleaning::Off || background
     }
 
-    /// A writer asks for a zone: below `gc_start`, clean inline or wake the background
-    /// cleaner.
+    /// A writer asks for a zone: below `gc_start`, clean inline (eager inline cleaning) or
+    /// wake the background cleaner.
     pub(crate) fn before_allocation(&self) -> FsResult<()> {
         let (inline, background) = self.triggers();
-        if !(inline || background) || !self.below(self.opts.gc_start) {
+        let eager = inline == InlineCleaning::Eager;
+        if !(eager || background) || !self.below(self.opts.gc_start) {
             return Ok(());
         }
         if background {
@@ -791,6 +809,7 @@ impl Shared {
     /// True when a victim was cleaned meanwhile ("look again").
     pub(crate) fn cleaner_reclaim(&self) -> FsResult<bool> {
         let (inline, background) = self.triggers();
+        let inline = inline != InlineCleaning::Off;
         if !(inline || background) || self.cleaner.signal.is_cleaning_thread() {
             return Ok(false);
         }
@@ -1042,7 +1061,7 @@ fn background_loop(signal: &Signal, fs: &Weak<Shared>) {
 
 impl ZoneFs {
     /// Cleans if the free-space ratio is below `gc_start`, until it is at or above
-    /// `gc_stop` or nothing more can be cleaned. The deterministic mode's fixed point.
+    /// `gc_stop` or nothing more can be cleaned.
     pub fn maybe_clean(&self) -> FsResult<CleanReport> {
         self.shared.clean_run(RunKind::Maybe)
     }
@@ -1078,17 +1097,33 @@ impl ZoneFs {
         victim_of(&meta, &zones, &BTreeSet::new())
     }
 
-    /// Inline cleaning (the deterministic mode): a writer that asks for a zone while the
-    /// free-space ratio is below `gc_start` cleans first, and a writer that finds no zone
-    /// cleans before it gives up. Off by default. A running background cleaner takes
-    /// precedence.
+    /// Eager inline cleaning ([`InlineCleaning::Eager`]) on or off: a writer that asks for
+    /// a zone while the free-space ratio is below `gc_start` cleans first, and a writer that
+    /// finds no zone cleans before it gives up. Off by default. A running background
+    /// cleaner takes precedence.
     pub fn set_inline_cleaning(&self, on: bool) {
-        self.shared.cleaner.signal.update(|st| st.inline = on);
+        let mode = if on {
+            InlineCleaning::Eager
+        } else {
+            InlineCleaning::Off
+        };
+        self.set_inline_mode(mode);
     }
 
-    /// Whether inline cleaning is on ([`ZoneFs::set_inline_cleaning`]).
-    pub fn inline_cleaning(&self) -> bool {
+    /// Sets when writers clean inline ([`InlineCleaning`]).
+    pub fn set_inline_mode(&self, mode: InlineCleaning) {
+        self.shared.cleaner.signal.update(|st| st.inline = mode);
+    }
+
+    /// When writers clean inline.
+    pub fn inline_mode(&self) -> InlineCleaning {
         self.shared.cleaner.signal.lock().inline
+    }
+
+    /// Whether inline cleaning is on, in either mode ([`ZoneFs::set_inline_cleaning`],
+    /// [`ZoneFs::set_inline_mode`]).
+    pub fn inline_cleaning(&self) -> bool {
+        self.inline_mode() != InlineCleaning::Off
     }
 
     /// Starts the background cleaner: a thread woken when a writer asks for a zone while

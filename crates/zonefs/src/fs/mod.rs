@@ -41,7 +41,7 @@ use crate::meta::{FileKind, FileMeta, FsState, MountReport};
 pub use clean::{SpaceReclaimer, SpaceRequest};
 pub use cleaner::{
     CleanReport, CleanStop, CleanerThread, CleaningMode, CompactionCandidate, CompactionRequester,
-    VictimReport,
+    InlineCleaning, VictimReport,
 };
 pub use error::{FsError, FsResult};
 pub use hint_source::HintSource;

@@ -1,0 +1,334 @@
+//! The deterministic mode: a discrete-event simulation of the threaded mode on a virtual
+//! clock.
+//!
+//! Foreground operations advance the clock by the cost model (`Options::sim`). The flush
+//! thread and the `max_background_compactions` compaction threads are virtual: a job is
+//! taken (memtables picked, compaction inputs marked) at the instant its thread becomes
+//! free and work is there, exactly as a real thread would take it, occupies its thread for
+//! the modelled duration, and runs (writes its tables, installs its version edit) at the
+//! instant it ends. Meanwhile writes go on: L0 piles up behind a long L0→L1 compaction,
+//! immutable memtables wait for the flush, and stalls stop or slow writes in virtual time
+//! by RocksDB's triggers. Events are ordered by their instant, ties broken by a fixed order
+//! (the flush first, then compactions in the order they started), and nothing reads a wall
+//! clock, so the same operations give the same schedule, bytes and statistics on any
+//! machine.
+//!
+//! With inline cleaning on, the zone cleaner is a virtual thread too: below `gc_start` free
+//! space a cleaning run starts, and it cleans one victim after the other until `gc_stop`;
+//! each victim occupies the thread for its copy's duration and is cleaned when it ends. A
+//! writer that finds no zone meanwhile cleans inline at once (the file layer's
+//! `InlineCleaning::OutOfSpace`, where a threaded writer would wait for the cleaner).
+
+use super::compact::Picked;
+use super::inner::{writable, DbInner, Immutable, State, Writer};
+use super::stall::{Stall, DELAYED_WRITE_RATE};
+use super::stats::Counters;
+use crate::{Error, Result};
+
+const NS_PER_SEC: u128 = 1_000_000_000;
+
+/// What the cleaner's choices depend on: free space, valid and invalid bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SpaceState {
+    free_ratio_bits: u64,
+    valid: u64,
+    invalid: u64,
+}
+
+/// Which virtual thread's job ends.
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    Flush,
+    Compaction(usize),
+    Cleaner,
+}
+
+/// A job on a virtual thread: what it does, and when it ends.
+struct Job<W> {
+    start: u64,
+    finish: u64,
+    work: W,
+}
+
+/// The simulation's state: the clock and the virtual threads.
+#[derive(Default)]
+pub(crate) struct Sim {
+    /// Virtual nanoseconds since the database opened.
+    now: u64,
+    flush: Option<Job<Vec<Immutable>>>,
+    /// In the order they started.
+    compactions: Vec<Job<Picked>>,
+    /// The victim being cleaned (the file layer picks it again when the job ends).
+    cleaner: Option<Job<u32>>,
+    /// A cleaning run is on: it goes on until the free-space ratio reaches `gc_stop`.
+    cleaning: bool,
+    /// The file layer's space when the last victim could not be cleaned (no room for its
+    /// data, no victim, a reader's pin): no run starts again before it changes, or the
+    /// cleaner would pick the same victim forever.
+    stuck: Option<SpaceState>,
+    /// The delayed-write pacer's next free slot (`stall::DelayLimiter` on the virtual
+    /// clock).
+    delay_next: Option<u64>,
+}
+
+impl Sim {
+    /// The virtual time now.
+    pub(crate) fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// The job that ends first, with its instant; on a tie the flush, then compactions in
+    /// the order they started, then the cleaner.
+    fn next_event(&self) -> Option<(u64, Event)> {
+        let flush = self.flush.as_ref().map(|j| (j.finish, Event::Flush));
+        let compactions = self
+            .compactions
+            .iter()
+            .enumerate()
+            .map(|(i, j)| (j.finish, Event::Compaction(i)));
+        let cleaner = self.cleaner.as_ref().map(|j| (j.finish, Event::Cleaner));
+        // `min_by_key` keeps the first of equal keys: the tie order is the chain's order.
+        flush
+            .into_iter()
+            .chain(compactions)
+            .chain(cleaner)
+            .min_by_key(|(t, _)| *t)
+    }
+
+    /// Whether a job is running.
+    fn busy(&self) -> bool {
+        self.flush.is_some() || !self.compactions.is_empty()
+    }
+
+    /// How long a delayed write of `bytes` waits (RocksDB's delayed write rate, paced from
+    /// the previous delayed write).
+    fn delay(&mut self, bytes: u64) -> u64 {
+        let start = self
+            .delay_next
+            .filter(|t| *t > self.now)
+            .unwrap_or(self.now);
+        let cost = u128::from(bytes) * NS_PER_SEC / u128::from(DELAYED_WRITE_RATE);
+        let cost = u64::try_from(cost).unwrap_or(u64::MAX);
+        self.delay_next = Some(start.saturating_add(cost));
+        start - self.now
+    }
+}
+
+impl DbInner {
+    /// Starts the jobs the background threads would start now: the flush if memtables
+    /// wait and the flush thread is free, compactions while a compaction thread is free and
+    /// the picker finds one.
+    fn sim_start(&self, sim: &mut Sim) -> Result<()> {
+        if sim.flush.is_none() {
+            if let Some(picked) = self.begin_flush()? {
+                let bytes = picked.iter().map(|p| p.mem.approximate_memory_usage());
+                let entries = picked.iter().map(|p| p.mem.entries());
+                let ns = self.options.sim.flush_ns(bytes.sum(), entries.sum());
+                let finish = sim.now.saturating_add(ns);
+                sim.flush = Some(Job {
+                    start: sim.now,
+                    finish,
+                    work: picked,
+                });
+            }
+        }
+        let threads = self.options.max_background_compactions as usize;
+        while sim.compactions.len() < threads && self.lock_state().compaction_wanted {
+            let Some(mut p) = self.pick_auto()? else {
+                break;
+            };
+            let costs = &self.options.sim;
+            let ns = if p.c.trivial_move {
+                costs.job_ns
+            } else {
+                let files = || p.c.input_files();
+                costs.compaction_ns(
+                    files().map(|f| f.size).sum(),
+                    files().map(|f| f.entries).sum(),
+                )
+            };
+            let finish = sim.now.saturating_add(ns);
+            p.span = Some((sim.now, finish));
+            sim.compactions.push(Job {
+                start: sim.now,
+                finish,
+                work: p,
+            });
+        }
+        self.sim_start_cleaner(sim);
+        Ok(())
+    }
+
+    /// Starts cleaning the next victim if the cleaner is idle and a run is due: below
+    /// `gc_start` free space a run starts, and it goes on until `gc_stop` or no zone is
+    /// worth cleaning.
+    fn sim_start_cleaner(&self, sim: &mut Sim) {
+        if sim.cleaner.is_some() || !self.fs.inline_cleaning() {
+            return;
+        }
+        let opts = self.fs.options();
+        let threshold = if sim.cleaning {
+            opts.gc_stop
+        } else {
+            opts.gc_start
+        };
+        sim.cleaning = self.fs.free_ratio() * 100.0 < f64::from(threshold);
+        if !sim.cleaning {
+            return;
+        }
+        let stats = self.fs.zone_stats().unwrap_or_default();
+        if sim.stuck.is_some() && sim.stuck == Some(self.space_state(&stats)) {
+            sim.cleaning = false;
+            return;
+        }
+        sim.stuck = None;
+        let Some(zone) = self.fs.pick_victim() else {
+            sim.cleaning = false;
+            return;
+        };
+        let valid = stats.iter().find(|z| z.zone == zone).map_or(0, |z| z.valid);
+        let finish = sim.now.saturating_add(self.options.sim.clean_ns(valid));
+        sim.cleaner = Some(Job {
+            start: sim.now,
+            finish,
+            work: zone,
+        });
+    }
+
+    /// Ends the job that ends first, if it ends by `until`, at its instant; whether one did.
+    fn sim_step(&self, sim: &mut Sim, until: u64) -> Result<bool> {
+        let Some((finish, event)) = sim.next_event().filter(|(t, _)| *t <= until) else {
+            return Ok(false);
+        };
+        sim.now = sim.now.max(finish);
+        let ended = match event {
+            Event::Flush => match sim.flush.take() {
+                Some(job) => self.end_flush(&job.work, Some((job.start, job.finish))),
+                None => Ok(()),
+            },
+            Event::Compaction(i) => self.run_picked(sim.compactions.remove(i).work).map(drop),
+            Event::Cleaner => {
+                sim.cleaner = None;
+                self.sim_clean_victim(sim)
+            }
+        };
+        if let Err(e) = ended {
+            self.set_bg_error(&e);
+            return Err(e);
+        }
+        self.refresh_tables_if_cleaned();
+        Ok(true)
+    }
+
+    /// The cleaner's job ends: the file layer cleans its victim now. A victim it could not
+    /// clean ends the run until the space changes.
+    fn sim_clean_victim(&self, sim: &mut Sim) -> Result<()> {
+        let cleaned = self
+            .fs
+            .clean_one()
+            .map_err(|e| Error::fs("zone cleaning", e))?;
+        if !cleaned.is_some_and(|v| v.cleaned && !v.no_room) {
+            sim.cleaning = false;
+            let stats = self.fs.zone_stats().unwrap_or_default();
+            sim.stuck = Some(self.space_state(&stats));
+        }
+        Ok(())
+    }
+
+    fn space_state(&self, stats: &[zonefs::fs::ZoneStat]) -> SpaceState {
+        SpaceState {
+            free_ratio_bits: self.fs.free_ratio().to_bits(),
+            valid: stats.iter().map(|z| z.valid).sum(),
+            invalid: stats.iter().map(|z| z.invalid).sum(),
+        }
+    }
+
+    /// Runs the simulation until the clock reads `until`: every job that ends by then ends
+    /// at its instant, and the jobs its end makes possible start at that instant.
+    pub(crate) fn sim_advance(&self, sim: &mut Sim, until: u64) -> Result<()> {
+        loop {
+            self.sim_start(sim)?;
+            if !self.sim_step(sim, until)? {
+                break;
+            }
+        }
+        sim.now = sim.now.max(until);
+        Ok(())
+    }
+
+    /// Advances the clock by `ns` (a foreground operation's cost).
+    pub(crate) fn sim_tick(&self, ns: u64) -> Result<()> {
+        let mut sim = self.lock_sim();
+        let until = sim.now.saturating_add(ns);
+        self.sim_advance(&mut sim, until)
+    }
+
+    /// Runs jobs until `done` holds or nothing runs that could change it.
+    fn sim_run_until(&self, sim: &mut Sim, done: impl Fn(&State) -> bool) -> Result<()> {
+        loop {
+            self.sim_start(sim)?;
+            if done(&self.lock_state()) || !self.sim_step(sim, u64::MAX)? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Waits in virtual time until no job is queued or running (`wait_for_background`).
+    pub(crate) fn sim_wait_idle(&self) -> Result<()> {
+        let mut sim = self.lock_sim();
+        self.sim_run_until(&mut sim, |_| false)?;
+        let st = self.lock_state();
+        super::inner::check_bg_error(&st)
+    }
+
+    /// Waits in virtual time until the queued memtables are flushed (`flush`).
+    pub(crate) fn sim_wait_flushed(&self) -> Result<()> {
+        let mut sim = self.lock_sim();
+        self.sim_run_until(&mut sim, |st| st.imm.is_empty() && !st.flushing)?;
+        let st = self.lock_state();
+        super::inner::check_bg_error(&st)
+    }
+
+    /// The write path's stall in virtual time: a stop lets the clock run to the end of
+    /// the next job until the condition clears (or nothing runs that could clear it, when
+    /// the write proceeds, as in threaded mode); a delay waits the write's turn at the
+    /// delayed write rate. The virtual time spent is stall time.
+    pub(crate) fn sim_stall(&self, sim: &mut Sim, w: &mut Writer, bytes: u64) -> Result<()> {
+        let start = sim.now;
+        let mut stopped = false;
+        loop {
+            let stall = {
+                let st = self.lock_state();
+                writable(&st)?;
+                w.stall.condition(st.imm.len(), &st.version, &self.options)
+            };
+            match stall {
+                Stall::None => {
+                    sim.delay_next = None;
+                    break;
+                }
+                Stall::Delay(_) => {
+                    let pause = sim.delay(bytes);
+                    if pause > 0 {
+                        Counters::add(&self.counters.delays, 1);
+                        let until = sim.now.saturating_add(pause);
+                        self.sim_advance(sim, until)?;
+                    }
+                    break;
+                }
+                Stall::Stop(_) => {
+                    if !stopped {
+                        stopped = true;
+                        Counters::add(&self.counters.stops, 1);
+                    }
+                    self.sim_start(sim)?;
+                    if !sim.busy() || !self.sim_step(sim, u64::MAX)? {
+                        break;
+                    }
+                }
+            }
+        }
+        Counters::add(&self.counters.stall_ns, sim.now - start);
+        Ok(())
+    }
+}

@@ -1,0 +1,317 @@
+//! The deterministic mode's simulation of the background threads: jobs run on virtual
+//! threads for modelled durations, so L0 piles up behind a long L0→L1 compaction, two
+//! virtual compaction threads run two compactions at once, a stop trigger stops writes in
+//! virtual time, a slower writer lets compaction keep up; and the result depends on nothing
+//! but the operations and the options (not on the machine's speed or load, nor on other
+//! tests running at the same time).
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::db::{CompactionRecord, Db, DbStats, WriteOptions};
+use engine::options::{ExecMode, Options, SimCosts};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use support::*;
+
+/// L0→L1 compactions take 2 ms of virtual time per KiB of input, writes 10 µs each: a
+/// compaction of a few 4 KiB files spans hundreds of writes.
+fn slow_compactions(mode: ExecMode) -> Options {
+    Options {
+        sim: SimCosts {
+            write_op_ns: 10_000,
+            write_byte_ps: 0,
+            compaction_byte_ps: 2_000_000,
+            ..SimCosts::default()
+        },
+        level0_slowdown_writes_trigger: 40,
+        level0_stop_writes_trigger: 48,
+        ..tiny_options(mode)
+    }
+}
+
+/// `n` puts of 100-byte values over random keys, each followed by `after`.
+fn fill(db: &Db, n: u64, seed: u64, mut after: impl FnMut(&Db)) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    for i in 0..n {
+        let k = format!("k{:06}", rng.random_range(0..20_000)).into_bytes();
+        db.put(&WriteOptions::default(), &k, &value(i, 100))
+            .unwrap();
+        after(db);
+    }
+}
+
+fn open(options: Options) -> Db {
+    let (_mem, dev) = device(256, 256);
+    Db::open(format(&dev, fs_options()), options).unwrap()
+}
+
+/// L0 files taken by each L0→L1 compaction.
+fn l0_inputs(records: &[CompactionRecord]) -> Vec<usize> {
+    records
+        .iter()
+        .filter(|r| r.level == 0)
+        .map(|r| r.inputs.iter().filter(|f| f.level == 0).count())
+        .collect()
+}
+
+#[test]
+fn l0_grows_past_the_trigger_while_an_l0_compaction_runs() {
+    let db = open(slow_compactions(ExecMode::Deterministic));
+    let trigger = db.options().level0_file_num_compaction_trigger as usize;
+    let mut most_l0 = 0;
+    fill(&db, 3000, 1, |db| {
+        most_l0 = most_l0.max(db.stats().levels[0].files)
+    });
+    db.wait_for_background().unwrap();
+    let taken = l0_inputs(&db.compaction_records());
+    assert!(!taken.is_empty());
+    // The first compaction starts at the trigger; later ones find the files flushed while
+    // the one before ran.
+    assert_eq!(taken[0], trigger, "{taken:?}");
+    assert!(
+        taken.iter().any(|&n| n >= 3 * trigger),
+        "L0 inputs per compaction: {taken:?}"
+    );
+    assert!(most_l0 >= 3 * trigger, "at most {most_l0} L0 files");
+    // Each compaction occupied its thread for its modelled duration.
+    for r in db.compaction_records() {
+        let (start, end) = r
+            .virtual_span
+            .expect("deterministic compactions have a span");
+        let kib = r.input_bytes() / 1024;
+        assert!(end - start >= kib * 2_000_000, "{r:?}");
+    }
+}
+
+#[test]
+fn inline_compaction_with_fast_jobs_keeps_l0_at_the_trigger() {
+    // The opposite of the test above: jobs cost (almost) nothing, so each L0→L1 compaction
+    // starts, and ends, as soon as L0 reaches the trigger.
+    let options = Options {
+        sim: SimCosts {
+            job_ns: 0,
+            flush_byte_ps: 0,
+            flush_entry_ns: 0,
+            compaction_byte_ps: 0,
+            compaction_entry_ns: 0,
+            ..SimCosts::default()
+        },
+        ..slow_compactions(ExecMode::Deterministic)
+    };
+    let db = open(options);
+    let trigger = db.options().level0_file_num_compaction_trigger as usize;
+    fill(&db, 3000, 1, |_| {});
+    let taken = l0_inputs(&db.compaction_records());
+    assert!(taken.iter().all(|&n| n == trigger), "{taken:?}");
+}
+
+#[test]
+fn two_virtual_compaction_threads_run_two_compactions_at_once() {
+    let run = |threads: u32| {
+        let db = open(Options {
+            max_background_compactions: threads,
+            sim: SimCosts {
+                compaction_byte_ps: 200_000,
+                ..SimCosts::default()
+            },
+            ..tiny_options(ExecMode::Deterministic)
+        });
+        fill(&db, 6000, 2, |_| {});
+        db.wait_for_background().unwrap();
+        let spans: Vec<(u64, u64)> = db
+            .compaction_records()
+            .iter()
+            .filter_map(|r| r.virtual_span)
+            .collect();
+        let overlapping = spans
+            .iter()
+            .enumerate()
+            .filter(|(i, a)| spans[i + 1..].iter().any(|b| b.0 < a.1 && a.0 < b.1))
+            .count();
+        (overlapping, db.virtual_time().unwrap())
+    };
+    let (one_overlap, one_time) = run(1);
+    let (two_overlap, two_time) = run(2);
+    assert_eq!(one_overlap, 0, "one thread runs one compaction at a time");
+    assert!(two_overlap > 0, "two threads never overlapped");
+    assert!(two_time <= one_time, "{two_time:?} > {one_time:?}");
+}
+
+#[test]
+fn two_running_compactions_never_share_files_or_output_ranges() {
+    let db = open(Options {
+        max_background_compactions: 3,
+        sim: SimCosts {
+            compaction_byte_ps: 200_000,
+            ..SimCosts::default()
+        },
+        ..tiny_options(ExecMode::Deterministic)
+    });
+    let mut model = Model::new();
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for i in 0..6000u64 {
+        let k = format!("k{:06}", rng.random_range(0..3000)).into_bytes();
+        let v = value(i, 100);
+        db.put(&WriteOptions::default(), &k, &v).unwrap();
+        model.insert(k, v);
+    }
+    db.wait_for_background().unwrap();
+    let records = db.compaction_records();
+    for (i, a) in records.iter().enumerate() {
+        for b in &records[i + 1..] {
+            let (Some(sa), Some(sb)) = (a.virtual_span, b.virtual_span) else {
+                continue;
+            };
+            if sb.0 < sa.1 && sa.0 < sb.1 {
+                let files = |r: &CompactionRecord| -> Vec<u64> {
+                    r.inputs.iter().map(|f| f.number).collect()
+                };
+                let fa = files(a);
+                assert!(files(b).iter().all(|n| !fa.contains(n)), "{a:?} {b:?}");
+            }
+        }
+    }
+    assert_eq!(scan_all(&db, &Default::default()), model);
+}
+
+#[test]
+fn a_stop_trigger_stops_writes_in_virtual_time() {
+    let options = Options {
+        level0_slowdown_writes_trigger: 5,
+        level0_stop_writes_trigger: 6,
+        ..slow_compactions(ExecMode::Deterministic)
+    };
+    let stop = options.level0_stop_writes_trigger as usize;
+    let db = open(options);
+    let mut most_l0 = 0;
+    fill(&db, 3000, 3, |db| {
+        most_l0 = most_l0.max(db.stats().levels[0].files)
+    });
+    let s = db.stats();
+    assert_eq!(most_l0, stop, "L0 reached the stop trigger and no more");
+    assert!(s.stall_stops > 0, "{} stops", s.stall_stops);
+    // The writes waited: the clock ran past what 3000 writes cost by the stall time.
+    let writes_ns = 3000 * db.options().sim.write_ns(0);
+    let now = db.virtual_time().unwrap().as_nanos() as u64;
+    assert!(
+        s.stall_ns > 0 && now >= writes_ns + s.stall_ns,
+        "stalled {} ns, clock {now} ns",
+        s.stall_ns
+    );
+}
+
+#[test]
+fn a_slower_writer_lets_compaction_keep_up() {
+    let run = |pause: Option<Duration>| {
+        let db = open(Options {
+            sim: SimCosts {
+                compaction_byte_ps: 100_000,
+                ..SimCosts::default()
+            },
+            ..tiny_options(ExecMode::Deterministic)
+        });
+        fill(&db, 4000, 4, |db| {
+            if let Some(p) = pause {
+                db.pass_time(p).unwrap();
+            }
+        });
+        db.wait_for_background().unwrap();
+        let taken = l0_inputs(&db.compaction_records());
+        taken.iter().sum::<usize>() as f64 / taken.len() as f64
+    };
+    let fast = run(None);
+    let slow = run(Some(Duration::from_micros(200)));
+    assert!(
+        fast > slow,
+        "L0 files per L0 compaction: fast {fast} slow {slow}"
+    );
+}
+
+/// What must not vary between two runs of the same operations.
+fn outcome(db: &Db, fs: &zonefs::fs::ZoneFs) -> (String, String, u64) {
+    let mut s: DbStats = db.stats();
+    (s.picker_ns, s.neighbors_ns) = (0, 0);
+    let files = format!("{:?}", file_contents(fs));
+    (
+        format!("{s:?}"),
+        files,
+        db.virtual_time().unwrap().as_nanos() as u64,
+    )
+}
+
+fn deterministic_run(seed: u64) -> (String, String, u64) {
+    let (_mem, dev) = device(128, 256);
+    let fs = format(&dev, fs_options());
+    let db = Db::open(Arc::clone(&fs), slow_compactions(ExecMode::Deterministic)).unwrap();
+    fill(&db, 2500, seed, |_| {});
+    db.flush().unwrap();
+    let out = outcome(&db, &fs);
+    db.close().unwrap();
+    out
+}
+
+#[test]
+fn the_same_run_is_identical_on_parallel_threads_and_under_load() {
+    let alone = deterministic_run(9);
+    // Four copies at once, and a thread burning CPU meanwhile: a schedule that depended on
+    // wall time or on thread timing would differ.
+    let busy = Arc::new(AtomicBool::new(true));
+    let burner = {
+        let busy = Arc::clone(&busy);
+        std::thread::spawn(move || {
+            let mut x = 0u64;
+            while busy.load(Ordering::Relaxed) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            x
+        })
+    };
+    let runs: Vec<_> = (0..4)
+        .map(|_| std::thread::spawn(|| deterministic_run(9)))
+        .collect();
+    for r in runs {
+        assert!(r.join().unwrap() == alone, "a parallel run differs");
+    }
+    busy.store(false, Ordering::Relaxed);
+    burner.join().unwrap();
+    assert!(
+        deterministic_run(10) != alone,
+        "another seed gives another run"
+    );
+}
+
+#[test]
+fn a_slowdown_trigger_paces_writes_at_the_delayed_write_rate() {
+    // Writes of 100 ns each would run at about a gigabyte per second; past the slowdown
+    // trigger they go at RocksDB's delayed write rate (16 MiB/s) instead.
+    // Flushes cost nothing and L0 never reaches a stop: every stall is a delay.
+    let options = Options {
+        level0_slowdown_writes_trigger: 3,
+        level0_stop_writes_trigger: 10_000,
+        sim: SimCosts {
+            write_op_ns: 100,
+            write_byte_ps: 0,
+            job_ns: 0,
+            flush_byte_ps: 0,
+            flush_entry_ns: 0,
+            compaction_byte_ps: 2_000_000,
+            ..SimCosts::default()
+        },
+        ..slow_compactions(ExecMode::Deterministic)
+    };
+    let db = open(options);
+    fill(&db, 3000, 3, |_| {});
+    let s = db.stats();
+    assert_eq!(s.stall_stops, 0);
+    assert!(s.stall_delays > 1000, "{} delays", s.stall_delays);
+    // Each delayed write of about 110 bytes waits about 6.5 µs.
+    let per_delay = s.stall_ns / s.stall_delays;
+    assert!(
+        (5_000..9_000).contains(&per_delay),
+        "{per_delay} ns per delay"
+    );
+}
