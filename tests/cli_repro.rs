@@ -368,3 +368,72 @@ fn an_unwritable_out_dir_fails_before_any_run() {
     );
     assert!(run.stdout.is_empty());
 }
+
+/// `--plan` prints one command per run; each runs its run alone (two at a time here, as
+/// `parallel -j 2` would), writing only its report; `--resume` joins them into the tables.
+#[test]
+fn plan_commands_run_apart_and_resume_joins_them() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("plan");
+    let (plan, _) = run_ok(&repro(
+        "caza22",
+        &out,
+        &["--modes", "deterministic", "--plan"],
+    ));
+    let commands: Vec<Vec<String>> = plan
+        .lines()
+        .map(|l| shlex::split(l).expect("a shell command line"))
+        .collect();
+    assert_eq!(commands.len(), 10, "{plan}");
+    assert!(!out.exists(), "--plan ran something");
+    for words in &commands {
+        assert_eq!(words[0], ZKV);
+        let run = words.iter().position(|w| w == "--run").expect("--run");
+        assert!(words[run + 1].starts_with("deterministic-"), "{words:?}");
+        assert!(
+            words.iter().any(|w| w == "--"),
+            "bench flags repeated: {words:?}"
+        );
+    }
+    std::thread::scope(|s| {
+        for pair in commands.chunks(2) {
+            let runs: Vec<_> = pair
+                .iter()
+                .map(|words| s.spawn(move || zkv(&refs(&words[1..]))))
+                .collect();
+            for r in runs {
+                let r = r.join().unwrap();
+                assert_eq!(r.code, 0, "{}", r.stderr);
+            }
+        }
+    });
+    assert_eq!(std::fs::read_dir(out.join("runs")).unwrap().count(), 10);
+    assert!(!out.join("README.md").exists() && !out.join("summary.json").exists());
+    let (_, stderr) = run_ok(&repro(
+        "caza22",
+        &out,
+        &["--modes", "deterministic", "--resume"],
+    ));
+    let runs: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("repro: run "))
+        .collect();
+    assert_eq!(runs.len(), 10, "{stderr}");
+    assert!(
+        runs.iter().all(|l| l.contains(": reused runs/")),
+        "{stderr}"
+    );
+    check_outputs(&out, 10, &["fig3", "fig4", "fig5", "fig6", "table1"]);
+    let bad = zkv(&refs(&repro(
+        "caza22",
+        &out,
+        &["--run", "deterministic-nope"],
+    )));
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr.contains("no such run in caza22"),
+        "{}",
+        bad.stderr
+    );
+}

@@ -20,6 +20,8 @@
 //! `InlineCleaning::OutOfSpace`, where a threaded writer would wait for the cleaner).
 
 use super::compact::Picked;
+use std::collections::BTreeSet;
+
 use super::inner::{writable, DbInner, Immutable, State, Writer};
 use super::stall::{Stall, DELAYED_WRITE_RATE};
 use super::stats::Counters;
@@ -60,12 +62,16 @@ pub(crate) struct Sim {
     compactions: Vec<Job<Picked>>,
     /// The victim being cleaned (the file layer picks it again when the job ends).
     cleaner: Option<Job<u32>>,
-    /// A cleaning run is on: it goes on until the free-space ratio reaches `gc_stop`.
+    /// A cleaning run is on: it goes on until the free-space ratio reaches `gc_stop`, no
+    /// zone it has not cleaned yet is worth cleaning, or a victim cannot be cleaned.
     cleaning: bool,
-    /// The file layer's space when the last victim could not be cleaned (no room for its
-    /// data, no victim, a reader's pin): no run starts again before it changes, or the
-    /// cleaner would pick the same victim forever.
-    stuck: Option<SpaceState>,
+    /// The victims of the current run (each zone is cleaned at most once per run, as in
+    /// the file layer's own runs).
+    visited: BTreeSet<u32>,
+    /// The file layer's space when the last run ended: a new run starts only once writes
+    /// or jobs changed it (a threaded cleaner is woken by a writer asking for a zone), or
+    /// the cleaner would move the same live data around forever.
+    ended: Option<SpaceState>,
     /// The delayed-write pacer's next free slot (`stall::DelayLimiter` on the virtual
     /// clock).
     delay_next: Option<u64>,
@@ -160,32 +166,30 @@ impl DbInner {
     }
 
     /// Starts cleaning the next victim if the cleaner is idle and a run is due: below
-    /// `gc_start` free space a run starts, and it goes on until `gc_stop` or no zone is
-    /// worth cleaning.
+    /// `gc_start` free space a run starts (if the space changed since the last run
+    /// ended), and it goes on until `gc_stop` or no zone is worth cleaning.
     fn sim_start_cleaner(&self, sim: &mut Sim) {
         if sim.cleaner.is_some() || !self.fs.inline_cleaning() {
             return;
         }
         let opts = self.fs.options();
-        let threshold = if sim.cleaning {
-            opts.gc_stop
-        } else {
-            opts.gc_start
-        };
-        sim.cleaning = self.fs.free_ratio() * 100.0 < f64::from(threshold);
+        let below = |percent: u8| self.fs.free_ratio() * 100.0 < f64::from(percent);
+        if sim.cleaning && !below(opts.gc_stop) {
+            self.sim_end_run(sim);
+            return;
+        }
         if !sim.cleaning {
-            return;
+            if !below(opts.gc_start) || sim.ended == Some(self.space_state()) {
+                return;
+            }
+            sim.cleaning = true;
+            sim.ended = None;
         }
-        let stats = self.fs.zone_stats().unwrap_or_default();
-        if sim.stuck.is_some() && sim.stuck == Some(self.space_state(&stats)) {
-            sim.cleaning = false;
-            return;
-        }
-        sim.stuck = None;
-        let Some(zone) = self.fs.pick_victim() else {
-            sim.cleaning = false;
+        let Some(zone) = self.fs.pick_victim_excluding(&sim.visited) else {
+            self.sim_end_run(sim);
             return;
         };
+        let stats = self.fs.zone_stats().unwrap_or_default();
         let valid = stats.iter().find(|z| z.zone == zone).map_or(0, |z| z.valid);
         let finish = sim.now.saturating_add(self.options.sim.clean_ns(valid));
         sim.cleaner = Some(Job {
@@ -193,6 +197,12 @@ impl DbInner {
             finish,
             work: zone,
         });
+    }
+
+    fn sim_end_run(&self, sim: &mut Sim) {
+        sim.cleaning = false;
+        sim.visited.clear();
+        sim.ended = Some(self.space_state());
     }
 
     /// Ends the job that ends first, if it ends by `until`, at its instant; whether one did.
@@ -220,22 +230,24 @@ impl DbInner {
         Ok(true)
     }
 
-    /// The cleaner's job ends: the file layer cleans its victim now. A victim it could not
-    /// clean ends the run until the space changes.
+    /// The cleaner's job ends: the file layer cleans its victim now (picking again: the
+    /// zones may have changed meanwhile). A victim it could not clean ends the run.
     fn sim_clean_victim(&self, sim: &mut Sim) -> Result<()> {
         let cleaned = self
             .fs
-            .clean_one()
+            .clean_one_excluding(&sim.visited)
             .map_err(|e| Error::fs("zone cleaning", e))?;
-        if !cleaned.is_some_and(|v| v.cleaned && !v.no_room) {
-            sim.cleaning = false;
-            let stats = self.fs.zone_stats().unwrap_or_default();
-            sim.stuck = Some(self.space_state(&stats));
+        match cleaned {
+            Some(v) if v.cleaned && !v.no_room => {
+                sim.visited.insert(v.zone);
+            }
+            _ => self.sim_end_run(sim),
         }
         Ok(())
     }
 
-    fn space_state(&self, stats: &[zonefs::fs::ZoneStat]) -> SpaceState {
+    fn space_state(&self) -> SpaceState {
+        let stats = self.fs.zone_stats().unwrap_or_default();
         SpaceState {
             free_ratio_bits: self.fs.free_ratio().to_bits(),
             valid: stats.iter().map(|z| z.valid).sum(),

@@ -1075,6 +1075,12 @@ impl ZoneFs {
     /// Cleans one victim, whatever the thresholds; `None` if no zone is worth cleaning
     /// (or this thread is the cleaner, or the cleaner is inside the engine's callback).
     pub fn clean_one(&self) -> FsResult<Option<VictimReport>> {
+        self.clean_one_excluding(&BTreeSet::new())
+    }
+
+    /// [`ZoneFs::clean_one`], never taking a zone of `exclude` as the victim (a caller's
+    /// own cleaning run visits each zone once, as the built-in runs do).
+    pub fn clean_one_excluding(&self, exclude: &BTreeSet<u32>) -> FsResult<Option<VictimReport>> {
         let sh = &self.shared;
         sh.check_writable(|| "clean a zone".to_string())?;
         let Some(_guard) = sh.begin_run() else {
@@ -1082,7 +1088,7 @@ impl ZoneFs {
         };
         Counters::add(&sh.counters.gc_runs, 1);
         sh.reclaim_dead(&mut sh.lock_meta())?;
-        let result = match sh.select_victim(&BTreeSet::new()) {
+        let result = match sh.select_victim(exclude) {
             Some(picked) => sh.clean_victim(picked).map(Some),
             None => Ok(None),
         };
@@ -1092,9 +1098,14 @@ impl ZoneFs {
 
     /// The zone the cleaner would pick now, if any.
     pub fn pick_victim(&self) -> Option<u32> {
+        self.pick_victim_excluding(&BTreeSet::new())
+    }
+
+    /// The zone the cleaner would pick now outside `exclude`, if any.
+    pub fn pick_victim_excluding(&self, exclude: &BTreeSet<u32>) -> Option<u32> {
         let meta = self.shared.lock_meta();
         let zones = self.shared.lock_zones();
-        victim_of(&meta, &zones, &BTreeSet::new())
+        victim_of(&meta, &zones, exclude)
     }
 
     /// Eager inline cleaning ([`InlineCleaning::Eager`]) on or off: a writer that asks for
