@@ -17,7 +17,7 @@ use engine::options::{ExecMode, Options, WalRecoveryMode};
 use engine::version::VersionSet;
 use serde::Serialize;
 use zns::DeviceSpec;
-use zonefs::fs::ZoneFs;
+use zonefs::fs::{InlineCleaning, ZoneFs};
 
 use super::device::{open_persistent, parse_device, Access};
 use super::error::{CliError, CliResult};
@@ -272,10 +272,11 @@ fn open_for_write(spec: &DeviceSpec, create: bool, mode: WalRecoveryMode) -> Cli
     if !create && !VersionSet::exists(&fs) {
         return Err(no_database(spec));
     }
-    // Zones are cleaned as `bench` cleans them in deterministic mode: inline, when free
-    // space drops below the file system's gc start. From the open on, since recovery
+    // Zones are cleaned as `bench` cleans them in deterministic mode: on the engine's
+    // virtual cleaner thread once a writer asks for a zone below the file system's gc
+    // start, and inline by a writer that finds no zone. From the open on, since recovery
     // writes too (the replayed WAL goes to L0).
-    fs.set_inline_cleaning(true);
+    fs.set_inline_mode(InlineCleaning::OutOfSpace);
     let options = Options {
         create_if_missing: create,
         wal_recovery_mode: mode,

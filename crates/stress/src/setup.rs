@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use engine::db::Db;
 use engine::options::{ExecMode, Options};
 use zns::{Geometry, ZonedDevice};
-use zonefs::fs::{CleanerThread, CleaningMode, FsOptions, ZoneFs};
+use zonefs::fs::{CleanerThread, CleaningMode, FsOptions, InlineCleaning, ZoneFs};
 
 use crate::oracle::Oracle;
 
@@ -229,15 +229,15 @@ pub fn create(dev: Arc<dyn ZonedDevice>, setup: &Setup, oracle: &mut Oracle) -> 
         .map_err(|e| format!("close after the prefill: {e}"))
 }
 
-/// Mounts `dev`, turns zone cleaning on (a background cleaner in threaded mode, inline
-/// cleaning in deterministic mode) and opens the database.
+/// Mounts `dev`, turns zone cleaning on (a background cleaner in threaded mode, the
+/// engine's virtual cleaner in deterministic mode) and opens the database.
 /// Cleaning comes first: the recovery's flushes may need the space only cleaning frees.
 pub fn open(dev: Arc<dyn ZonedDevice>, setup: &Setup) -> Result<Stack, OpenError> {
     let fs = Arc::new(ZoneFs::mount(dev, setup.fs_options()).map_err(OpenError::Fs)?);
     let cleaner = match setup.exec {
         ExecMode::Threaded => Some(fs.start_cleaner().map_err(OpenError::Fs)?),
         ExecMode::Deterministic => {
-            fs.set_inline_cleaning(true);
+            fs.set_inline_mode(InlineCleaning::OutOfSpace);
             None
         }
     };

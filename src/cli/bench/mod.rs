@@ -908,10 +908,14 @@ fn engine_config(o: &Options) -> Value {
         "flush_threads": o.max_background_flushes,
         "bloom_bits": o.bloom_bits_per_key, "sst_block_size": o.block_size,
         "block_restart_interval": o.block_restart_interval,
-        "sim": sim_config(&o.sim),
     });
     if let (Value::Object(m), Value::Object(more)) = (&mut m, more) {
         m.extend(more);
+        // The cost model has no effect on a threaded run (nor on whether its report can
+        // be reused by `zkv repro --resume`).
+        if o.mode == ExecMode::Deterministic {
+            m.insert("sim".into(), sim_config(&o.sim));
+        }
     }
     m
 }

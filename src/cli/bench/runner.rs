@@ -138,13 +138,19 @@ pub struct Runner<'a> {
     m: Measured,
 }
 
-/// db_bench's `--benchmark_write_rate_limit`: a workload's writes never get ahead of `rate`
-/// bytes (key and value) per second since its start, on the database's clock.
+/// db_bench's `--benchmark_write_rate_limit`: writes (key and value bytes) paced to `rate`
+/// bytes per second on the database's clock, as RocksDB's rate limiter paces them: a writer
+/// held back (a stall, a slow stretch) gets at most [`PACE_REFILL`] of unused rate to catch
+/// up with, never the whole backlog.
 struct Pacer {
     rate: u64,
-    start: Duration,
-    bytes: u64,
+    /// When the bytes paced so far are due.
+    next: Duration,
 }
+
+/// RocksDB's rate limiter refills every 100 ms and keeps no more than about one refill of
+/// unused bytes.
+const PACE_REFILL: Duration = Duration::from_millis(100);
 
 /// Threaded mode sleeps only once writes are this far ahead (a sleep costs more than a
 /// put); the virtual clock waits exactly.
@@ -189,26 +195,25 @@ impl<'a> Runner<'a> {
     pub fn with_write_rate_limit(mut self, rate: Option<u64>) -> Self {
         self.pacer = rate.map(|rate| Pacer {
             rate: rate.max(1),
-            start: Duration::ZERO,
-            bytes: 0,
+            next: Duration::ZERO,
         });
         self
     }
 
-    /// Holds the writer back until the rate limit allows the bytes written so far.
+    /// Holds the writer back until the rate limit allows `bytes` more.
     fn pace(&mut self, bytes: u64) -> engine::Result<()> {
         let Some(p) = &mut self.pacer else {
             return Ok(());
         };
-        p.bytes += bytes;
-        let due = p.start + Duration::from_secs_f64(p.bytes as f64 / p.rate as f64);
         let now = clock(self.db, self.origin);
+        let cost = Duration::from_secs_f64(bytes as f64 / p.rate as f64);
+        p.next = p.next.max(now.saturating_sub(PACE_REFILL)) + cost;
         let slack = match self.db.virtual_time() {
             Some(_) => Duration::ZERO,
             None => PACE_SLACK,
         };
-        if due > now + slack {
-            self.db.pass_time(due - now)?;
+        if p.next > now + slack {
+            self.db.pass_time(p.next - now)?;
         }
         Ok(())
     }
@@ -263,8 +268,7 @@ impl<'a> Runner<'a> {
         let start = Instant::now();
         let virtual_start = self.db.virtual_time();
         if let Some(p) = &mut self.pacer {
-            p.start = clock(self.db, self.origin);
-            p.bytes = 0;
+            p.next = clock(self.db, self.origin);
         }
         // The bar is advanced in steps: even a hidden bar's update costs more than a
         // memtable insert's share of a put.

@@ -369,10 +369,14 @@ impl OutputDir {
     }
 }
 
-/// Writes run `id`'s report into `dir` as [`run_file`] (the `runs` directory must exist).
+/// Writes run `id`'s report into `dir` as [`run_file`] (the `runs` directory must exist):
+/// into a temporary file renamed over it, so that a run killed meanwhile leaves the old
+/// report or none, never a truncated one.
 pub fn write_run(dir: &Path, id: &str, report: &Value) -> CliResult {
     let path = dir.join(run_file(id));
-    bench::write_json(&path, create(&path)?, report)
+    let tmp = dir.join(format!("{}.tmp", run_file(id)));
+    bench::write_json(&tmp, create(&tmp)?, report)?;
+    std::fs::rename(&tmp, &path).map_err(|e| out_error(&path, e))
 }
 
 /// Creates `dir/runs` (and `dir`) if missing.

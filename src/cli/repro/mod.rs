@@ -172,27 +172,41 @@ pub fn run(a: ReproArgs) -> CliResult {
 fn print_plan(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult {
     let common = common_words(experiment.name(), a.quick, &a.bench_flags);
     let steps = matrix::fresh(experiment.specs(&a.modes.0), &common)?;
-    let exe = std::env::current_exe()
-        .map_or_else(|_| "zkv".to_string(), |p| p.to_string_lossy().into_owned());
+    let exe = std::env::current_exe().unwrap_or_else(|_| "zkv".into());
+    // Absolute, so that a job runner may start the commands in any directory.
+    let dir = std::path::absolute(dir)
+        .map_err(|e| CliError::invalid(format!("--out {}: {e}", dir.display())))?;
     let mut out = Out::new();
     for step in &steps {
-        let mut words = vec![exe.clone(), "repro".into(), experiment.name().into()];
+        let mut words = vec![
+            word(exe.as_os_str())?,
+            "repro".into(),
+            experiment.name().into(),
+        ];
         if a.quick {
             words.push("--quick".into());
         }
-        words.extend(["--out".into(), dir.to_string_lossy().into_owned()]);
+        words.extend(["--out".into(), word(dir.as_os_str())?]);
         words.extend(["--run".into(), step.spec.id()]);
         if !a.bench_flags.is_empty() {
             words.push("--".into());
-            words.extend(
-                a.bench_flags
-                    .iter()
-                    .map(|w| w.to_string_lossy().into_owned()),
-            );
+            for flag in &a.bench_flags {
+                words.push(word(flag)?);
+            }
         }
         out.line(shell_line(&words)?)?;
     }
     out.flush()
+}
+
+/// A word of a `--plan` command line; one that is not UTF-8 is refused rather than changed.
+fn word(w: &std::ffi::OsStr) -> CliResult<String> {
+    w.to_str().map(str::to_string).ok_or_else(|| {
+        CliError::invalid(format!(
+            "--plan: {} is not UTF-8 and cannot be printed as a command",
+            w.to_string_lossy()
+        ))
+    })
 }
 
 /// `words` as one shell command line, each quoted where the shell would split or expand it.

@@ -277,9 +277,10 @@ impl Db {
     /// Turns zone cleaning without a background cleaner thread on or off. Threaded mode:
     /// the file layer's eager inline cleaning (a writer asking for a zone below `gc_start`
     /// cleans first). Deterministic mode: the virtual cleaner thread, with the file layer
-    /// cleaning inline only for a writer that finds no zone (`InlineCleaning::OutOfSpace`).
-    /// The deterministic mode runs its virtual cleaner whenever the file layer's inline
-    /// cleaning is on (`ZoneFs::inline_cleaning`), however it was set.
+    /// cleaning inline only for a writer that finds no zone (`InlineCleaning::OutOfSpace`;
+    /// the virtual cleaner runs whenever the file layer is in that mode, however it was
+    /// set; with eager inline cleaning set on the file layer directly, the writers clean
+    /// and the virtual cleaner does not run).
     pub fn set_inline_cleaning(&self, on: bool) {
         let fs = &self.inner.fs;
         match (on, self.inner.deterministic()) {

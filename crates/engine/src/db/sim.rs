@@ -13,14 +13,18 @@
 //! clock, so the same operations give the same schedule, bytes and statistics on any
 //! machine.
 //!
-//! With inline cleaning on, the zone cleaner is a virtual thread too: below `gc_start` free
-//! space a cleaning run starts, and it cleans one victim after the other until `gc_stop`;
-//! each victim occupies the thread for its copy's duration and is cleaned when it ends. A
-//! writer that finds no zone meanwhile cleans inline at once (the file layer's
-//! `InlineCleaning::OutOfSpace`, where a threaded writer would wait for the cleaner).
+//! With the file layer's `InlineCleaning::OutOfSpace` (what `Db::set_inline_cleaning`
+//! sets in this mode), the zone cleaner is a virtual thread too: a writer asking for a zone
+//! below `gc_start` free space starts a cleaning run, as it would wake a threaded mode's
+//! background cleaner, and the run cleans one victim after the other until `gc_stop`; each
+//! victim occupies the thread for its copy's duration and is cleaned when it ends. A writer
+//! that finds no zone meanwhile cleans inline at once, where a threaded writer would wait
+//! for the cleaner.
 
 use super::compact::Picked;
 use std::collections::BTreeSet;
+
+use zonefs::fs::InlineCleaning;
 
 use super::inner::{writable, DbInner, Immutable, State, Writer};
 use super::stall::{Stall, DELAYED_WRITE_RATE};
@@ -28,14 +32,6 @@ use super::stats::Counters;
 use crate::{Error, Result};
 
 const NS_PER_SEC: u128 = 1_000_000_000;
-
-/// What the cleaner's choices depend on: free space, valid and invalid bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct SpaceState {
-    free_ratio_bits: u64,
-    valid: u64,
-    invalid: u64,
-}
 
 /// Which virtual thread's job ends.
 #[derive(Clone, Copy, Debug)]
@@ -68,10 +64,7 @@ pub(crate) struct Sim {
     /// The victims of the current run (each zone is cleaned at most once per run, as in
     /// the file layer's own runs).
     visited: BTreeSet<u32>,
-    /// The file layer's space when the last run ended: a new run starts only once writes
-    /// or jobs changed it (a threaded cleaner is woken by a writer asking for a zone), or
-    /// the cleaner would move the same live data around forever.
-    ended: Option<SpaceState>,
+
     /// The delayed-write pacer's next free slot (`stall::DelayLimiter` on the virtual
     /// clock).
     delay_next: Option<u64>,
@@ -104,6 +97,12 @@ impl Sim {
     /// Whether a job is running.
     fn busy(&self) -> bool {
         self.flush.is_some() || !self.compactions.is_empty()
+    }
+
+    /// Ends the cleaning run: the next one starts on the next request.
+    fn end_run(&mut self) {
+        self.cleaning = false;
+        self.visited.clear();
     }
 
     /// How long a delayed write of `bytes` waits (RocksDB's delayed write rate, paced from
@@ -161,35 +160,37 @@ impl DbInner {
                 work: p,
             });
         }
-        self.sim_start_cleaner(sim);
-        Ok(())
+        self.sim_start_cleaner(sim)
     }
 
-    /// Starts cleaning the next victim if the cleaner is idle and a run is due: below
-    /// `gc_start` free space a run starts (if the space changed since the last run
-    /// ended), and it goes on until `gc_stop` or no zone is worth cleaning.
-    fn sim_start_cleaner(&self, sim: &mut Sim) {
-        if sim.cleaner.is_some() || !self.fs.inline_cleaning() {
-            return;
+    /// Starts cleaning the next victim if the cleaner is idle and a run is due. As the
+    /// threaded mode's background cleaner is woken by a writer asking for a zone below
+    /// `gc_start`, a run starts on such a request (`ZoneFs::take_cleaning_request`); it goes
+    /// on, one victim after the other and each zone at most once, until `gc_stop` or no
+    /// zone is worth cleaning.
+    fn sim_start_cleaner(&self, sim: &mut Sim) -> Result<()> {
+        let fs = &self.fs;
+        if sim.cleaner.is_some() || fs.inline_mode() != InlineCleaning::OutOfSpace {
+            return Ok(());
         }
-        let opts = self.fs.options();
-        let below = |percent: u8| self.fs.free_ratio() * 100.0 < f64::from(percent);
-        if sim.cleaning && !below(opts.gc_stop) {
-            self.sim_end_run(sim);
-            return;
-        }
+        let opts = fs.options();
         if !sim.cleaning {
-            if !below(opts.gc_start) || sim.ended == Some(self.space_state()) {
-                return;
+            if !fs.take_cleaning_request() || !fs.free_below(opts.gc_start) {
+                return Ok(());
             }
             sim.cleaning = true;
-            sim.ended = None;
         }
-        let Some(zone) = self.fs.pick_victim_excluding(&sim.visited) else {
-            self.sim_end_run(sim);
-            return;
+        let victim = fs
+            .free_below(opts.gc_stop)
+            .then(|| fs.pick_victim_excluding(&sim.visited))
+            .flatten();
+        let Some(zone) = victim else {
+            sim.end_run();
+            return Ok(());
         };
-        let stats = self.fs.zone_stats().unwrap_or_default();
+        let stats = fs
+            .zone_stats()
+            .map_err(|e| Error::fs("zone report for the cleaner", e))?;
         let valid = stats.iter().find(|z| z.zone == zone).map_or(0, |z| z.valid);
         let finish = sim.now.saturating_add(self.options.sim.clean_ns(valid));
         sim.cleaner = Some(Job {
@@ -197,12 +198,7 @@ impl DbInner {
             finish,
             work: zone,
         });
-    }
-
-    fn sim_end_run(&self, sim: &mut Sim) {
-        sim.cleaning = false;
-        sim.visited.clear();
-        sim.ended = Some(self.space_state());
+        Ok(())
     }
 
     /// Ends the job that ends first, if it ends by `until`, at its instant; whether one did.
@@ -231,28 +227,25 @@ impl DbInner {
     }
 
     /// The cleaner's job ends: the file layer cleans its victim now (picking again: the
-    /// zones may have changed meanwhile). A victim it could not clean ends the run.
+    /// zones may have changed meanwhile). As in the file layer's own runs, a victim whose
+    /// data found no room ends the run.
     fn sim_clean_victim(&self, sim: &mut Sim) -> Result<()> {
+        if self.fs.inline_mode() != InlineCleaning::OutOfSpace {
+            // Cleaning was turned off while the job ran.
+            sim.end_run();
+            return Ok(());
+        }
         let cleaned = self
             .fs
             .clean_one_excluding(&sim.visited)
             .map_err(|e| Error::fs("zone cleaning", e))?;
         match cleaned {
-            Some(v) if v.cleaned && !v.no_room => {
+            Some(v) if !v.no_room => {
                 sim.visited.insert(v.zone);
             }
-            _ => self.sim_end_run(sim),
+            _ => sim.end_run(),
         }
         Ok(())
-    }
-
-    fn space_state(&self) -> SpaceState {
-        let stats = self.fs.zone_stats().unwrap_or_default();
-        SpaceState {
-            free_ratio_bits: self.fs.free_ratio().to_bits(),
-            valid: stats.iter().map(|z| z.valid).sum(),
-            invalid: stats.iter().map(|z| z.invalid).sum(),
-        }
     }
 
     /// Runs the simulation until the clock reads `until`: every job that ends by then ends

@@ -193,9 +193,10 @@ pub enum InlineCleaning {
     /// Never: without a background cleaner, a writer that finds no zone fails.
     #[default]
     Off,
-    /// Only a writer that finds no zone cleans, before it gives up. For a caller that
-    /// runs the cleaner itself, like the engine's deterministic mode, whose cleaner is a
-    /// virtual thread.
+    /// Only a writer that finds no zone cleans, before it gives up; a writer that asks for
+    /// a zone below `gc_start` leaves a request ([`ZoneFs::take_cleaning_request`]). For a
+    /// caller that runs the cleaner itself, like the engine's deterministic mode, whose
+    /// cleaner is a virtual thread.
     OutOfSpace,
     /// A writer that asks for a zone while the free-space ratio is below `gc_start` cleans
     /// first (a whole run, to `gc_stop`), and a writer that finds no zone cleans before it
@@ -218,6 +219,9 @@ struct RunState {
     /// A background thread is alive.
     background: bool,
     wake: bool,
+    /// `InlineCleaning::OutOfSpace`: a writer asked for a zone below `gc_start`, for the
+    /// caller that runs the cleaner to see (`ZoneFs::take_cleaning_request`).
+    wake_caller: bool,
     /// A writer found no zone and waits: the next run cleans at least one victim.
     wake_reclaim: bool,
     stop: bool,
@@ -788,12 +792,16 @@ impl Shared {
     /// wake the background cleaner.
     pub(crate) fn before_allocation(&self) -> FsResult<()> {
         let (inline, background) = self.triggers();
-        let eager = inline == InlineCleaning::Eager;
-        if !(eager || background) || !self.below(self.opts.gc_start) {
+        let asks = background || inline != InlineCleaning::Off;
+        if !asks || !self.below(self.opts.gc_start) {
             return Ok(());
         }
         if background {
             self.cleaner.signal.update(|st| st.wake = true);
+            return Ok(());
+        }
+        if inline == InlineCleaning::OutOfSpace {
+            self.cleaner.signal.update(|st| st.wake_caller = true);
             return Ok(());
         }
         if self.cleaner.signal.is_cleaning_thread() {
@@ -1119,6 +1127,19 @@ impl ZoneFs {
             InlineCleaning::Off
         };
         self.set_inline_mode(mode);
+    }
+
+    /// Whether a writer asked for a zone while the free-space ratio was below `gc_start`
+    /// since the last call; clears it. With [`InlineCleaning::OutOfSpace`] this is when a
+    /// background cleaner would have been woken: the caller that runs the cleaner itself
+    /// starts a run then.
+    pub fn take_cleaning_request(&self) -> bool {
+        std::mem::take(&mut self.shared.cleaner.signal.lock().wake_caller)
+    }
+
+    /// Whether the free-space ratio is below `percent` (the cleaner's own test).
+    pub fn free_below(&self, percent: u8) -> bool {
+        self.shared.below(percent)
     }
 
     /// Sets when writers clean inline ([`InlineCleaning`]).
