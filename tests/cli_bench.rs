@@ -409,7 +409,14 @@ fn bad_input_fails_before_any_work() {
     assert!(too_small.contains("space amplification"), "{too_small}");
     for (args, want) in [
         (vec!["--sync", "--disable-wal"], "--sync and --disable-wal"),
-        (vec!["--sim-cost", "warp_ns=1"], "unknown cost 'warp_ns'"),
+        (
+            vec!["--mode", "deterministic", "--sim-cost", "warp_ns=1"],
+            "unknown cost 'warp_ns'",
+        ),
+        (
+            vec!["--sim-cost", "job_ns=1"],
+            "--sim-cost applies to --mode deterministic",
+        ),
         (
             vec!["--flush-threads", "2"],
             "max_background_flushes 2 is not supported",

@@ -520,6 +520,12 @@ impl BenchArgs {
 
     /// The default cost model with the `--sim-cost` settings applied.
     fn sim_costs(&self) -> CliResult<SimCosts> {
+        if self.mode == ExecMode::Threaded && !self.sim_cost.is_empty() {
+            return Err(CliError::invalid(
+                "--sim-cost applies to --mode deterministic (threaded runs take the time \
+                 they take)",
+            ));
+        }
         let mut costs = SimCosts::default();
         for (name, value) in &self.sim_cost {
             let field = match name.as_str() {
