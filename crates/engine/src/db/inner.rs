@@ -126,6 +126,8 @@ pub(crate) struct Writer {
     pub log: Option<LogWriter<FileWriter>>,
     pub wal_number: u64,
     pub delay: DelayLimiter,
+    /// When the writer started: the origin of the delay limiter's wall clock.
+    pub started: std::time::Instant,
     pub stall: ConditionCache,
     /// The WAL record of a single put or delete, reused from write to write.
     pub record: WriteBatch,
@@ -138,6 +140,7 @@ impl Writer {
             log,
             wal_number,
             delay: DelayLimiter::new(DELAYED_WRITE_RATE),
+            started: std::time::Instant::now(),
             stall: ConditionCache::default(),
             record: WriteBatch::new(),
         }

@@ -27,11 +27,9 @@ use std::collections::BTreeSet;
 use zonefs::fs::InlineCleaning;
 
 use super::inner::{writable, DbInner, Immutable, State, Writer};
-use super::stall::{Stall, DELAYED_WRITE_RATE};
+use super::stall::Stall;
 use super::stats::Counters;
 use crate::{Error, Result};
-
-const NS_PER_SEC: u128 = 1_000_000_000;
 
 /// Which virtual thread's job ends.
 #[derive(Clone, Copy, Debug)]
@@ -64,10 +62,6 @@ pub(crate) struct Sim {
     /// The victims of the current run (each zone is cleaned at most once per run, as in
     /// the file layer's own runs).
     visited: BTreeSet<u32>,
-
-    /// The delayed-write pacer's next free slot (`stall::DelayLimiter` on the virtual
-    /// clock).
-    delay_next: Option<u64>,
 }
 
 impl Sim {
@@ -103,19 +97,6 @@ impl Sim {
     fn end_run(&mut self) {
         self.cleaning = false;
         self.visited.clear();
-    }
-
-    /// How long a delayed write of `bytes` waits (RocksDB's delayed write rate, paced from
-    /// the previous delayed write).
-    fn delay(&mut self, bytes: u64) -> u64 {
-        let start = self
-            .delay_next
-            .filter(|t| *t > self.now)
-            .unwrap_or(self.now);
-        let cost = u128::from(bytes) * NS_PER_SEC / u128::from(DELAYED_WRITE_RATE);
-        let cost = u64::try_from(cost).unwrap_or(u64::MAX);
-        self.delay_next = Some(start.saturating_add(cost));
-        start - self.now
     }
 }
 
@@ -309,11 +290,11 @@ impl DbInner {
             };
             match stall {
                 Stall::None => {
-                    sim.delay_next = None;
+                    w.delay.reset();
                     break;
                 }
                 Stall::Delay(_) => {
-                    let pause = sim.delay(bytes);
+                    let pause = w.delay.delay(bytes, sim.now);
                     if pause > 0 {
                         Counters::add(&self.counters.delays, 1);
                         let until = sim.now.saturating_add(pause);

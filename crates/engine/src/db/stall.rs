@@ -9,7 +9,6 @@
 //! are RocksDB's estimate (`compaction::estimated_compaction_needed_bytes`).
 
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
 
 use crate::compaction::estimated_compaction_needed_bytes;
 use crate::options::Options;
@@ -89,11 +88,13 @@ impl ConditionCache {
 }
 
 /// Paces delayed writes to a byte rate: each write reserves `bytes / rate` seconds of the
-/// write path, and a writer that comes before its slot sleeps until it.
+/// write path, and a writer that comes before its slot waits until it. Time is in
+/// nanoseconds on the caller's clock: the wall clock since the writer started (threaded
+/// mode) or the virtual clock (deterministic mode).
 #[derive(Debug)]
 pub(crate) struct DelayLimiter {
     rate: u64,
-    next_free: Option<Instant>,
+    next_free: Option<u64>,
 }
 
 impl DelayLimiter {
@@ -104,11 +105,11 @@ impl DelayLimiter {
         }
     }
 
-    /// How long a write of `bytes` must wait at `now`.
-    pub(crate) fn delay(&mut self, bytes: u64, now: Instant) -> Duration {
+    /// How many nanoseconds a write of `bytes` must wait at `now`.
+    pub(crate) fn delay(&mut self, bytes: u64, now: u64) -> u64 {
         let start = self.next_free.filter(|t| *t > now).unwrap_or(now);
-        let cost = Duration::from_secs_f64(bytes as f64 / self.rate as f64);
-        self.next_free = Some(start + cost);
+        let cost = u128::from(bytes) * 1_000_000_000 / u128::from(self.rate);
+        self.next_free = Some(start.saturating_add(u64::try_from(cost).unwrap_or(u64::MAX)));
         start - now
     }
 
@@ -206,11 +207,11 @@ mod tests {
     #[test]
     fn limiter_paces_to_the_rate() {
         let mut l = DelayLimiter::new(1000);
-        let t0 = Instant::now();
-        assert_eq!(l.delay(500, t0), Duration::ZERO);
-        assert_eq!(l.delay(500, t0), Duration::from_millis(500));
-        assert_eq!(l.delay(1, t0 + Duration::from_secs(5)), Duration::ZERO);
+        let t0 = 7_000_000_000;
+        assert_eq!(l.delay(500, t0), 0);
+        assert_eq!(l.delay(500, t0), 500_000_000);
+        assert_eq!(l.delay(1, t0 + 5_000_000_000), 0);
         l.reset();
-        assert_eq!(l.delay(1, t0), Duration::ZERO);
+        assert_eq!(l.delay(1, t0), 0);
     }
 }

@@ -218,11 +218,12 @@ impl DbInner {
                 }
                 Stall::Delay(_) => {
                     drop(st);
-                    let pause = w.delay.delay(bytes, Instant::now());
-                    if !pause.is_zero() {
+                    let now = u64::try_from(w.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                    let pause = w.delay.delay(bytes, now);
+                    if pause > 0 {
                         stalled = true;
                         Counters::add(&self.counters.delays, 1);
-                        std::thread::sleep(pause);
+                        std::thread::sleep(Duration::from_nanos(pause));
                     }
                     break;
                 }
