@@ -445,3 +445,64 @@ fn plan_commands_run_apart_and_resume_joins_them() {
         bad.stderr
     );
 }
+
+#[test]
+fn repeated_threaded_runs_give_medians_and_their_spread() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("rep");
+    let (plan, _) = run_ok(&repro(
+        "caza22",
+        &out,
+        &["--modes", "threaded", "--repeat", "3", "--plan"],
+    ));
+    assert_eq!(plan.lines().count(), 30, "{plan}");
+    assert!(plan.contains("--repeat 3 ") && plan.contains("--run threaded-caza22-gc25-r3"));
+    let (_, stderr) = run_ok(&repro(
+        "caza22",
+        &out,
+        &["--modes", "deterministic,threaded", "--repeat", "2"],
+    ));
+    // Deterministic runs once, threaded twice, the repetitions after the first round.
+    let runs: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("repro: run "))
+        .collect();
+    assert_eq!(runs.len(), 30, "{stderr}");
+    assert!(runs[19].contains("threaded-caza22-gc25:"), "{}", runs[19]);
+    assert!(
+        runs[20].contains("threaded-baseline-gc5-r2:"),
+        "{}",
+        runs[20]
+    );
+    let figures = ["fig3", "fig4", "fig5", "fig6", "table1", "spread"];
+    let summary = check_outputs(&out, 30, &figures);
+    assert_eq!(summary["repeat"], 2);
+    // Table 1's MB/s is the median (here the mean) of the two repetitions' figures.
+    let mb_s = |file: &str| {
+        let r = read_json(&out.join("runs").join(file));
+        let phase = r["workloads"].as_array().unwrap().last().unwrap().clone();
+        phase["bytes"].as_f64().unwrap() / f64::from(1 << 20) / phase["seconds"].as_f64().unwrap()
+    };
+    let table1 = row(&summary, "table1", &["5"]);
+    let shown = table1[1].as_f64().unwrap();
+    let (a, b) = (
+        mb_s("threaded-baseline-gc5.json"),
+        mb_s("threaded-baseline-gc5-r2.json"),
+    );
+    let (lo, hi) = (a.min(b), a.max(b));
+    assert!(
+        shown >= lo * 0.999 && shown <= hi * 1.001,
+        "{shown} not in {lo}..{hi}"
+    );
+    let spread = row(&summary, "spread", &["threaded-caza22-gc15"]);
+    assert_eq!(spread[1], "2");
+    assert!(spread[2].as_str().unwrap().contains(" - "), "{spread:?}");
+    // Resumed with the same --repeat, nothing runs again.
+    let (_, stderr) = run_ok(&repro(
+        "caza22",
+        &out,
+        &["--modes", "threaded", "--repeat", "2", "--resume"],
+    ));
+    assert!(!stderr.contains(" s, ok"), "{stderr}");
+}

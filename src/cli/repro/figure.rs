@@ -201,6 +201,8 @@ pub struct Summary {
     pub modes: Vec<ExecMode>,
     pub resume: bool,
     pub bench_flags: Vec<String>,
+    /// `--repeat`: how many times each threaded run was done.
+    pub repeat: u32,
     pub seconds: f64,
     pub headlines: Vec<Headline>,
     pub figures: Vec<Figure>,
@@ -227,6 +229,9 @@ impl Summary {
         }
         let modes: Vec<&str> = self.modes.iter().map(|m| m.name()).collect();
         words.push(format!("--modes {}", modes.join(",")));
+        if self.repeat > 1 {
+            words.push(format!("--repeat {}", self.repeat));
+        }
         if self.resume {
             words.push("--resume".into());
         }
@@ -294,7 +299,8 @@ impl Summary {
         let modes: Vec<&str> = self.modes.iter().map(|m| m.name()).collect();
         json!({
             "experiment": self.experiment, "paper": self.paper, "quick": self.quick,
-            "modes": modes, "resume": self.resume, "bench_flags": self.bench_flags,
+            "modes": modes, "resume": self.resume, "repeat": self.repeat,
+            "bench_flags": self.bench_flags,
             "seconds": self.seconds, "runs": runs, "headlines": headlines,
             "figures": self.figures.iter().map(Figure::to_json).collect::<Vec<_>>(),
         })

@@ -1,6 +1,7 @@
 //! The runs of an experiment: what each one is ([`Spec`]), checking them all before the
 //! first starts, running them one after the other, and their reports ([`Results`]).
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::io::Write;
 use std::time::Instant;
@@ -9,6 +10,7 @@ use engine::options::ExecMode;
 use serde_json::Value;
 
 use super::figure::{run_file, write_run, OutputDir};
+use super::median::median_report;
 use crate::cli::compare::schemes::parse_entry;
 use crate::cli::compare::{self, Entry, Run};
 use crate::cli::error::{CliError, CliResult};
@@ -45,13 +47,42 @@ pub struct Spec {
     pub variant: String,
     /// The run's own bench flags (names without dashes), stronger than any other.
     pub flags: Vec<(&'static str, String)>,
+    /// Which repetition of the run this is, from 1 (`zkv repro --repeat`).
+    pub rep: u32,
 }
 
 impl Spec {
-    /// The run's name: its label, and its report's file name in `runs/`.
+    /// The run's name: its label, and its report's file name in `runs/`; a repetition
+    /// after the first ends in `-rN`.
     pub fn id(&self) -> String {
-        format!("{}-{}-{}", self.mode.name(), self.scheme, self.variant)
+        let rep = if self.rep > 1 {
+            format!("-r{}", self.rep)
+        } else {
+            String::new()
+        };
+        format!("{}-{}-{}{rep}", self.mode.name(), self.scheme, self.variant)
     }
+
+    /// Whether `other` is a repetition of this run (or this run itself).
+    pub fn same_run(&self, other: &Spec) -> bool {
+        (self.mode, self.scheme, &self.variant) == (other.mode, other.scheme, &other.variant)
+    }
+}
+
+/// `specs` with every threaded run done `times` times: the repetitions come after the
+/// first round, round by round, so that a slow spell of the machine spreads over the
+/// schemes. A deterministic run gives the same bytes every time, so it runs once.
+pub fn repeated(specs: Vec<Spec>, times: u32) -> Vec<Spec> {
+    let threaded: Vec<Spec> = specs
+        .iter()
+        .filter(|s| s.mode == ExecMode::Threaded)
+        .cloned()
+        .collect();
+    let mut all = specs;
+    for rep in 2..=times {
+        all.extend(threaded.iter().map(|s| Spec { rep, ..s.clone() }));
+    }
+    all
 }
 
 /// What varies in a matrix besides the mode and the scheme: a name and the run's own flags.
@@ -67,6 +98,7 @@ pub fn grid(modes: &[ExecMode], variants: &[Variant], schemes: &[&'static str]) 
                 scheme,
                 variant: variant.clone(),
                 flags: flags.clone(),
+                rep: 1,
             }));
         }
     }
@@ -188,13 +220,18 @@ impl Outcome {
 /// Every finished run, in the order they ran.
 pub struct Results {
     outcomes: Vec<Outcome>,
+    /// Per run done more than once (its first repetition's index in `outcomes`), the
+    /// median of its successful repetitions' reports.
+    medians: HashMap<usize, Value>,
     first_failure: Option<CliError>,
 }
 
 impl Results {
     pub fn new(outcomes: Vec<Outcome>, first_failure: Option<CliError>) -> Results {
+        let medians = medians(&outcomes);
         Results {
             outcomes,
+            medians,
             first_failure,
         }
     }
@@ -218,19 +255,58 @@ impl Results {
     }
 
     /// The report of a run that succeeded; a failed run's partial figures would not be
-    /// comparable to the others'.
+    /// comparable to the others'. A run repeated (`--repeat`) gives the median of its
+    /// successful repetitions ([`median_report`]).
     pub fn report(&self, mode: ExecMode, scheme: &str, variant: &str) -> Option<&Value> {
+        let first = self.outcomes.iter().position(|o| {
+            o.spec.mode == mode && o.spec.scheme == scheme && o.spec.variant == variant
+        })?;
+        if let Some(median) = self.medians.get(&first) {
+            return Some(median);
+        }
         self.outcomes
-            .iter()
-            .find(|o| o.spec.mode == mode && o.spec.scheme == scheme && o.spec.variant == variant)
+            .get(first)
             .filter(|o| o.error.is_none())
             .map(|o| &o.report)
+    }
+
+    /// The successful repetitions of the run of `outcome`, itself included.
+    pub fn repetitions<'a>(&'a self, outcome: &'a Outcome) -> impl Iterator<Item = &'a Outcome> {
+        self.outcomes
+            .iter()
+            .filter(|o| o.spec.same_run(&outcome.spec) && o.error.is_none())
+    }
+
+    /// Whether any run was done more than once.
+    pub fn repeated(&self) -> bool {
+        self.outcomes.iter().any(|o| o.spec.rep > 1)
     }
 
     /// The first failed run's error, which fails the command once everything is written.
     pub fn first_failure(self) -> Option<CliError> {
         self.first_failure
     }
+}
+
+/// The median report of every run with more than one successful repetition, by the
+/// index of its first repetition.
+fn medians(outcomes: &[Outcome]) -> HashMap<usize, Value> {
+    let mut medians = HashMap::new();
+    for (i, o) in outcomes.iter().enumerate() {
+        let earlier = outcomes.iter().take(i).any(|e| e.spec.same_run(&o.spec));
+        if earlier {
+            continue;
+        }
+        let reports: Vec<&Value> = outcomes
+            .iter()
+            .filter(|r| r.spec.same_run(&o.spec) && r.error.is_none())
+            .map(|r| &r.report)
+            .collect();
+        if reports.len() > 1 {
+            medians.insert(i, median_report(&reports));
+        }
+    }
+    medians
 }
 
 /// Does every step in order, writing each run's report into `runs/` as soon as it ends.
@@ -367,6 +443,27 @@ mod tests {
     }
 
     #[test]
+    fn only_threaded_runs_repeat_and_round_by_round() {
+        let variants: [Variant; 1] = [("gc5".into(), Vec::new())];
+        let specs = repeated(grid(&ALL_MODES, &variants, &["a", "b"]), 3);
+        let ids: Vec<String> = specs.iter().map(Spec::id).collect();
+        assert_eq!(
+            ids,
+            [
+                "deterministic-a-gc5",
+                "deterministic-b-gc5",
+                "threaded-a-gc5",
+                "threaded-b-gc5",
+                "threaded-a-gc5-r2",
+                "threaded-b-gc5-r2",
+                "threaded-a-gc5-r3",
+                "threaded-b-gc5-r3",
+            ]
+        );
+        assert!(specs[6].same_run(&specs[2]) && !specs[6].same_run(&specs[3]));
+    }
+
+    #[test]
     fn matrix_flags_are_refused_after_the_separator() {
         let ok: Vec<OsString> = vec!["--num".into(), "5".into(), "--zones=30".into()];
         assert!(check_bench_flags(&ok).is_ok());
@@ -382,6 +479,7 @@ mod tests {
             scheme: "caza22",
             variant: "gc5".into(),
             flags: vec![("gc-start", "5".into())],
+            rep: 1,
         };
         let e = entry(&spec).unwrap();
         assert_eq!(e.label, "threaded-caza22-gc5");

@@ -16,9 +16,11 @@
 mod caza22;
 mod figure;
 mod matrix;
+mod median;
 mod plot;
 mod resume;
 mod samezone24;
+mod spread;
 mod values;
 
 use std::ffi::OsString;
@@ -92,6 +94,12 @@ pub struct ReproArgs {
     #[arg(long)]
     resume: bool,
 
+    /// Run every threaded run N times (a deterministic run gives the same bytes every
+    /// time): the tables take each threaded figure's median, and a table shows the spread
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: u32,
+
     /// Print one self-contained command per run of --modes (each one `--run ID`) and exit
     #[arg(long, conflicts_with_all = ["resume", "run"])]
     plan: bool,
@@ -149,9 +157,10 @@ pub fn run(a: ReproArgs) -> CliResult {
             .iter()
             .map(|w| w.to_string_lossy().into())
             .collect(),
+        repeat: a.repeat,
         seconds: start.elapsed().as_secs_f64(),
         headlines: experiment.headlines(&results),
-        figures: experiment.figures(&results)?,
+        figures: figures(experiment.as_ref(), &results)?,
     };
     files.write(&summary, &results)?;
     out.line("")?;
@@ -168,10 +177,20 @@ pub fn run(a: ReproArgs) -> CliResult {
     results.first_failure().map_or(Ok(()), Err)
 }
 
+/// The experiment's figures, then the spread of the repeated threaded runs if any.
+fn figures(experiment: &dyn Experiment, results: &Results) -> CliResult<Vec<figure::Figure>> {
+    let mut figures = experiment.figures(results)?;
+    if results.repeated() {
+        figures.push(spread::spread(results));
+    }
+    Ok(figures)
+}
+
 /// `--plan`: one command per run of the listed modes, every run checked first.
 fn print_plan(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult {
     let common = common_words(experiment.name(), a.quick, &a.bench_flags);
-    let steps = matrix::fresh(experiment.specs(&a.modes.0), &common)?;
+    let specs = matrix::repeated(experiment.specs(&a.modes.0), a.repeat);
+    let steps = matrix::fresh(specs, &common)?;
     let exe = std::env::current_exe().unwrap_or_else(|_| "zkv".into());
     // Absolute, so that a job runner may start the commands in any directory.
     let dir = std::path::absolute(dir)
@@ -185,6 +204,9 @@ fn print_plan(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResu
         ];
         if a.quick {
             words.push("--quick".into());
+        }
+        if a.repeat > 1 {
+            words.extend(["--repeat".into(), a.repeat.to_string()]);
         }
         words.extend(["--out".into(), word(dir.as_os_str())?]);
         words.extend(["--run".into(), step.spec.id()]);
@@ -220,7 +242,7 @@ fn shell_line(words: &[String]) -> CliResult<String> {
 /// `--run ID`: that run alone, its report written into `DIR/runs/`; no tables (the other
 /// runs may be running at the same time, into the same directory).
 fn run_alone(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path, id: &str) -> CliResult {
-    let specs = experiment.specs(&matrix::ALL_MODES);
+    let specs = matrix::repeated(experiment.specs(&matrix::ALL_MODES), a.repeat);
     let Some(spec) = specs.iter().find(|s| s.id() == id).cloned() else {
         let known: Vec<String> = specs.iter().map(matrix::Spec::id).collect();
         return Err(CliError::invalid(format!(
@@ -243,9 +265,12 @@ fn run_alone(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path, id: &str) -
 fn steps(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult<Vec<Step>> {
     let common = common_words(experiment.name(), a.quick, &a.bench_flags);
     if a.resume {
-        return resume::steps(experiment, &a.modes.0, &common, dir);
+        return resume::steps(experiment, &a.modes.0, a.repeat, &common, dir);
     }
-    matrix::fresh(experiment.specs(&a.modes.0), &common)
+    matrix::fresh(
+        matrix::repeated(experiment.specs(&a.modes.0), a.repeat),
+        &common,
+    )
 }
 
 /// The experiment called `name`; the ones zkv cannot run yet are refused with what they

@@ -37,10 +37,11 @@ pub enum Stored {
 pub fn steps(
     experiment: &dyn Experiment,
     listed: &[ExecMode],
+    repeat: u32,
     common: &[OsString],
     dir: &Path,
 ) -> CliResult<Vec<Step>> {
-    let prepared = prepare_all(experiment, listed, common)?;
+    let prepared = prepare_all(experiment, listed, repeat, common)?;
     let seconds = previous_seconds(&dir.join("summary.json"));
     let mut steps = Vec::new();
     let mut skipped = Vec::new();
@@ -71,10 +72,11 @@ pub fn steps(
 fn prepare_all(
     experiment: &dyn Experiment,
     listed: &[ExecMode],
+    repeat: u32,
     common: &[OsString],
 ) -> CliResult<Vec<(Spec, Result<Run, String>)>> {
     let mut prepared = Vec::new();
-    for spec in experiment.specs(&ALL_MODES) {
+    for spec in matrix::repeated(experiment.specs(&ALL_MODES), repeat) {
         let run = matrix::prepare_one(&spec, common);
         let run = if listed.contains(&spec.mode) {
             Ok(run?)

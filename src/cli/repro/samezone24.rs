@@ -729,6 +729,7 @@ mod tests {
             scheme: "baseline",
             variant: "fillrandom".into(),
             flags: Vec::new(),
+            rep: 1,
         };
         let outcome = Outcome {
             spec,
