@@ -506,3 +506,27 @@ fn repeated_threaded_runs_give_medians_and_their_spread() {
     ));
     assert!(!stderr.contains(" s, ok"), "{stderr}");
 }
+
+#[test]
+fn zone_drain_runs_the_samezone24_preset_with_every_scheme() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let out = dir.path().join("drain");
+    let (_, stderr) = run_ok(&repro_with(
+        "zone-drain",
+        &out,
+        &["--modes", "deterministic"],
+        &["--zones", "24"],
+    ));
+    assert_eq!(stderr.lines().count(), 28, "{stderr}");
+    let summary = check_outputs(&out, 28, &["writes", "against", "speed"]);
+    let run = read_json(&out.join("runs/deterministic-min-overlap-caza-latest.json"));
+    assert_eq!(run["config"]["preset"], "samezone24");
+    assert_eq!(run["config"]["placement"], "caza+");
+    assert_eq!(run["config"]["picker"], "min-overlap");
+    assert_eq!(run["scheme"], "min-overlap-caza");
+    let lsm_wa = |scheme: &str| row(&summary, "writes", &["uniform", scheme])[3].as_f64();
+    assert!(lsm_wa("min-overlap").is_some() && lsm_wa("drain-caza").is_some());
+    // The comparison's rows: drain-caza's change against each of the six other schemes.
+    assert_eq!(row(&summary, "against", &["mean", "device writes per user byte"]).len(), 8);
+}

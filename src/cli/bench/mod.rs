@@ -10,7 +10,7 @@ mod report;
 mod runner;
 mod verify;
 
-pub(crate) use preset::{scale as preset_scale, NAMES as PRESETS};
+pub(crate) use preset::scale as preset_scale;
 pub(crate) use runner::INVALID_BUCKETS;
 
 use std::fs::File;

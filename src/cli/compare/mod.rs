@@ -35,6 +35,8 @@ Schemes (placement + picker, every one cleaning by copying): the papers' and zkv
   caza22      caza  + sica        HotStorage'22 CAZA
   drain-liza  liza  + zone-drain  zkv's zone-drain picker (docs/COMPACTION.md)
   drain-caza  caza+ + zone-drain  zkv's zone-drain picker with the enhanced CAZA
+  min-overlap       liza  + min-overlap  RocksDB's default picker today (compaction_pri)
+  min-overlap-caza  caza+ + min-overlap  the same with the enhanced CAZA
 Override keys: gc-start, gc-stop, gc-mode, picker, placement, reserved-zones,
 acc-turning-point, acc-min-level. A flag given on the command line applies to every scheme
 unless an entry overrides it. The entry as written labels its column, its JSON run and its

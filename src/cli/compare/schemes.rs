@@ -49,6 +49,12 @@ pub const SCHEMES: &[Scheme] = &[
     scheme("drain-liza", "liza", "zone-drain"),
     // zkv's own: enhanced CAZA placement, the zone-drain picker.
     scheme("drain-caza", "caza+", "zone-drain"),
+    // RocksDB's default picker today (kMinOverlappingRatio) under LIZA: the strongest
+    // baseline, and zone-drain's base order.
+    scheme("min-overlap", "liza", "min-overlap"),
+    // The same picker under the enhanced CAZA placement: zone-drain without its zone
+    // awareness.
+    scheme("min-overlap-caza", "caza+", "min-overlap"),
 ];
 
 const fn scheme(name: &'static str, placement: &'static str, picker: &'static str) -> Scheme {

@@ -22,6 +22,7 @@ mod resume;
 mod samezone24;
 mod spread;
 mod values;
+mod zone_drain;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -36,9 +37,15 @@ use super::Out;
 use figure::Summary;
 use matrix::{Modes, Results, Step};
 
-/// The experiments of DESIGN.md section 10, in its order: each is run with the bench
-/// preset of its name.
-const EXPERIMENTS: &[&str] = crate::cli::bench::PRESETS;
+/// The experiments of DESIGN.md section 10, in its order (each run with the bench preset
+/// of its name), then zkv's own.
+const EXPERIMENTS: &[&str] = &[
+    "caza22",
+    "samezone24",
+    "prophet24",
+    "samevictim24",
+    "zone-drain",
+];
 
 const REPRO_HELP: &str = "\
 Experiments:
@@ -47,11 +54,13 @@ Experiments:
   samezone24  Same-Zone Compaction, MSST'24: schemes baseline, a-liza, caza, a-caza on
               fillrandom and YCSB zipfian/latest/uniform (32 runs: Figures 8-12, 15-17)
   prophet24, samevictim24: refused, zkv lacks parts they need (the error names them)
+  zone-drain  zkv's own: the zone-drain picker against min-overlap (RocksDB's default) and
+              the MSST'24 schemes, on samezone24's preset and four workloads (56 runs)
 
-Each run is zkv bench --preset EXPERIMENT [--quick] with the run's scheme and flags, on
---device mem. Bench flags after -- apply to every run (e.g. -- --num 200000 for a shorter
-run); the flags the matrix sets (scheme, cleaning thresholds, mode, workload) cannot be
-given there.
+Each run is zkv bench --preset EXPERIMENT [--quick] (zone-drain: --preset samezone24) with
+the run's scheme and flags, on --device mem. Bench flags after -- apply to every run (e.g.
+-- --num 200000 for a shorter run); the flags the matrix sets (scheme, cleaning thresholds,
+mode, workload) cannot be given there.
 
 With --resume, a run whose report in DIR/runs/ has no error and the same config as the
 run would have is not run again, and runs of the modes not in --modes are taken from there
@@ -116,8 +125,12 @@ pub struct ReproArgs {
 
 /// One paper's experiment: its runs and the figures made of their reports.
 pub(crate) trait Experiment {
-    /// The name, also the preset's.
+    /// The name, the preset's unless [`Experiment::preset`] says otherwise.
     fn name(&self) -> &'static str;
+    /// The bench preset every run starts from.
+    fn preset(&self) -> &'static str {
+        self.name()
+    }
     fn paper(&self) -> &'static str;
     /// Every run of the matrix, in the order they run.
     fn specs(&self, modes: &[ExecMode]) -> Vec<matrix::Spec>;
@@ -188,7 +201,7 @@ fn figures(experiment: &dyn Experiment, results: &Results) -> CliResult<Vec<figu
 
 /// `--plan`: one command per run of the listed modes, every run checked first.
 fn print_plan(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult {
-    let common = common_words(experiment.name(), a.quick, &a.bench_flags);
+    let common = common_words(experiment.preset(), a.quick, &a.bench_flags);
     let specs = matrix::repeated(experiment.specs(&a.modes.0), a.repeat);
     let steps = matrix::fresh(specs, &common)?;
     let exe = std::env::current_exe().unwrap_or_else(|_| "zkv".into());
@@ -251,7 +264,7 @@ fn run_alone(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path, id: &str) -
             known.join(", ")
         )));
     };
-    let common = common_words(experiment.name(), a.quick, &a.bench_flags);
+    let common = common_words(experiment.preset(), a.quick, &a.bench_flags);
     let run = matrix::prepare_one(&spec, &common)?;
     figure::create_runs_dir(dir)?;
     let mut out = Out::new();
@@ -263,7 +276,7 @@ fn run_alone(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path, id: &str) -
 /// The runs to do, every one checked: the listed modes' runs, or with `--resume` the
 /// runs of every mode that are to be run or reused.
 fn steps(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult<Vec<Step>> {
-    let common = common_words(experiment.name(), a.quick, &a.bench_flags);
+    let common = common_words(experiment.preset(), a.quick, &a.bench_flags);
     if a.resume {
         return resume::steps(experiment, &a.modes.0, a.repeat, &common, dir);
     }
@@ -279,6 +292,7 @@ fn experiment(name: &str) -> CliResult<Box<dyn Experiment>> {
     let missing = match name {
         "caza22" => return Ok(Box::new(caza22::Caza22)),
         "samezone24" => return Ok(Box::new(samezone24::SameZone24)),
+        "zone-drain" => return Ok(Box::new(zone_drain::ZoneDrain)),
         "prophet24" => {
             "the Prophet placements (prophet-gc-no, prophet-gc, prophet: lifetime \
              prediction) and the cleaning modes compact and compensate driven by it"
@@ -291,7 +305,7 @@ fn experiment(name: &str) -> CliResult<Box<dyn Experiment>> {
     };
     Err(CliError::invalid(format!(
         "zkv repro {name}: needs {missing}, which zkv does not have yet; experiments zkv \
-         repro runs: caza22, samezone24"
+         repro runs: caza22, samezone24, zone-drain"
     )))
 }
 
@@ -318,7 +332,7 @@ mod tests {
     fn blocked_experiments_name_what_they_need() {
         let e = experiment("prophet24").err().unwrap().to_string();
         assert!(e.contains("Prophet placements"), "{e}");
-        assert!(e.ends_with("caza22, samezone24"), "{e}");
+        assert!(e.ends_with("caza22, samezone24, zone-drain"), "{e}");
         let e = experiment("samevictim24").err().unwrap().to_string();
         assert!(e.contains("BlobDB"), "{e}");
         assert_eq!(experiment("caza22").ok().map(|e| e.name()), Some("caza22"));

@@ -47,7 +47,18 @@ const SCHEMES: [&str; 4] = ["baseline", "a-liza", "caza", "a-caza"];
 /// How the paper names the schemes.
 const LABELS: [&str; 4] = ["Baseline", "A-LIZA", "CAZA", "A-CAZA"];
 
-fn names() -> Vec<&'static str> {
+/// The four workloads as variants of a matrix.
+pub(crate) fn variants() -> Vec<Variant> {
+    WORKLOADS
+        .iter()
+        .map(|w| {
+            let flags = w.flags.iter().map(|(k, v)| (*k, (*v).to_string()));
+            (w.name.to_string(), flags.collect())
+        })
+        .collect()
+}
+
+pub(crate) fn names() -> Vec<&'static str> {
     WORKLOADS.iter().map(|w| w.name).collect()
 }
 
@@ -65,14 +76,7 @@ impl Experiment for SameZone24 {
     }
 
     fn specs(&self, modes: &[ExecMode]) -> Vec<Spec> {
-        let variants: Vec<Variant> = WORKLOADS
-            .iter()
-            .map(|w| {
-                let flags = w.flags.iter().map(|(k, v)| (*k, (*v).to_string()));
-                (w.name.to_string(), flags.collect())
-            })
-            .collect();
-        grid(modes, &variants, &SCHEMES)
+        grid(modes, &variants(), &SCHEMES)
     }
 
     fn figures(&self, r: &Results) -> CliResult<Vec<Figure>> {
