@@ -328,7 +328,7 @@ fn bad_experiments_and_flags_fail_before_any_run() {
     let (_, msg) = fails_run(&["repro", "nope", "--out", out_arg], 2);
     assert!(msg.contains("invalid value 'nope'"), "{msg}");
     assert!(
-        msg.contains("caza22, samezone24, prophet24, samevictim24"),
+        msg.contains("caza22, samezone24, prophet24, samevictim24, zone-drain"),
         "{msg}"
     );
     let msg = fails(&["repro", "prophet24", "--out", out_arg]);
@@ -337,7 +337,7 @@ fn bad_experiments_and_flags_fail_before_any_run() {
         "{msg}"
     );
     assert!(
-        msg.ends_with("experiments zkv repro runs: caza22, samezone24"),
+        msg.ends_with("experiments zkv repro runs: caza22, samezone24, zone-drain"),
         "{msg}"
     );
     let msg = fails(&["repro", "samevictim24", "--out", out_arg]);
@@ -528,5 +528,13 @@ fn zone_drain_runs_the_samezone24_preset_with_every_scheme() {
     let lsm_wa = |scheme: &str| row(&summary, "writes", &["uniform", scheme])[3].as_f64();
     assert!(lsm_wa("min-overlap").is_some() && lsm_wa("drain-caza").is_some());
     // The comparison's rows: drain-caza's change against each of the six other schemes.
-    assert_eq!(row(&summary, "against", &["mean", "device writes per user byte"]).len(), 8);
+    assert_eq!(
+        row(
+            &summary,
+            "against",
+            &["mean", "device writes per user byte"]
+        )
+        .len(),
+        8
+    );
 }

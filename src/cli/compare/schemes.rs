@@ -247,7 +247,8 @@ mod tests {
         );
         assert_eq!(
             known_schemes(),
-            "baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza"
+            "baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza, min-overlap, \
+             min-overlap-caza"
         );
     }
 
@@ -264,8 +265,9 @@ mod tests {
         assert_eq!(scheme_name("caza", "acc", CleaningMode::Copy), "custom");
         assert_eq!(
             scheme_name("liza", "min-overlap", CleaningMode::Copy),
-            "custom"
+            "min-overlap"
         );
+        assert_eq!(scheme_name("liza", "zaca", CleaningMode::Copy), "custom");
         assert_eq!(scheme_name("liza", "sica", CleaningMode::Compact), "custom");
     }
 
