@@ -384,3 +384,46 @@ fn write_commands_clean_zones() {
     assert_eq!(img.run("get", &["key3"]).trim_end(), format!("{value}259"));
     img.run("delete", &["key3"]);
 }
+
+#[test]
+fn large_binary_values_go_in_from_a_file_or_stdin_and_come_out_raw() {
+    let img = Img::formatted();
+    // Larger than a command-line argument may be, and every byte value in it.
+    let value: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 256) as u8).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("value.bin");
+    std::fs::write(&file, &value).unwrap();
+    img.run("put", &["big", "--value-file", file.to_str().unwrap()]);
+    let raw = std::process::Command::new(ZKV)
+        .args(img.args(&["get"], &["big", "--raw"]))
+        .output()
+        .unwrap();
+    assert!(
+        raw.status.success(),
+        "{}",
+        String::from_utf8_lossy(&raw.stderr)
+    );
+    assert_eq!(raw.stdout, value, "get --raw gives the bytes as stored");
+
+    // `-` reads standard input; get without --raw escapes as before.
+    let mut put = std::process::Command::new(ZKV)
+        .args(img.args(&["put"], &["piped", "--value-file", "-"]))
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    put.stdin.take().unwrap().write_all(b"a\tb\n").unwrap();
+    assert!(put.wait().unwrap().success());
+    assert_eq!(img.run("get", &["piped"]), "a\\tb\\n\n");
+
+    // A value and a file at once, or neither, is a usage error; a missing file is named.
+    let (_, msg) = fails_run(&img.args(&["put"], &["k", "v", "--value-file", "-"]), 2);
+    assert!(msg.contains("cannot be used with"), "{msg}");
+    let (_, msg) = fails_run(&img.args(&["put"], &["k"]), 2);
+    assert!(msg.contains("required"), "{msg}");
+    let msg = img.fails("put", &["k", "--value-file", "/nonexistent/value"]);
+    assert!(
+        msg.starts_with("--value-file /nonexistent/value: "),
+        "{msg}"
+    );
+}

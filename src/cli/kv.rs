@@ -7,7 +7,8 @@
 //! ([`Db::open_read_only`]: the WAL's writes are replayed into memory only): the device is
 //! only read, and reads may share an image with other readers.
 
-use std::io::Write;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -31,6 +32,8 @@ Examples:
   zkv delete --device file:/tmp/zns.img user1
   zkv scan   --device file:/tmp/zns.img --from user --to userz --limit 10
   zkv put    --device file:/tmp/zns.img --hex 00ff deadbeef
+  zkv put    --device file:/tmp/zns.img photo --value-file photo.jpg   # - reads stdin
+  zkv get    --device file:/tmp/zns.img photo --raw > copy.jpg
 
 The device must hold a zkv file system ('zkv mkfs'); the first put creates the database.
 put and delete are synced before the command returns. get and scan never write the device:
@@ -93,9 +96,13 @@ pub struct PutArgs {
     /// The key
     #[arg(allow_hyphen_values = true)]
     key: String,
-    /// The value
-    #[arg(allow_hyphen_values = true)]
-    value: String,
+    /// The value (or --value-file)
+    #[arg(allow_hyphen_values = true, required_unless_present = "value_file")]
+    value: Option<String>,
+    /// Read the value from this file, byte for byte (`-`: standard input), instead of the
+    /// command line; for values too large or too binary for an argument
+    #[arg(long, value_name = "PATH", conflicts_with = "value")]
+    value_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -117,6 +124,10 @@ pub struct KeyArgs {
     /// The key
     #[arg(allow_hyphen_values = true)]
     key: String,
+    /// Print the value's bytes exactly as stored, with no escaping and no line break after
+    /// them (to redirect into a file); --hex still applies to the key
+    #[arg(long)]
+    raw: bool,
 }
 
 #[derive(Debug, Args)]
@@ -141,7 +152,11 @@ pub struct ScanArgs {
 pub fn put(args: PutArgs) -> CliResult {
     let hex = args.db.dev.hex;
     let key = decode(&args.key, hex, "key")?;
-    let value = decode(&args.value, hex, "value")?;
+    let value = match (&args.value, &args.value_file) {
+        (_, Some(path)) => read_value_file(path)?,
+        (Some(text), None) => decode(text, hex, "value")?,
+        (None, None) => return Err(CliError::invalid("put: give a value or --value-file")),
+    };
     let spec = &args.db.dev.device;
     let db = open_for_write(spec, true, args.db.recovery.wal_recovery_mode)?;
     let result = db.put(&WriteOptions::synced(), &key, &value);
@@ -170,9 +185,30 @@ pub fn get(args: KeyArgs) -> CliResult {
             quoted(&key, args.dev.hex)
         )));
     };
+    if args.raw {
+        let mut stdout = std::io::stdout().lock();
+        return stdout
+            .write_all(&value)
+            .and_then(|()| stdout.flush())
+            .map_err(CliError::Output);
+    }
     let mut out = Out::new();
     out.line(show(&value, args.dev.hex))?;
     out.flush()
+}
+
+/// `put --value-file`: the file's bytes, or standard input's for `-`.
+fn read_value_file(path: &Path) -> CliResult<Vec<u8>> {
+    let read = if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .map(|_| bytes)
+    } else {
+        std::fs::read(path)
+    };
+    read.map_err(|e| CliError::invalid(format!("--value-file {}: {e}", path.display())))
 }
 
 pub fn scan(args: ScanArgs) -> CliResult {
