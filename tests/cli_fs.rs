@@ -676,9 +676,11 @@ fn inspect_df_matches_the_library() {
             .to_string()
     };
     assert!(
-        line("total").contains("9984 KiB  13 data zones × 768 KiB"),
+        line("total").contains("9.8 MiB  13 data zones × 768 KiB"),
         "{human}"
     );
+    // Sizes for people; the JSON keeps exact bytes (9984 KiB here).
+    assert_eq!(u(&v, "total_bytes"), 9984 * 1024);
     assert!(line("free ").contains("% of usable"), "{human}");
     assert!(
         line("space amplification:").ends_with("(used / valid)"),

@@ -20,7 +20,7 @@ use super::device::{open_persistent, parse_device, Access};
 use super::error::{CliError, CliResult};
 use super::fsview::{describe_options, meta_error, FsView};
 use super::geometry::describe;
-use super::size::format_size;
+use super::size::{format_size, human_size};
 use super::table::{Align, Table};
 use super::Out;
 
@@ -609,9 +609,9 @@ fn zone_table(rows: &[ZoneRow]) -> Table {
         t.row(vec![
             r.zone.to_string(),
             r.state.to_string(),
-            format_size(r.written),
-            format_size(r.valid),
-            format_size(r.invalid),
+            human_size(r.written),
+            human_size(r.valid),
+            human_size(r.invalid),
             match (r.class, r.class_name) {
                 (0, _) => "-".to_string(),
                 (_, Some(name)) => name.to_string(),
@@ -690,7 +690,7 @@ fn df_lines(view: &FsView, d: &Df, out: &mut Out) -> CliResult {
     ]);
     let cap = format_size(d.zone_capacity);
     let mut row = |what: &str, bytes: u64, note: String| {
-        t.row(vec![what.to_string(), format_size(bytes), note]);
+        t.row(vec![what.to_string(), human_size(bytes), note]);
     };
     row(
         "total",

@@ -134,9 +134,43 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes} B")
 }
 
+/// Formats a size for people: exactly when a unit divides it into fewer than 1024 of it
+/// (`768 KiB`, `4 MiB`, `512 B`), else with one decimal in the largest unit it reaches
+/// (`51.8 MiB` for 53,040 KiB). Not for sizes meant to be typed back (offsets): use
+/// [`format_size`]; JSON output keeps exact bytes.
+pub fn human_size(bytes: u64) -> String {
+    let exact = format_size(bytes);
+    let count = exact.split(' ').next().and_then(|n| n.parse::<u64>().ok());
+    if count.is_none_or(|n| n < 1024) {
+        return exact;
+    }
+    for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
+        if bytes >= unit {
+            // Display only: the f64 rounding of a byte count is far below one decimal.
+            #[allow(clippy::cast_precision_loss)]
+            let value = bytes as f64 / unit as f64;
+            return format!("{value:.1} {name}");
+        }
+    }
+    exact
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_for_people_are_exact_when_short_and_rounded_otherwise() {
+        assert_eq!(human_size(0), "0");
+        assert_eq!(human_size(512), "512 B");
+        assert_eq!(human_size(768 * KIB), "768 KiB");
+        assert_eq!(human_size(4 * MIB), "4 MiB");
+        assert_eq!(human_size(53_040 * KIB), "51.8 MiB");
+        assert_eq!(human_size(9984 * KIB), "9.8 MiB");
+        assert_eq!(human_size(200_181), "195.5 KiB");
+        assert_eq!(human_size(1023), "1023 B");
+        assert_eq!(human_size(5 * GIB + 1), "5.0 GiB");
+    }
 
     #[test]
     fn plain_bytes() {
