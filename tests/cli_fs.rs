@@ -944,7 +944,7 @@ fn a_device_without_a_file_system_is_a_clear_error() {
     // Not an image at all, and no file.
     std::fs::write(&img.path, b"hello").unwrap();
     let msg = fails(&img.inspect("zones", &[]));
-    assert!(msg.contains("truncated image"), "{msg}");
+    assert!(msg.contains("not a zkv zone image"), "{msg}");
     std::fs::remove_file(&img.path).unwrap();
     let msg = fails(&img.inspect("zones", &[]));
     assert!(msg.contains(&img.path.display().to_string()), "{msg}");

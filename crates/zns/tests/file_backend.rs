@@ -187,6 +187,19 @@ fn bad_images_give_clear_errors() {
             "bad magic",
         ),
         (
+            "short foreign file",
+            Box::new(|p| std::fs::write(p, b"root:x:0:0:root:/root:/bin/bash\n").unwrap()),
+            "not a zkv zone image (bad magic)",
+        ),
+        (
+            "the first bytes of an image",
+            Box::new(|p| {
+                let f = OpenOptions::new().write(true).open(p).unwrap();
+                f.set_len(5).unwrap();
+            }),
+            "truncated image: 5 bytes",
+        ),
+        (
             "truncated data",
             Box::new(|p| {
                 let f = OpenOptions::new().write(true).open(p).unwrap();

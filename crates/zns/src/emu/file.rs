@@ -223,6 +223,14 @@ impl FileStorage {
         let io = |what: &str, e| ZnsError::io(format!("{}: {what}", path.display()), e);
         let len = file.metadata().map_err(|e| io("stat", e))?.len();
         if len < HEADER_LEN {
+            // A short file that does not even start like an image is some other file
+            // (`--device file:/etc/passwd`), not a damaged image.
+            let mut start = vec![0u8; len.min(MAGIC.len() as u64) as usize];
+            file.read_exact_at(&mut start, 0)
+                .map_err(|e| io("read header", e))?;
+            if !MAGIC.starts_with(&start) {
+                return Err(bad(path, "not a zkv zone image (bad magic)"));
+            }
             return Err(bad(
                 path,
                 format!("truncated image: {len} bytes, the header alone needs {HEADER_LEN}"),
