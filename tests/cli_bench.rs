@@ -713,3 +713,24 @@ fn deterministic_runs_repeat_their_cleaning_exactly() {
     };
     assert_eq!(stable(&a), stable(&b));
 }
+
+#[test]
+fn reading_an_empty_store_warns_once_and_still_succeeds() {
+    let _guard = serial();
+    let args = bench(&["--workload", "readrandom", "--num", "500"]);
+    let r = zkv(&refs(&args));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(result_line(&r.stdout, "readrandom").ends_with("(0 of 500 found)"));
+    assert_eq!(
+        r.stderr.trim_end(),
+        "warning: readrandom found none of the keys it read: the store holds none of them \
+         (an empty store? run a fill workload first, e.g. --workload fillrandom,readrandom)"
+    );
+    // After a fill, nothing to warn about (run_ok requires an empty stderr).
+    run_ok(&bench(&[
+        "--workload",
+        "fillrandom,readrandom",
+        "--num",
+        "500",
+    ]));
+}

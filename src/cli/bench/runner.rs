@@ -2,7 +2,7 @@
 //! YCSB's single client thread), timing each put, get and scan, feeding the oracle and
 //! sampling the time series.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use bench::{DbBenchGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
@@ -309,9 +309,18 @@ impl<'a> Runner<'a> {
             self.sample(name);
         }
         let line = result_line(&r);
+        let none_found = r.gets > 0 && r.found == 0;
         self.m.phases.push(r);
         outcome?;
         out.line(line)?;
+        if none_found {
+            // Not an error (db_bench reports it the same way), but almost always a store
+            // that was never filled: say so where a person looks.
+            warn(&format!(
+                "{name} found none of the keys it read: the store holds none of them (an \
+                 empty store? run a fill workload first, e.g. --workload fillrandom,{name})"
+            ));
+        }
         out.flush()
     }
 
@@ -421,4 +430,10 @@ mod tests {
         assert_eq!((b[0], b[1], b[10]), (2, 1, 1));
         assert_eq!((b[18], b[19], b[20]), (1, 2, 1));
     }
+}
+
+/// One warning line on stderr.
+fn warn(line: &str) {
+    // Nothing sensible is left to do if stderr itself is gone.
+    let _ = writeln!(std::io::stderr().lock(), "warning: {line}");
 }
