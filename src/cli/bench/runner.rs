@@ -416,6 +416,12 @@ fn progress_bar(name: &str, total: u64) -> ProgressBar {
     bar
 }
 
+/// One warning line on stderr.
+fn warn(line: &str) {
+    // Nothing sensible is left to do if stderr itself is gone.
+    let _ = writeln!(std::io::stderr().lock(), "warning: {line}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,10 +436,4 @@ mod tests {
         assert_eq!((b[0], b[1], b[10]), (2, 1, 1));
         assert_eq!((b[18], b[19], b[20]), (1, 2, 1));
     }
-}
-
-/// One warning line on stderr.
-fn warn(line: &str) {
-    // Nothing sensible is left to do if stderr itself is gone.
-    let _ = writeln!(std::io::stderr().lock(), "warning: {line}");
 }
