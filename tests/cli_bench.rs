@@ -734,3 +734,24 @@ fn reading_an_empty_store_warns_once_and_still_succeeds() {
         "500",
     ]));
 }
+
+#[test]
+fn the_device_line_names_small_files_apart_from_the_users_data() {
+    let _guard = serial();
+    let (args, report) = deterministic("fillrandom", "500", &[]);
+    let stdout = run_ok(&args);
+    let device = stdout
+        .lines()
+        .find(|l| l.starts_with("Device: "))
+        .expect("a Device line");
+    assert!(device.contains("(manifest/other "), "{device}");
+    assert!(!device.contains("(user "), "{device}");
+    // The JSON contract keeps its key.
+    let v = report.read();
+    assert!(
+        v["device"]["write_bytes_by_category"]["user"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+}

@@ -143,13 +143,29 @@ fn human_bytes(b: u64) -> String {
     }
 }
 
+/// A device write category as the text report names it: the category JSON calls `user`
+/// is the manifest and the other small files, which next to the user's key-value bytes of
+/// the write amplification line would read as those.
+fn category_label(c: IoCategory) -> &'static str {
+    match c {
+        IoCategory::User => "manifest/other",
+        c => c.name(),
+    }
+}
+
 fn zone_lines(r: &Report<'_>) -> Vec<String> {
     let (fs, db) = (&r.fs, &r.db);
     let device = fs.device_written_total();
     let by_cat: Vec<String> = IoCategory::ALL
         .iter()
         .filter(|c| fs.device_written(**c) > 0)
-        .map(|c| format!("{} {}", c.name(), human_bytes(fs.device_written(*c))))
+        .map(|c| {
+            format!(
+                "{} {}",
+                category_label(*c),
+                human_bytes(fs.device_written(*c))
+            )
+        })
         .collect();
     let mut lines = vec![
         format!(
