@@ -407,6 +407,25 @@ fn bad_input_fails_before_any_work() {
     ]));
     assert!(too_small.starts_with("device too small"), "{too_small}");
     assert!(too_small.contains("space amplification"), "{too_small}");
+    assert!(
+        too_small.ends_with("add --zones, or lower --num or --value-size"),
+        "{too_small}"
+    );
+    // When the buffers in flight are most of the need, the advice names their options.
+    let buffers = fails(&bench(&[
+        "--num",
+        "100",
+        "--write-buffer-size",
+        "8MiB",
+        "--device",
+        &device,
+        "--json",
+        &json,
+    ]));
+    assert!(
+        buffers.ends_with("lower --write-buffer-size and --target-file-size-base, or add --zones"),
+        "{buffers}"
+    );
     for (args, want) in [
         (vec!["--sync", "--disable-wal"], "--sync and --disable-wal"),
         (

@@ -666,11 +666,22 @@ impl BenchArgs {
         if needed <= usable {
             return Ok(());
         }
+        // Name the options that set the larger part of the need.
+        let in_flight = needed.saturating_sub(live.saturating_add(live / 4));
+        let advice = if in_flight >= needed / 2 {
+            format!(
+                "the memtables and SSTs in flight need {} of it: lower --write-buffer-size \
+                 and --target-file-size-base, or add --zones",
+                mib(in_flight)
+            )
+        } else {
+            "add --zones, or lower --num or --value-size".to_string()
+        };
         Err(CliError::invalid(format!(
             "device too small: {} operations of {} B keys and {} B values need about {} \
              ({} of live data × 1.25, the space amplification of a leveled LSM, plus 3 \
              memtables/WALs and 2 SSTs in flight), but {} zones of {} capacity leave {} \
-             for data ({} metadata, {} reserved); add --zones or lower --num",
+             for data ({} metadata, {} reserved); {advice}",
             self.num,
             self.key_size,
             self.value_size,
