@@ -191,6 +191,10 @@ fn bad_input_fails_before_any_run() {
     );
     let msg = refused(&compare("baseline", &["--device", "file:/tmp/x.img"]), 1);
     assert!(msg.contains("run every scheme on --device mem"), "{msg}");
+    // ...so the help does not offer it (zkv bench's does).
+    let help = ok(&["compare", "--help"]);
+    assert!(!help.contains("--device <DEVICE>"), "{help}");
+    assert!(ok(&["bench", "--help"]).contains("--device <DEVICE>"));
     // An ACC flag no scheme's picker reads, or an entry's own that its picker does not
     // read, would change nothing.
     let unread = "only the acc and zone-drain pickers read it, and the picker is sica";

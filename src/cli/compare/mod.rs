@@ -51,7 +51,9 @@ Example:
 Every other flag is a flag of zkv bench (see 'zkv bench --help'); runs use --device mem.";
 
 #[derive(Debug, Args)]
-#[command(after_help = COMPARE_HELP)]
+// Every scheme runs on the in-memory device: --device (a bench flag) is refused, so not
+// offered.
+#[command(after_help = COMPARE_HELP, mut_arg("device", |a| a.hide(true)))]
 pub struct CompareArgs {
     /// Schemes to run, comma separated: NAME[:KEY=VALUE...] (see below)
     #[arg(long, value_name = "LIST", required = true, value_parser = parse_schemes)]
