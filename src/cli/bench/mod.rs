@@ -228,11 +228,11 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     sample_interval: Option<u64>,
 
-    /// Write the JSON report (DESIGN.md section 9) to this file
+    /// Write the JSON report (docs/CLI.md, "JSON") to this file
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
 
-    /// A paper's configuration at 1/16 scale (DESIGN.md section 10); flags given next to it
+    /// A paper's configuration at 1/16 scale (docs/CLI.md, "Presets"); flags given next to it
     /// override its values
     #[arg(long, value_name = "NAME", value_parser = PossibleValuesParser::new(preset::NAMES))]
     preset: Option<String>,

@@ -131,7 +131,7 @@ fn fig3(r: &Results) -> CliResult<Figure> {
     ])
     .note(
         "Device WA = device bytes / LSM bytes (WAL, flush and compaction writes), \
-         DESIGN.md section 7; the paper divides by compaction writes only.",
+         as zkv bench reports it (docs/CLI.md); the paper divides by compaction writes only.",
     )
     .needs(r, ExecMode::Deterministic);
     for t in THRESHOLDS {
