@@ -789,3 +789,46 @@ fn usage_errors_are_one_line() {
     assert!(msg.contains("zkv zone create --help"), "{msg}");
     assert!(!Path::new("x.img").exists());
 }
+
+#[test]
+fn an_image_larger_than_the_room_left_is_created_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.img");
+    let spec = format!("file:{}", path.display());
+    // 8 zones of 1 TiB: sparse, so it is created (ext4 takes files up to 16 TiB), but no
+    // test machine has 8 TiB free.
+    let r = zkv(&[
+        "zone",
+        "create",
+        "--device",
+        &spec,
+        "--zones",
+        "8",
+        "--zone-size",
+        "1TiB",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("created "), "{}", r.stdout);
+    assert!(
+        r.stderr.starts_with(&format!(
+            "warning: {}: an image of 8 TiB on a file system with ",
+            path.display()
+        )) && r
+            .stderr
+            .contains("writes will fail once the file system is full"),
+        "{}",
+        r.stderr
+    );
+    // A small image: no warning (ok() requires an empty stderr).
+    let small = format!("file:{}", dir.path().join("small.img").display());
+    ok(&[
+        "zone",
+        "create",
+        "--device",
+        &small,
+        "--zones",
+        "4",
+        "--zone-size",
+        "1MiB",
+    ]);
+}

@@ -2,13 +2,14 @@
 //! the image. Shared by `zkv zone create` (where `--zones` and `--zone-size` are required)
 //! and `zkv mkfs` (where they are needed only when the image does not exist yet).
 
+use std::io::Write;
 use std::path::Path;
 
 use clap::Args;
 use zns::{FileDevice, Geometry, ZonedDevice};
 
 use super::error::{CliError, CliResult};
-use super::size::{format_size, parse_positive_size};
+use super::size::{format_size, human_size, parse_positive_size};
 
 /// More zones than this would make the in-memory zone table of an image unreasonably large.
 const MAX_ZONES: u32 = 1 << 20;
@@ -163,7 +164,27 @@ pub fn create_image(path: &Path, geo: Geometry, command: &str) -> CliResult<File
     // The device layer removes a half-made image itself when creating fails.
     let dev = FileDevice::create(path, geo)?;
     dev.sync()?;
+    warn_if_it_cannot_fill(path, geo.device_size());
     Ok(dev)
+}
+
+/// A new image is sparse: one larger than the room left where it lives is created without
+/// a word and fails only when its writes run out of space. Say so at once, on stderr.
+fn warn_if_it_cannot_fill(path: &Path, size: u64) {
+    let Some(free) = FileDevice::host_free_bytes(path) else {
+        return;
+    };
+    if free < size {
+        // Nothing sensible is left to do if stderr itself is gone.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "warning: {}: an image of {} on a file system with {} free: it is sparse, and \
+             writes will fail once the file system is full",
+            path.display(),
+            human_size(size),
+            human_size(free)
+        );
+    }
 }
 
 fn limit(n: u32) -> String {

@@ -721,6 +721,14 @@ impl FileDevice {
         Emulated::with_zones(geo, storage, zones)
     }
 
+    /// Bytes the file system holding the image at `path` can still give an unprivileged
+    /// writer; `None` when it cannot be asked. An image is sparse, so a new one takes
+    /// almost nothing until its zones are written: this says whether it can ever be full.
+    pub fn host_free_bytes(path: &std::path::Path) -> Option<u64> {
+        let st = rustix::fs::statvfs(path).ok()?;
+        Some(st.f_bavail.saturating_mul(st.f_frsize))
+    }
+
     /// Opens an existing image; zone conditions and write pointers come from the file.
     pub fn open(path: &std::path::Path) -> Result<FileDevice> {
         let (storage, geo, zones) = FileStorage::open(path, true)?;
