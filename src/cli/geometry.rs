@@ -2,7 +2,6 @@
 //! the image. Shared by `zkv zone create` (where `--zones` and `--zone-size` are required)
 //! and `zkv mkfs` (where they are needed only when the image does not exist yet).
 
-use std::io::Write;
 use std::path::Path;
 
 use clap::Args;
@@ -175,15 +174,13 @@ fn warn_if_it_cannot_fill(path: &Path, size: u64) {
         return;
     };
     if free < size {
-        // Nothing sensible is left to do if stderr itself is gone.
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "warning: {}: an image of {} on a file system with {} free: it is sparse, and \
-             writes will fail once the file system is full",
+        super::warn(format_args!(
+            "{}: an image of {} on a file system with {} free: it is sparse, and writes \
+             will fail once the file system is full",
             path.display(),
             human_size(size),
             human_size(free)
-        );
+        ));
     }
 }
 

@@ -319,10 +319,8 @@ fn open_for_write(spec: &DeviceSpec, create: bool, mode: WalRecoveryMode) -> Cli
         ..base_options()
     };
     let db = Db::open(fs, options).map_err(|e| db_error(spec, e))?;
-    let mut stderr = std::io::stderr().lock();
     for region in &db.recovery().dropped {
-        // A warning that cannot be printed is no reason to fail the write.
-        let _ = writeln!(stderr, "warning: {spec}: {region}");
+        super::warn(format_args!("{spec}: {region}"));
     }
     Ok(db)
 }

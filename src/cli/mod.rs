@@ -229,6 +229,12 @@ impl Out {
     }
 }
 
+/// One `warning: ...` line on stderr. A warning that cannot be printed (stderr gone) is no
+/// reason to fail the command.
+pub fn warn(text: impl Display) {
+    let _ = writeln!(io::stderr().lock(), "warning: {text}");
+}
+
 impl Default for Out {
     fn default() -> Self {
         Out::new()

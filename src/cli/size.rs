@@ -139,20 +139,25 @@ pub fn format_size(bytes: u64) -> String {
 /// (`51.8 MiB` for 53,040 KiB). Not for sizes meant to be typed back (offsets): use
 /// [`format_size`]; JSON output keeps exact bytes.
 pub fn human_size(bytes: u64) -> String {
-    let exact = format_size(bytes);
-    let count = exact.split(' ').next().and_then(|n| n.parse::<u64>().ok());
-    if count.is_none_or(|n| n < 1024) {
-        return exact;
-    }
-    for (unit, name) in [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")] {
-        if bytes >= unit {
+    const UNITS: [(u64, &str); 4] = [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")];
+    // The largest unit that divides it, as format_size picks.
+    let exact = UNITS
+        .iter()
+        .find(|(unit, _)| bytes >= *unit && bytes.is_multiple_of(*unit));
+    match exact {
+        Some((unit, _)) if bytes / unit < 1024 => format_size(bytes),
+        None if bytes < KIB => format_size(bytes),
+        _ => {
+            let (unit, name) = UNITS
+                .iter()
+                .find(|(unit, _)| bytes >= *unit)
+                .unwrap_or(&UNITS[3]);
             // Display only: the f64 rounding of a byte count is far below one decimal.
             #[allow(clippy::cast_precision_loss)]
-            let value = bytes as f64 / unit as f64;
-            return format!("{value:.1} {name}");
+            let value = bytes as f64 / *unit as f64;
+            format!("{value:.1} {name}")
         }
     }
-    exact
 }
 
 #[cfg(test)]

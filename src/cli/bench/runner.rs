@@ -2,7 +2,7 @@
 //! YCSB's single client thread), timing each put, get and scan, feeding the oracle and
 //! sampling the time series.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use bench::{DbBenchGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
@@ -316,7 +316,7 @@ impl<'a> Runner<'a> {
         if none_found {
             // Not an error (db_bench reports it the same way), but almost always a store
             // that was never filled: say so where a person looks.
-            warn(&format!(
+            crate::cli::warn(format_args!(
                 "{name} found none of the keys it read: the store holds none of them (an \
                  empty store? run a fill workload first, e.g. --workload fillrandom,{name})"
             ));
@@ -414,12 +414,6 @@ fn progress_bar(name: &str, total: u64) -> ProgressBar {
     }
     bar.set_message(name.to_string());
     bar
-}
-
-/// One warning line on stderr.
-fn warn(line: &str) {
-    // Nothing sensible is left to do if stderr itself is gone.
-    let _ = writeln!(std::io::stderr().lock(), "warning: {line}");
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ mod caza22;
 mod figure;
 mod matrix;
 mod median;
+mod metric;
 mod plot;
 mod resume;
 mod samezone24;

@@ -9,8 +9,9 @@ use serde_json::Value;
 
 use super::figure::{Cell, Figure, Headline};
 use super::matrix::{grid, Results, Spec, Variant};
+use super::metric::Metric;
 use super::plot::{bar_grid, line_grid, BarRow, LinePanel};
-use super::values::{change_pct, last_phase, level_figure, levels, mean, num, ratio, samples, MIB};
+use super::values::{change_pct, level_figure, levels, mean, num, ratio, samples, MIB};
 use super::Experiment;
 use crate::cli::error::CliResult;
 
@@ -208,98 +209,20 @@ fn level_panel(r: &Results, workload: &str, lf: &LevelFigure) -> LinePanel {
     }
 }
 
-/// One metric of a bar figure: its name, the mode of the runs it is read from, how and
-/// where in their reports, and its unit's size.
-struct Metric {
-    name: &'static str,
-    mode: ExecMode,
-    source: Source,
-    path: &'static [&'static str],
-    scale: f64,
-    digits: usize,
+/// The metric for each scheme on `workload`.
+fn values(m: &Metric, r: &Results, workload: &str) -> Vec<Option<f64>> {
+    SCHEMES.iter().map(|s| m.of(r, s, workload)).collect()
 }
 
-/// How a metric is read from a run's report.
-#[derive(Clone, Copy)]
-enum Source {
-    /// The number at the metric's path.
-    Report,
-    /// The count at the metric's path per second of the run's wall time.
-    PerSecond,
-    /// The number at the metric's path in the measured phase: fillrandom's puts, YCSB's
-    /// run after its load (the report's last phase).
-    LastPhase,
-}
-
-impl Metric {
-    /// The number at `path` in a deterministic run's report, divided by `scale`.
-    const fn deterministic(
-        name: &'static str,
-        path: &'static [&'static str],
-        scale: f64,
-        digits: usize,
-    ) -> Metric {
-        let (mode, source) = (ExecMode::Deterministic, Source::Report);
-        Metric {
-            name,
-            mode,
-            source,
-            path,
-            scale,
-            digits,
-        }
-    }
-
-    /// The number at `path` in a threaded run's report, divided by `scale`.
-    const fn threaded(
-        name: &'static str,
-        path: &'static [&'static str],
-        scale: f64,
-        digits: usize,
-    ) -> Metric {
-        let mode = ExecMode::Threaded;
-        Metric {
-            mode,
-            ..Metric::deterministic(name, path, scale, digits)
-        }
-    }
-
-    const fn per_second(self) -> Metric {
-        let source = Source::PerSecond;
-        Metric { source, ..self }
-    }
-
-    const fn last_phase(self) -> Metric {
-        let source = Source::LastPhase;
-        Metric { source, ..self }
-    }
-
-    /// The metric of the run of `scheme` on `workload`.
-    fn of(&self, r: &Results, scheme: &str, workload: &str) -> Option<f64> {
-        let report = r.report(self.mode, scheme, workload)?;
-        let value = match self.source {
-            Source::Report => num(report, self.path),
-            Source::PerSecond => ratio(num(report, self.path), num(report, &["user", "seconds"])),
-            Source::LastPhase => last_phase(report).and_then(|p| num(p, self.path)),
-        };
-        value.map(|v| v / self.scale)
-    }
-
-    /// The metric for each scheme on `workload`.
-    fn values(&self, r: &Results, workload: &str) -> Vec<Option<f64>> {
-        SCHEMES.iter().map(|s| self.of(r, s, workload)).collect()
-    }
-
-    /// A-CAZA's change from the Baseline in percent, per workload.
-    fn changes(&self, r: &Results) -> Vec<Option<f64>> {
-        names()
-            .iter()
-            .map(|w| {
-                let v = self.values(r, w);
-                change_pct(v[3], v[0])
-            })
-            .collect()
-    }
+/// A-CAZA's change from the Baseline in percent, per workload.
+fn changes(m: &Metric, r: &Results) -> Vec<Option<f64>> {
+    names()
+        .iter()
+        .map(|w| {
+            let v = values(m, r, w);
+            change_pct(v[3], v[0])
+        })
+        .collect()
 }
 
 const COPY: Metric = Metric::deterministic("cleaning copy (MiB)", &["gc", "copy_bytes"], MIB, 1);
@@ -336,7 +259,7 @@ fn bar_figure(r: &Results, mut f: Figure, metrics: &[&Metric]) -> CliResult<Figu
         .collect();
     for w in names() {
         for (m, bars) in metrics.iter().zip(&mut rows) {
-            let v = m.values(r, w);
+            let v = values(m, r, w);
             let mut row = vec![Cell::text(w), Cell::text(m.name)];
             row.extend(v.iter().map(|x| Cell::num(*x, m.digits)));
             row.push(Cell::num(change_pct(v[3], v[0]), 1));
@@ -601,8 +524,8 @@ fn show(v: Option<f64>, digits: usize, unit: &str) -> String {
 }
 
 fn cleaning_headlines(r: &Results) -> Vec<Headline> {
-    let copy = COPY.changes(r);
-    let resets = RESETS.changes(r);
+    let copy = changes(&COPY, r);
+    let resets = changes(&RESETS, r);
     let resets_each: Vec<String> = names()
         .iter()
         .zip(&resets)
@@ -622,7 +545,7 @@ fn cleaning_headlines(r: &Results) -> Vec<Headline> {
         Headline::new(
             "cleaning blocking, A-CAZA vs Baseline, mean (Fig. 10)",
             "-68%",
-            show(mean(BLOCKING.changes(r)), 1, "%"),
+            show(mean(changes(&BLOCKING, r)), 1, "%"),
         ),
         Headline::new(
             "zone resets, A-CAZA vs Baseline (Fig. 12)",
@@ -660,7 +583,7 @@ fn compaction_headlines(r: &Results) -> Vec<Headline> {
 fn performance_headlines(r: &Results) -> Vec<Headline> {
     let times = |m: &Metric| {
         let ratios = names().into_iter().map(|w| {
-            let v = m.values(r, w);
+            let v = values(m, r, w);
             ratio(v[3], v[0])
         });
         mean(ratios).map_or("-".into(), |x| format!("{x:.2}x"))
@@ -674,17 +597,17 @@ fn performance_headlines(r: &Results) -> Vec<Headline> {
         Headline::new(
             "put ops/s, A-CAZA vs Baseline, mean (Fig. 15)",
             "+16%",
-            show(mean(OPS.changes(r)), 1, "%"),
+            show(mean(changes(&OPS, r)), 1, "%"),
         ),
         Headline::new(
             "put latency, A-CAZA vs Baseline, mean (Fig. 15)",
             "-18%",
-            show(mean(PUT_MEAN.changes(r)), 1, "%"),
+            show(mean(changes(&PUT_MEAN, r)), 1, "%"),
         ),
         Headline::new(
             "modelled ConfZNS device time, A-CAZA vs Baseline, mean (Fig. 15)",
             "(the paper's runtime is device-bound)",
-            show(mean(DEVICE_TIME.changes(r)), 1, "%"),
+            show(mean(changes(&DEVICE_TIME, r)), 1, "%"),
         ),
     ]
 }

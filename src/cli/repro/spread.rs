@@ -7,48 +7,23 @@ use serde_json::Value;
 use super::figure::{Cell, Figure};
 use super::matrix::Results;
 use super::median::median;
-use super::values::{last_phase, num};
+use super::metric::Metric;
+use super::values::MIB;
 
-/// A figure of a threaded report: its column, where it is read, the scale it is shown in.
-struct Measure {
-    column: &'static str,
-    read: fn(&Value) -> Option<f64>,
-    digits: usize,
-}
-
-const MEASURES: [Measure; 5] = [
-    Measure {
-        column: "ops/s (measured phase)",
-        read: |r| last_phase(r).and_then(|p| num(p, &["ops_per_sec"])),
-        digits: 0,
-    },
-    Measure {
-        column: "put mean (us)",
-        read: |r| num(r, &["latency_us", "put", "mean"]),
-        digits: 2,
-    },
-    Measure {
-        column: "put p99 (us)",
-        read: |r| num(r, &["latency_us", "put", "p99"]),
-        digits: 2,
-    },
-    Measure {
-        column: "write stall (s)",
-        read: |r| num(r, &["lsm", "stall_ns"]).map(|ns| ns / 1e9),
-        digits: 2,
-    },
-    Measure {
-        column: "cleaning copy (MiB)",
-        read: |r| num(r, &["gc", "copy_bytes"]).map(|b| b / f64::from(1 << 20)),
-        digits: 1,
-    },
+/// The columns: what differs from run to run of one threaded configuration.
+const MEASURES: [Metric; 5] = [
+    Metric::threaded("ops/s (measured phase)", &["ops_per_sec"], 1.0, 0).last_phase(),
+    Metric::threaded("put mean (us)", &["latency_us", "put", "mean"], 1.0, 2),
+    Metric::threaded("put p99 (us)", &["latency_us", "put", "p99"], 1.0, 2),
+    Metric::threaded("write stall (s)", &["lsm", "stall_ns"], 1e9, 2),
+    Metric::threaded("cleaning copy (MiB)", &["gc", "copy_bytes"], MIB, 1),
 ];
 
 /// One row per repeated run: how many repetitions succeeded, and each measure's median
 /// with the lowest and highest value.
 pub fn spread(results: &Results) -> Figure {
     let mut columns = vec!["run", "repetitions"];
-    columns.extend(MEASURES.iter().map(|m| m.column));
+    columns.extend(MEASURES.iter().map(|m| m.name));
     let mut f = Figure::new(
         "spread",
         "Spread of the repeated threaded runs",
@@ -82,8 +57,8 @@ pub fn spread(results: &Results) -> Figure {
 }
 
 /// `median (lowest - highest)` of a measure over the repetitions.
-fn spread_cell(reports: &[&Value], m: &Measure) -> Cell {
-    let mut v: Vec<f64> = reports.iter().filter_map(|r| (m.read)(r)).collect();
+fn spread_cell(reports: &[&Value], m: &Metric) -> Cell {
+    let mut v: Vec<f64> = reports.iter().filter_map(|r| m.value(r)).collect();
     let Some(mid) = median(&mut v) else {
         return Cell::Missing;
     };

@@ -9,9 +9,10 @@ use engine::options::ExecMode;
 
 use super::figure::{Cell, Figure, Headline};
 use super::matrix::{grid, Results, Spec};
+use super::metric::Metric;
 use super::plot::{bar_grid, BarRow};
 use super::samezone24::{names, variants};
-use super::values::{change_pct, last_phase, mean, num, MIB};
+use super::values::{change_pct, mean, MIB};
 use super::Experiment;
 use crate::cli::error::CliResult;
 
@@ -55,8 +56,8 @@ impl Experiment for ZoneDrain {
     }
 
     fn headlines(&self, r: &Results) -> Vec<Headline> {
-        let copies = |other| per_workload(r, &COPY, other);
-        let total = |other| per_workload(r, &TOTAL, other);
+        let copies = |other| change_line(r, &COPY, DRAIN, other);
+        let total = |other| change_line(r, &TOTAL, DRAIN, other);
         vec![
             Headline::new(
                 "cleaning copy, drain-caza vs Baseline",
@@ -93,78 +94,26 @@ impl Experiment for ZoneDrain {
     }
 }
 
-/// A number of a run's report: its name, mode, how it is read, its digits.
-struct Measure {
-    name: &'static str,
-    mode: ExecMode,
-    read: fn(&serde_json::Value) -> Option<f64>,
-    digits: usize,
-}
-
-impl Measure {
-    fn of(&self, r: &Results, scheme: &str, workload: &str) -> Option<f64> {
-        r.report(self.mode, scheme, workload).and_then(self.read)
-    }
-}
-
-const fn det(
-    name: &'static str,
-    read: fn(&serde_json::Value) -> Option<f64>,
-    digits: usize,
-) -> Measure {
-    Measure {
-        name,
-        mode: ExecMode::Deterministic,
-        read,
-        digits,
-    }
-}
-
-const fn threaded(
-    name: &'static str,
-    read: fn(&serde_json::Value) -> Option<f64>,
-    digits: usize,
-) -> Measure {
-    Measure {
-        mode: ExecMode::Threaded,
-        ..det(name, read, digits)
-    }
-}
-
-const COPY: Measure = det(
-    "cleaning copy (MiB)",
-    |v| num(v, &["gc", "copy_bytes"]).map(|b| b / MIB),
-    1,
-);
-const LSM_WA: Measure = det("LSM WA", |v| num(v, &["lsm", "wa"]), 2);
-const DEVICE_WA: Measure = det("device WA", |v| num(v, &["device", "wa"]), 3);
-const TOTAL: Measure = det(
+const COPY: Metric = Metric::deterministic("cleaning copy (MiB)", &["gc", "copy_bytes"], MIB, 1);
+const LSM_WA: Metric = Metric::deterministic("LSM WA", &["lsm", "wa"], 1.0, 2);
+const DEVICE_WA: Metric = Metric::deterministic("device WA", &["device", "wa"], 1.0, 3);
+const TOTAL: Metric = Metric::deterministic(
     "device writes per user byte",
-    |v| num(v, &["device", "total_wa"]),
+    &["device", "total_wa"],
+    1.0,
     2,
 );
-const RESETS: Measure = det("zone resets", |v| num(v, &["device", "zone_resets"]), 0);
-const ZERO_COPY: Measure = det(
-    "zero-copy resets",
-    |v| num(v, &["device", "zero_copy_resets"]),
-    0,
-);
-const S_SAME: Measure = det("S_same", |v| num(v, &["compaction", "s_same"]), 3);
-const S_INVAL: Measure = det("S_inval", |v| num(v, &["compaction", "s_inval"]), 3);
-const OPS: Measure = threaded(
-    "ops/s",
-    |v| last_phase(v).and_then(|p| num(p, &["ops_per_sec"])),
-    0,
-);
-const PUT_P99: Measure = threaded("put p99 (us)", |v| num(v, &["latency_us", "put", "p99"]), 2);
-const STALL: Measure = threaded(
-    "write stall (s)",
-    |v| num(v, &["lsm", "stall_ns"]).map(|n| n / 1e9),
-    2,
-);
+const RESETS: Metric = Metric::deterministic("zone resets", &["device", "zone_resets"], 1.0, 0);
+const ZERO_COPY: Metric =
+    Metric::deterministic("zero-copy resets", &["device", "zero_copy_resets"], 1.0, 0);
+const S_SAME: Metric = Metric::deterministic("S_same", &["compaction", "s_same"], 1.0, 3);
+const S_INVAL: Metric = Metric::deterministic("S_inval", &["compaction", "s_inval"], 1.0, 3);
+const OPS: Metric = Metric::threaded("ops/s", &["ops_per_sec"], 1.0, 0).last_phase();
+const PUT_P99: Metric = Metric::threaded("put p99 (us)", &["latency_us", "put", "p99"], 1.0, 2);
+const STALL: Metric = Metric::threaded("write stall (s)", &["lsm", "stall_ns"], 1e9, 2);
 
 /// Rows of workload × scheme, a column per measure.
-fn scheme_rows(r: &Results, measures: &[&Measure]) -> Vec<Vec<Cell>> {
+fn scheme_rows(r: &Results, measures: &[&Metric]) -> Vec<Vec<Cell>> {
     let mut rows = Vec::new();
     for w in names() {
         for s in SCHEMES {
@@ -177,7 +126,7 @@ fn scheme_rows(r: &Results, measures: &[&Measure]) -> Vec<Vec<Cell>> {
 }
 
 /// A chart of bar panels: a row per measure, a panel per workload, a bar per scheme.
-fn bars(r: &Results, measures: &[&Measure]) -> Vec<BarRow> {
+fn bars(r: &Results, measures: &[&Metric]) -> Vec<BarRow> {
     measures
         .iter()
         .map(|m| BarRow {
@@ -241,7 +190,11 @@ fn against(r: &Results) -> Figure {
     for w in workloads {
         for m in [&COPY, &TOTAL] {
             let mut row = vec![Cell::text(w), Cell::text(m.name)];
-            row.extend(others.iter().map(|o| Cell::num(change(r, m, o, w), 1)));
+            row.extend(
+                others
+                    .iter()
+                    .map(|o| Cell::num(change_of(r, m, DRAIN, o, w), 1)),
+            );
             f.rows.push(row);
         }
     }
@@ -250,23 +203,15 @@ fn against(r: &Results) -> Figure {
 
 /// `scheme`'s change against `other` on `workload` in percent; "mean" averages the four
 /// workloads' changes.
-fn change_of(r: &Results, m: &Measure, scheme: &str, other: &str, workload: &str) -> Option<f64> {
+fn change_of(r: &Results, m: &Metric, scheme: &str, other: &str, workload: &str) -> Option<f64> {
     if workload == "mean" {
         return mean(names().iter().map(|w| change_of(r, m, scheme, other, w)));
     }
     change_pct(m.of(r, scheme, workload), m.of(r, other, workload))
 }
 
-fn change(r: &Results, m: &Measure, other: &str, workload: &str) -> Option<f64> {
-    change_of(r, m, DRAIN, other, workload)
-}
-
-/// `fillrandom -24.1%, zipfian ..., mean ...` of drain-caza against `other`.
-fn per_workload(r: &Results, m: &Measure, other: &str) -> String {
-    change_line(r, m, DRAIN, other)
-}
-
-fn change_line(r: &Results, m: &Measure, scheme: &str, other: &str) -> String {
+/// `fillrandom -24.1%, zipfian ..., mean ...` of `scheme` against `other`.
+fn change_line(r: &Results, m: &Metric, scheme: &str, other: &str) -> String {
     let mut workloads = names();
     workloads.push("mean");
     let parts: Vec<String> = workloads
