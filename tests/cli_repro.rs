@@ -342,6 +342,20 @@ fn bad_experiments_and_flags_fail_before_any_run() {
     );
     let msg = fails(&["repro", "samevictim24", "--out", out_arg]);
     assert!(msg.contains("BlobDB mode"), "{msg}");
+    let msg = fails(&[
+        "repro",
+        "caza22",
+        "--out",
+        out_arg,
+        "--modes",
+        "deterministic",
+        "--repeat",
+        "3",
+    ]);
+    assert_eq!(
+        msg,
+        "--repeat 3: repeats the threaded runs, and --modes deterministic runs none"
+    );
     let msg = fails(&["repro", "caza22", "--out", out_arg, "--", "--gc-start", "5"]);
     assert!(msg.starts_with("--gc-start after --"), "{msg}");
     let (_, msg) = fails_run(&["repro", "caza22", "--modes", "fast", "--out", out_arg], 2);

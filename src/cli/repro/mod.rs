@@ -144,6 +144,7 @@ pub(crate) trait Experiment {
 pub fn run(a: ReproArgs) -> CliResult {
     let experiment = experiment(&a.experiment)?;
     matrix::check_bench_flags(&a.bench_flags)?;
+    check_repeat(&a)?;
     let dir = a
         .out
         .clone()
@@ -189,6 +190,25 @@ pub fn run(a: ReproArgs) -> CliResult {
     ))?;
     out.flush()?;
     results.first_failure().map_or(Ok(()), Err)
+}
+
+/// `--repeat` repeats threaded runs: without any to run (`--modes deterministic`), or to
+/// reuse (`--resume`) or run alone (`--run`), it would change nothing.
+fn check_repeat(a: &ReproArgs) -> CliResult {
+    let threaded = a.modes.0.contains(&ExecMode::Threaded);
+    if a.repeat > 1 && !threaded && !a.resume && a.run.is_none() {
+        return Err(CliError::invalid(format!(
+            "--repeat {}: repeats the threaded runs, and --modes {} runs none",
+            a.repeat,
+            a.modes
+                .0
+                .iter()
+                .map(|m| m.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        )));
+    }
+    Ok(())
 }
 
 /// The experiment's figures, then the spread of the repeated threaded runs if any.
