@@ -277,8 +277,12 @@ impl Stack {
             Ok(zs) => zs
                 .iter()
                 .map(|z| {
+                    let pins = match z.pins {
+                        0 => String::new(),
+                        n => format!("/{n}p"),
+                    };
                     format!(
-                        "{}:{}:{}w/{}v/{}i",
+                        "{}:{}:{}w/{}v/{}i{pins}",
                         z.zone, z.state, z.written, z.valid, z.invalid
                     )
                 })

@@ -178,3 +178,97 @@ fn the_finish_threshold_finishes_nearly_full_zones_before_opening_new_ones() {
     assert_eq!(read_file(&fs, "a"), data(1, 0, 200 * 1024));
     assert_consistent(&fs, "after remount");
 }
+
+/// 32 files of 64 KiB that fill the 8 data zones of a 10-zone device in order (their
+/// lifetime "none" keeps them in zones of their own class), four per zone; then a reader
+/// opens the four files of the first data zone and they are deleted: that zone holds only
+/// dead data the reader still uses, and nothing else is free.
+fn full_but_for_a_pinned_zone(fs: &ZoneFs) -> (Vec<zonefs::fs::FileReader>, Vec<u32>) {
+    let hint = zonefs::placement::PlacementHint {
+        kind: Some(FileKind::Other),
+        lifetime: zonefs::placement::Lifetime::None,
+        ..Default::default()
+    };
+    for i in 0..32 {
+        write_file(
+            fs,
+            &format!("f{i:02}"),
+            FileKind::Other,
+            hint.clone(),
+            &data(i, 0, 65_536),
+        );
+    }
+    let names: Vec<String> = (0..4).map(|i| format!("f{i:02}")).collect();
+    let zones: Vec<u32> = names.iter().flat_map(|n| zone_of(fs, n)).collect();
+    let readers = names.iter().map(|n| fs.open(n).unwrap()).collect();
+    for n in &names {
+        fs.delete(n).unwrap();
+    }
+    assert_eq!(fs.stats().free_bytes, 0);
+    (readers, zones)
+}
+
+/// A writer that finds no zone while a zone holds only data of deleted files that open
+/// readers still use (a running compaction's inputs, an iterator's tables) waits for them
+/// instead of failing, and gets the zone once they let go.
+#[test]
+fn a_writer_waits_for_readers_of_deleted_files_to_let_go() {
+    let (_, dev) = mem_device(geometry(10, 256, 0, 0));
+    let fs = format(&dev, opts());
+    let (readers, zones) = full_but_for_a_pinned_zone(&fs);
+    assert!(
+        zones.iter().all(|&z| zone_stat(&fs, z).pins > 0),
+        "{zones:?}"
+    );
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            for (i, r) in readers.into_iter().enumerate() {
+                assert_eq!(r.read_all().unwrap(), data(i as u64, 0, 65_536));
+            }
+        });
+        write_file(
+            &fs,
+            "more",
+            FileKind::Other,
+            Default::default(),
+            &data(99, 0, 65_536),
+        );
+    });
+    assert_eq!(read_file(&fs, "more"), data(99, 0, 65_536));
+    assert_consistent(&fs, "end");
+}
+
+/// Readers that never let go: the wait is bounded, and the error says why.
+#[test]
+fn readers_that_never_let_go_end_the_wait_with_a_clear_error() {
+    let (_, dev) = mem_device(geometry(10, 256, 0, 0));
+    let fs = format(&dev, opts());
+    let (readers, _) = full_but_for_a_pinned_zone(&fs);
+    let start = std::time::Instant::now();
+    let err = fs
+        .create("more", FileKind::Other, Default::default())
+        .unwrap_err();
+    assert!(
+        start.elapsed() >= std::time::Duration::from_secs(1),
+        "{:?}",
+        start.elapsed()
+    );
+    match &err {
+        FsError::OutOfSpace { pinned_zones, .. } => assert_eq!(*pinned_zones, 1),
+        other => panic!("{other}"),
+    }
+    assert!(
+        err.to_string()
+            .contains("1 zones hold only deleted data that open readers still use"),
+        "{err}"
+    );
+    drop(readers);
+    write_file(
+        &fs,
+        "more",
+        FileKind::Other,
+        Default::default(),
+        &data(99, 0, 4096),
+    );
+}

@@ -15,7 +15,7 @@ use crate::options::{ExecMode, Options};
 use crate::version::FileMeta;
 use crate::{Error, Result};
 
-use super::background::{spawn_threads, PinReleaser, Requester};
+use super::background::{spawn_threads, Requester};
 use super::hint_source::LiveHints;
 use super::inner::{DbInner, Parts};
 use super::recovery::{recover, recover_read_only, Recovered, RecoveryReport};
@@ -87,17 +87,13 @@ pub struct Db {
 impl Db {
     /// Opens (or creates, if `create_if_missing`) the database on `fs`: recovers the
     /// version set, replays the WALs, flushes the replayed writes to L0, deletes files no
-    /// version needs, registers the zone cleaner's compaction requester (and a space
-    /// reclaimer that releases the table cache's zone pins, and, when the placement policy
-    /// reads neighbourhoods, the source of live SSTs' hints) and starts the background
+    /// version needs, registers the zone cleaner's compaction requester (and, when the
+    /// placement policy reads neighbourhoods, the source of live SSTs' hints) and starts the background
     /// threads (threaded mode) or starts the jobs due on the virtual clock (deterministic).
     pub fn open(fs: Arc<ZoneFs>, options: Options) -> Result<Db> {
         let (inner, report) = Db::start(&fs, options, recover)?;
         inner.count_recovery_flushes(&report.flushes);
         fs.set_compaction_requester(Arc::new(Requester {
-            inner: Arc::downgrade(&inner),
-        }));
-        fs.set_reclaimer(Arc::new(PinReleaser {
             inner: Arc::downgrade(&inner),
         }));
         // Only policies that read neighbourhoods ask, and only they are worth the version

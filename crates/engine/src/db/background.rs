@@ -5,9 +5,7 @@
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
-use zonefs::fs::{
-    CleaningMode, CompactionCandidate, CompactionRequester, SpaceReclaimer, SpaceRequest,
-};
+use zonefs::fs::{CleaningMode, CompactionCandidate, CompactionRequester};
 
 use crate::{Error, Result};
 
@@ -155,21 +153,5 @@ impl CompactionRequester for Requester {
             .into_iter()
             .map(sst_file_name)
             .collect()
-    }
-}
-
-/// The allocator's last resort before out-of-space: the zone cleaner may have emptied
-/// victims whose reset waits for the table cache's readers to let go of them. Reopening
-/// the cached tables releases those pins (see `table_cache`).
-pub(crate) struct PinReleaser {
-    pub inner: Weak<DbInner>,
-}
-
-impl SpaceReclaimer for PinReleaser {
-    fn reclaim(&self, _req: &SpaceRequest) -> bool {
-        let Some(inner) = self.inner.upgrade() else {
-            return false;
-        };
-        inner.refresh_tables_if_cleaned()
     }
 }

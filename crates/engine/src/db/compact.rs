@@ -318,8 +318,9 @@ impl DbInner {
         let before = self.zone_stats();
         let mut deleted = Vec::new();
         for f in c.input_files() {
-            self.tables.evict(f.number);
+            // Deleted first: the cache then never takes the table back in (see `get`).
             delete_file(&self.fs, &sst_file_name(f.number))?;
+            self.tables.evict(f.number);
             deleted.push(f.number);
         }
         let after = self.zone_stats();
@@ -332,7 +333,6 @@ impl DbInner {
         };
         self.book(|s| s.add_compaction(c, &out));
         self.record(p, inputs, &outputs, &before, &after);
-        self.refresh_tables_if_cleaned();
         Ok(deleted)
     }
 
@@ -417,7 +417,12 @@ impl DbInner {
         }
         let mut done = Vec::new();
         for (level, files) in by_level {
-            let picked = self.pick_with(true, |ctx| pick_requested(ctx, level, &files));
+            // Its outputs must fit beside its inputs without the cleaner's reserve: the
+            // cleaner copies what is left, and needs the reserve for that.
+            let free = self.fs.free_bytes();
+            let picked = self.pick_with(true, |ctx| {
+                pick_requested(ctx, level, &files).filter(|c| c.input_bytes() <= free)
+            });
             // Never a trivial move (see `pick_requested`): a move would leave the file,
             // and its bytes in the victim, where it is.
             let Ok(Some(p)) = picked else {

@@ -129,7 +129,6 @@ impl DbInner {
         for p in picked {
             delete_file(&self.fs, &wal_file_name(p.wal))?;
         }
-        self.refresh_tables_if_cleaned();
         Ok(())
     }
 

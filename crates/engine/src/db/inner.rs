@@ -167,8 +167,6 @@ pub(crate) struct DbInner {
     pub counters: Counters,
     pub records: Mutex<Vec<CompactionRecord>>,
     pub level_stats: Mutex<crate::compaction::CompactionStats>,
-    /// The file layer's cleaning victims when the table cache was last refreshed.
-    pub gc_victims_seen: AtomicU64,
     pub zone_capacity: u64,
     pub compaction_ids: AtomicU64,
 }
@@ -191,7 +189,6 @@ impl DbInner {
     pub(crate) fn new(p: Parts) -> DbInner {
         let version = p.versions.current();
         let num_levels = version.num_levels();
-        let gc_victims = p.fs.gc_victims();
         DbInner {
             table_options: TableOptions::from(&p.options),
             tables: Arc::new(TableCache::new(Arc::clone(&p.fs))),
@@ -215,7 +212,6 @@ impl DbInner {
             counters: Counters::default(),
             records: Mutex::new(Vec::new()),
             level_stats: Mutex::new(crate::compaction::CompactionStats::new(num_levels)),
-            gc_victims_seen: AtomicU64::new(gc_victims),
             zone_capacity: p.fs.device().geometry().zone_capacity,
             compaction_ids: AtomicU64::new(0),
             picker: p.picker,
@@ -338,17 +334,6 @@ impl DbInner {
     /// The compaction records so far.
     pub(crate) fn lock_records(&self) -> MutexGuard<'_, Vec<CompactionRecord>> {
         lock(&self.records)
-    }
-
-    /// Reopens cached tables if the zone cleaner cleaned victims since the last time, so
-    /// that the readers stop pinning the zones it moved data out of. Whether it did.
-    pub(crate) fn refresh_tables_if_cleaned(&self) -> bool {
-        let victims = self.fs.gc_victims();
-        let cleaned = self.gc_victims_seen.swap(victims, Ordering::Relaxed) != victims;
-        if cleaned {
-            self.tables.refresh();
-        }
-        cleaned
     }
 }
 

@@ -203,7 +203,6 @@ impl DbInner {
             self.set_bg_error(&e);
             return Err(e);
         }
-        self.refresh_tables_if_cleaned();
         Ok(true)
     }
 

@@ -465,14 +465,14 @@ fn read_manifest(fs: &ZoneFs, name: &str) -> Result<Vec<u8>> {
 /// Points CURRENT at `manifest` atomically (see the module documentation).
 fn write_current(fs: &ZoneFs, manifest: &str) -> Result<()> {
     let hint = PlacementHint {
-        kind: Some(FileKind::Other),
+        kind: Some(FileKind::Manifest),
         // CURRENT lives as long as the manifest it names.
         lifetime: Lifetime::for_file(FileKind::Manifest, None, 1),
         ..PlacementHint::default()
     };
     let context = |step: &str| format!("{step} '{CURRENT_TEMP}' naming '{manifest}'");
     let mut w = fs
-        .create_or_replace(CURRENT_TEMP, FileKind::Other, hint)
+        .create_or_replace(CURRENT_TEMP, FileKind::Manifest, hint)
         .map_err(|e| Error::fs(context("create"), e))?;
     w.append(format!("{manifest}\n").as_bytes())
         .map_err(|e| Error::fs(context("write"), e))?;

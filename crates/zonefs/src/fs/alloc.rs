@@ -21,7 +21,7 @@
 //! with out-of-space instead of asking for reclaiming (they come from the cleaner).
 
 use std::sync::MutexGuard;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::meta::FileKind;
 use crate::placement::{Decision, PlacementCtx, PlacementHint};
@@ -31,7 +31,29 @@ use super::shared::{Counters, Shared};
 use super::table::{Lease, WriteSlot, ZoneTable};
 
 /// How often the reclaimer is asked before a writer gets an out-of-space error.
-const MAX_RECLAIM_ROUNDS: u32 = 8;
+const MAX_RECLAIM_ROUNDS: u32 = 64;
+
+/// How long a writer waits for readers to let go of zones that hold only dead data before
+/// it gets an out-of-space error. Readers of deleted files are a running compaction's
+/// inputs or an iterator's tables: the first let go within a job, the second may never
+/// (an iterator the writing thread itself holds), hence a bound.
+const READER_WAIT: Duration = Duration::from_secs(2);
+
+/// Files that may use the reserved zones: manifests (the engine's MANIFEST and CURRENT).
+/// A few kilobytes, but a database whose manifest write fails stops taking writes, and a
+/// writer holding the manifest must not wait for the cleaner, which may be waiting for
+/// the manifest (a compaction it asked the engine for).
+pub(crate) fn uses_reserve(kind: FileKind) -> bool {
+    kind == FileKind::Manifest
+}
+
+/// What a writer that found no zone has spent on reclaiming so far.
+#[derive(Default)]
+pub(crate) struct Reclaim {
+    rounds: u32,
+    readers_waited: Duration,
+    last_look: bool,
+}
 
 /// Who needs a zone.
 #[derive(Clone, Copy)]
@@ -56,9 +78,10 @@ impl Request<'_> {
     /// Empty zones this request must leave: the reserved zones for files, and while zones
     /// are cleaned at least one, so that the cleaner always has room to move a victim's
     /// valid data (without it, a device filled to the last block with partly dead zones
-    /// could never be cleaned again). The cleaner itself may take them all.
+    /// could never be cleaned again). The cleaner itself may take them all, and so may
+    /// metadata files ([`uses_reserve`]).
     fn keep_empty(&self, zones: &ZoneTable) -> u32 {
-        match self.gc {
+        match self.gc || uses_reserve(self.kind) {
             true => 0,
             false => zones.budget.reserved.max(u32::from(self.cleaning)),
         }
@@ -97,7 +120,7 @@ impl Shared {
             cleaning: self.cleaning_enabled(),
             ..*req
         };
-        let mut rounds = 0;
+        let mut reclaim = Reclaim::default();
         loop {
             let zones = self.wait_for_token(self.lock_zones(), req.wal());
             let (zones, step) = self.step(zones, req)?;
@@ -112,13 +135,17 @@ impl Shared {
                 }
                 Step::OutOfSpace => {
                     drop(zones);
-                    if req.gc
-                        || rounds >= MAX_RECLAIM_ROUNDS
-                        || !self.reclaim_space(req.name, req.kind)?
-                    {
+                    if req.gc {
                         return Err(self.out_of_space(req.name));
                     }
-                    rounds += 1;
+                    if !self.reclaim_space(&mut reclaim)? {
+                        // Zones may have come free while it waited (a compaction ended):
+                        // one more look before the error.
+                        if reclaim.last_look {
+                            return Err(self.out_of_space(req.name));
+                        }
+                        reclaim.last_look = true;
+                    }
                 }
             }
         }
@@ -138,6 +165,27 @@ impl Shared {
             }
             zones = self.wait(zones);
         }
+    }
+
+    /// When no zone can be found: the zone cleaner (inline, or the background one woken
+    /// and waited for), then a wait for readers that pin zones holding only dead data.
+    /// True means "look again"; both are bounded by `budget`.
+    pub(crate) fn reclaim_space(&self, budget: &mut Reclaim) -> FsResult<bool> {
+        if budget.rounds < MAX_RECLAIM_ROUNDS && self.cleaner_reclaim()? {
+            budget.rounds += 1;
+            return Ok(true);
+        }
+        let zones = self.lock_zones();
+        if zones.pinned_dead() == 0 || budget.readers_waited >= READER_WAIT {
+            return Ok(false);
+        }
+        let start = Instant::now();
+        Counters::add(&self.counters.lease_waits, 1);
+        let slice = READER_WAIT / 20;
+        drop(self.zone_freed.wait_timeout(zones, slice));
+        Counters::add(&self.counters.lease_wait_ns, elapsed_ns(start));
+        budget.readers_waited += start.elapsed();
+        Ok(true)
     }
 
     fn wait<'a>(&self, zones: Zones<'a>) -> Zones<'a> {
@@ -323,6 +371,7 @@ impl Shared {
             free: zones.free_bytes(),
             usable: zones.usable_bytes(),
             reserved_zones: zones.budget.reserved,
+            pinned_zones: u32::try_from(zones.pinned_dead()).unwrap_or(u32::MAX),
         }
     }
 

@@ -30,7 +30,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::{JoinHandle, ThreadId};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use zns::IoCategory;
 
@@ -47,6 +47,10 @@ use super::ZoneFs;
 
 /// Bytes read from a victim at a time while moving an extent.
 const COPY_CHUNK: u64 = 1 << 20;
+
+/// How long a writer that found no zone waits for the cleaner to come back from the
+/// engine's compaction callback before it gives up.
+const CALLBACK_WAIT: Duration = Duration::from_secs(2);
 
 /// What the cleaner does with a victim zone's valid data (DESIGN 6.6).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -255,11 +259,24 @@ impl Signal {
     }
 
     /// Writer side, background mode: wake the thread for a run that cleans at least one
-    /// victim, and wait until a victim was cleaned or that run ended. Does not wait while
-    /// the cleaner is inside the engine's callback (the engine may need this writer).
+    /// victim, and wait until a victim was cleaned or that run ended. While the cleaner is
+    /// inside the engine's callback, waits for the callback to end first, but at most
+    /// [`CALLBACK_WAIT`]: the engine may need this writer (a lock it holds).
     fn wake_and_wait(&self) -> bool {
         let mut st = self.lock();
-        if !st.background || st.in_callback {
+        let deadline = Instant::now() + CALLBACK_WAIT;
+        while st.background && st.in_callback {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        if !st.background {
             return false;
         }
         let progress = st.progress;
@@ -718,6 +735,11 @@ impl Shared {
             meta.commit(&recs, &|| {
                 format!("record the files moved out of zone {zone}")
             })?;
+        }
+        for rec in &recs {
+            if let Record::FileUpdate { id, meta: moved } = rec {
+                meta.readers.follow(*id, &moved.extents, self);
+            }
         }
         let mut release = mover.into_written();
         let mut copied = 0;
@@ -1206,6 +1228,12 @@ impl ZoneFs {
     /// free / usable bytes now.
     pub fn free_ratio(&self) -> f64 {
         self.shared.lock_zones().free_ratio()
+    }
+
+    /// Bytes files may still write now: room in empty and active zones, minus the
+    /// reserve (the cleaner's).
+    pub fn free_bytes(&self) -> u64 {
+        self.shared.lock_zones().free_bytes()
     }
 
     /// Takes a point of the free-space time series now (runs take one when they start

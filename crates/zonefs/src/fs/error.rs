@@ -42,13 +42,17 @@ pub enum FsError {
 
     #[error(
         "out of space: no zone can take more data for '{name}' \
-         ({free} bytes free of {usable} usable, {reserved_zones} zones reserved)"
+         ({free} bytes free of {usable} usable, {reserved_zones} zones reserved{})",
+        pinned_note(*pinned_zones)
     )]
     OutOfSpace {
         name: String,
         free: u64,
         usable: u64,
         reserved_zones: u32,
+        /// Zones holding only dead data that open readers (iterators, running jobs) still
+        /// use: free once they let go.
+        pinned_zones: u32,
     },
 
     #[error("invalid file system options: {reason}")]
@@ -135,5 +139,15 @@ impl FsError {
 
     pub fn is_out_of_space(&self) -> bool {
         matches!(self, FsError::OutOfSpace { .. })
+    }
+}
+
+fn pinned_note(zones: u32) -> String {
+    match zones {
+        0 => String::new(),
+        n => format!(
+            "; {n} zones hold only deleted data that open readers still use (close \
+             iterators to free them)"
+        ),
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::meta::{FileId, FileKind, FileMeta, FsState, Record};
 use crate::placement::{Lifetime, PlacementHint};
 
+use super::alloc::{uses_reserve, Reclaim};
 use super::{FileInfo, FileReader, FileWriter, FsError, FsResult, ZoneFs};
 
 impl ZoneFs {
@@ -72,9 +73,14 @@ impl ZoneFs {
     }
 
     /// Refuses to create files when not one byte is free and nothing can be reclaimed.
+    /// Metadata files may use the reserve (see [`uses_reserve`]).
     fn ensure_some_space(&self, name: &str, kind: FileKind) -> FsResult<()> {
         let sh = &self.shared;
-        for _ in 0..8 {
+        if uses_reserve(kind) {
+            return Ok(());
+        }
+        let mut reclaim = Reclaim::default();
+        loop {
             {
                 let mut meta = sh.lock_meta();
                 if sh.lock_zones().free_bytes() > 0 {
@@ -84,7 +90,7 @@ impl ZoneFs {
                     continue;
                 }
             }
-            if !sh.reclaim_space(name, kind)? {
+            if !sh.reclaim_space(&mut reclaim)? {
                 break;
             }
         }
@@ -97,14 +103,19 @@ impl ZoneFs {
 
     /// Opens a file for reading: a snapshot of its content as of its last sync.
     pub fn open(&self, name: &str) -> FsResult<FileReader> {
-        let meta = self.shared.lock_meta();
+        let mut meta = self.shared.lock_meta();
         let id = meta.state.file_id(name).ok_or_else(|| not_found(name))?;
         let file = meta
             .state
             .file(id)
             .cloned()
             .ok_or_else(|| not_found(name))?;
-        Ok(FileReader::pin(Arc::clone(&self.shared), file))
+        Ok(FileReader::pin(
+            Arc::clone(&self.shared),
+            &mut meta,
+            id,
+            file,
+        ))
     }
 
     /// Renames `old` to `new`; an existing `new` is replaced in the same atomic step, as

@@ -18,7 +18,6 @@
 
 mod alloc;
 mod budget;
-mod clean;
 mod cleaner;
 mod error;
 mod files;
@@ -38,7 +37,6 @@ use zns::ZonedDevice;
 
 use crate::meta::{FileKind, FileMeta, FsState, MountReport};
 
-pub use clean::{SpaceReclaimer, SpaceRequest};
 pub use cleaner::{
     CleanReport, CleanStop, CleanerThread, CleaningMode, CompactionCandidate, CompactionRequester,
     InlineCleaning, VictimReport,
@@ -86,11 +84,6 @@ impl FileInfo {
 }
 
 impl ZoneFs {
-    /// Installs the zone cleaner's hook (see [`SpaceReclaimer`]).
-    pub fn set_reclaimer(&self, reclaimer: Arc<dyn SpaceReclaimer>) {
-        self.shared.reclaimer.set(Some(reclaimer));
-    }
-
     /// Makes staged metadata (zone classes cleared by resets) durable now.
     pub fn sync_metadata(&self) -> FsResult<()> {
         let context = || "sync the metadata".to_string();

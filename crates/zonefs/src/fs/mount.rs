@@ -214,11 +214,11 @@ fn assemble(
             state,
             log,
             writing: Default::default(),
+            readers: Default::default(),
         }),
         zones: Mutex::new(table),
         zone_freed: Condvar::new(),
         counters: Counters::default(),
-        reclaimer: Default::default(),
         baseline,
         cleaner: CleanerCore::default(),
     };

@@ -27,6 +27,7 @@ impl ZoneFs {
                     unsynced,
                     class: s.class,
                     busy: s.owner.is_some(),
+                    pins: s.pins,
                 })
             })
             .collect())

@@ -11,13 +11,13 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 
 use zns::{DeviceStats, Geometry, ZonedDevice};
 
-use crate::meta::{FileId, FileKind, FsState, MetaLog, Record, ZoneLayout, ZonePlacement};
+use crate::meta::{FileId, FsState, MetaLog, Record, ZoneLayout, ZonePlacement};
 use crate::placement::PlacementPolicy;
 
-use super::clean::{SpaceReclaimer, SpaceRequest};
 use super::cleaner::CleanerCore;
 use super::error::{FsError, FsResult};
 use super::options::FsOptions;
+use super::reader::Readers;
 use super::table::ZoneTable;
 
 /// The metadata state and its log, kept together so that they never disagree.
@@ -26,6 +26,8 @@ pub(crate) struct MetaStore {
     pub log: MetaLog,
     /// Files with an open writer: they cannot be deleted, renamed or replaced.
     pub writing: BTreeSet<FileId>,
+    /// Open readers by file, for the cleaner's moves to reach them.
+    pub readers: Readers,
 }
 
 impl MetaStore {
@@ -142,7 +144,6 @@ pub(crate) struct Shared {
     /// Signalled whenever a lease ends or a write finishes: waiting writers look again.
     pub zone_freed: Condvar,
     pub counters: Counters,
-    pub reclaimer: Hook<dyn SpaceReclaimer>,
     /// Device counters when the file system was mounted; statistics are deltas from here.
     pub baseline: DeviceStats,
     /// The zone cleaner: run coordination, the engine's callback, samples.
@@ -251,20 +252,5 @@ impl Shared {
         let rec = Record::ZoneMeta { zone, placement };
         let mut meta = self.lock_meta();
         meta.stage(&[rec], &|| format!("record the class of zone {zone}"))
-    }
-
-    /// When no zone can be found: the built-in zone cleaner (if inline or background
-    /// cleaning is on), then the installed [`SpaceReclaimer`]. True means "look again".
-    pub fn reclaim_space(&self, name: &str, kind: FileKind) -> FsResult<bool> {
-        if self.cleaner_reclaim()? {
-            return Ok(true);
-        }
-        Ok(self.reclaimer.get().is_some_and(|r| {
-            r.reclaim(&SpaceRequest {
-                file: name.to_string(),
-                kind,
-                bytes: self.block_size(),
-            })
-        }))
     }
 }

@@ -187,4 +187,7 @@ pub struct ZoneStat {
     pub class: u8,
     /// A writer owns the zone's write pointer.
     pub busy: bool,
+    /// Open readers whose view of a file has extents in the zone: a zone with no valid
+    /// data is reset only once this is 0.
+    pub pins: u32,
 }

@@ -81,6 +81,14 @@ impl Slot {
             && self.owner.is_none()
     }
 
+    /// Would be dead but for open readers: free once they let go.
+    fn waits_for_readers(&self) -> bool {
+        matches!(self.cond, Cond::Active | Cond::Full)
+            && self.live == 0
+            && self.pins > 0
+            && self.owner.is_none()
+    }
+
     fn is_idle_active(&self) -> bool {
         self.cond == Cond::Active && self.owner.is_none()
     }
@@ -399,6 +407,11 @@ impl ZoneTable {
 
     pub fn has_dead(&self) -> bool {
         self.slots.iter().any(Slot::is_dead)
+    }
+
+    /// Zones that hold no live data but are pinned by open readers.
+    pub fn pinned_dead(&self) -> usize {
+        self.slots.iter().filter(|s| s.waits_for_readers()).count()
     }
 
     pub fn mark_finished(&mut self, zone: u32) {
