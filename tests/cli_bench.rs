@@ -402,26 +402,34 @@ fn bad_input_fails_before_any_work() {
     usage(&["--mode", "fast"], "threaded or deterministic");
     // Refused after parsing, still before the device, the image or the JSON file exist.
     // fillrandom leaves ~63% of --num as distinct keys: 190k of 224 bytes overflow 21 MiB.
-    let too_small = fails(&bench(&[
-        "--num", "300000", "--device", &device, "--json", &json,
-    ]));
+    let refused = |flags: &[&str]| {
+        fails(&bench(
+            &[flags, &["--device", &device, "--json", &json]].concat(),
+        ))
+    };
+    let too_small = refused(&["--num", "300000"]);
     assert!(too_small.starts_with("device too small"), "{too_small}");
     assert!(too_small.contains("space amplification"), "{too_small}");
     assert!(
         too_small.ends_with("add --zones, or lower --num or --value-size"),
         "{too_small}"
     );
+    // An L1 that may grow past the free room: an L0→L1 compaction rewrites all of it, and
+    // its outputs need room beside it. The advice names the level's option.
+    let l1 = refused(&["--num", "80000", "--max-bytes-for-level-base", "8MiB"]);
+    assert!(
+        l1.contains("plus 9.2 MiB for the largest compaction"),
+        "{l1}"
+    );
+    assert!(
+        l1.ends_with(
+            "takes the L0 files and up to all of L1 (9.2 MiB here): lower \
+             --max-bytes-for-level-base or --write-buffer-size, or add --zones"
+        ),
+        "{l1}"
+    );
     // When the buffers in flight are most of the need, the advice names their options.
-    let buffers = fails(&bench(&[
-        "--num",
-        "100",
-        "--write-buffer-size",
-        "8MiB",
-        "--device",
-        &device,
-        "--json",
-        &json,
-    ]));
+    let buffers = refused(&["--num", "100", "--write-buffer-size", "8MiB"]);
     assert!(
         buffers.ends_with("lower --write-buffer-size and --target-file-size-base, or add --zones"),
         "{buffers}"

@@ -667,12 +667,20 @@ impl BenchArgs {
             return Ok(());
         }
         // Name the options that set the larger part of the need.
-        let in_flight = needed.saturating_sub(live.saturating_add(live / 4));
+        let stored = live.saturating_add(live / 4);
+        let compaction = largest_compaction(o, stored);
+        let in_flight = needed.saturating_sub(stored).saturating_sub(compaction);
         let advice = if in_flight >= needed / 2 {
             format!(
                 "the memtables and SSTs in flight need {} of it: lower --write-buffer-size \
                  and --target-file-size-base, or add --zones",
                 mib(in_flight)
+            )
+        } else if compaction >= needed / 3 && o.max_bytes_for_level_base < stored {
+            format!(
+                "an L0→L1 compaction takes the L0 files and up to all of L1 ({} here): \
+                 lower --max-bytes-for-level-base or --write-buffer-size, or add --zones",
+                mib(compaction)
             )
         } else {
             "add --zones, or lower --num or --value-size".to_string()
@@ -680,13 +688,15 @@ impl BenchArgs {
         Err(CliError::invalid(format!(
             "device too small: {} operations of {} B keys and {} B values need about {} \
              ({} of live data × 1.25, the space amplification of a leveled LSM, plus 3 \
-             memtables/WALs and 2 SSTs in flight), but {} zones of {} capacity leave {} \
-             for data ({} metadata, {} reserved); {advice}",
+             memtables/WALs and 2 SSTs in flight, plus {} for the largest compaction), \
+             but {} zones of {} capacity leave {} for data ({} metadata, {} reserved); \
+             {advice}",
             self.num,
             self.key_size,
             self.value_size,
             mib(needed),
             mib(live),
+            mib(compaction),
             geo.zones,
             format_size(geo.zone_capacity),
             mib(usable),
@@ -697,7 +707,8 @@ impl BenchArgs {
 
     /// (live bytes, bytes needed): keys the run leaves behind × (key + value + 8 bytes of
     /// sequence number and type), × 1.25 for a leveled LSM's space amplification, plus
-    /// three write buffers (memtable WALs and a flush output) and two SSTs being written.
+    /// three write buffers (memtable WALs and a flush output) and two SSTs being written,
+    /// plus the largest compaction (see [`largest_compaction`]).
     fn space_needed(&self, o: &Options) -> (u64, u64) {
         let mut ycsb_keys = 0u64;
         for name in &self.workload.0 {
@@ -716,7 +727,11 @@ impl BenchArgs {
             .write_buffer_size
             .saturating_mul(3)
             .saturating_add(o.target_file_size_base.saturating_mul(2));
-        (live, live.saturating_add(live / 4).saturating_add(buffers))
+        let stored = live.saturating_add(live / 4);
+        let needed = stored
+            .saturating_add(buffers)
+            .saturating_add(largest_compaction(o, stored));
+        (live, needed)
     }
 
     /// Keys the db_bench workloads leave behind: fillseq writes every key of 0..num; w
@@ -976,6 +991,18 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / MIB as f64)
 }
 
+/// Room the largest compaction needs beside the data: its outputs are written before its
+/// inputs die. An L0→L1 compaction takes the L0 files (at most the slowdown trigger's worth
+/// of memtables) and every L1 file they overlap, with random keys all of L1, which grows
+/// to `max_bytes_for_level_base` (or all the data, if less); a deeper one is bounded by
+/// `max_compaction_bytes`.
+fn largest_compaction(o: &Options, stored: u64) -> u64 {
+    let l0 = o
+        .write_buffer_size
+        .saturating_mul(u64::from(o.level0_slowdown_writes_trigger));
+    let l0_l1 = o.max_bytes_for_level_base.min(stored).saturating_add(l0);
+    l0_l1.max(o.max_compaction_bytes()).min(stored)
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -212,10 +212,11 @@ fn zone_lines(r: &Report<'_>) -> Vec<String> {
         ));
     }
     lines.push(format!(
-        "Write stalls: {:.3} ms ({} stops, {} delays)",
+        "Write stalls: {:.3} ms ({} stops, {} delays, {} waits for the zone cleaner)",
         db.stall_ns as f64 / 1e6,
         db.stall_stops,
-        db.stall_delays
+        db.stall_delays,
+        db.space_stalls
     ));
     let policy = policy_means_us(fs, db);
     if !policy.is_empty() {
@@ -323,6 +324,7 @@ fn lsm_json(db: &DbStats) -> Value {
         "wa": db.lsm_write_amp(), "flushes": db.flushes, "compactions": db.compactions,
         "trivial_moves": db.trivial_moves, "trivial_move_bytes": db.trivial_move_bytes,
         "stall_ns": db.stall_ns, "stall_stops": db.stall_stops, "stall_delays": db.stall_delays,
+        "space_stalls": db.space_stalls,
     })
 }
 

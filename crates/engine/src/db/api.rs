@@ -410,6 +410,7 @@ impl Db {
             stall_ns: Counters::get(&c.stall_ns),
             stall_stops: Counters::get(&c.stops),
             stall_delays: Counters::get(&c.delays),
+            space_stalls: Counters::get(&c.space_stalls),
             picker_ns: Counters::get(&c.picker_ns),
             picker_calls: Counters::get(&c.picker_calls),
             neighbors_ns: Counters::get(&c.neighbors_ns),

@@ -21,6 +21,10 @@ use super::WriteOptions;
 /// progress (it is woken at once whenever a job ends).
 const STOP_RECHECK: Duration = Duration::from_millis(50);
 
+/// The longest one space stall lasts (see `space_stall`): the cleaner may be unable to
+/// free anything more, and the writes must then find out for themselves.
+const SPACE_STALL_LIMIT: Duration = Duration::from_secs(5);
+
 /// What one write applies: a batch, or a single put or delete of the caller's (written
 /// without building a batch, which would cost more than the memtable insert).
 enum Update<'a> {
@@ -108,6 +112,9 @@ impl DbInner {
             .store(last, std::sync::atomic::Ordering::Release);
         if mem.approximate_memory_usage() >= self.options.write_buffer_size {
             self.switch_memtable(&mut w)?;
+            if sim.is_none() {
+                self.space_stall();
+            }
         }
         drop(w);
         if let Some(mut sim) = sim {
@@ -187,6 +194,18 @@ impl DbInner {
             self.set_bg_error(e);
         }
         result
+    }
+
+    /// Threaded mode, once per memtable: below half of the cleaner's `gc_start`, writers
+    /// wait for the background cleaner (see [`ZoneFs::wait_for_cleaner`]); the time is
+    /// stall time. The writer lock is held, so every writer waits.
+    fn space_stall(&self) {
+        let start = Instant::now();
+        if self.fs.wait_for_cleaner(SPACE_STALL_LIMIT) {
+            Counters::add(&self.counters.space_stalls, 1);
+            let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            Counters::add(&self.counters.stall_ns, ns);
+        }
     }
 
     /// Waits out a write stall before a write of `bytes` (threaded mode); the time it

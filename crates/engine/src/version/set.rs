@@ -73,6 +73,14 @@ const CURRENT_TEMP: &str = "CURRENT.dbtmp";
 /// A manifest larger than this is replaced by a new one at the next edit.
 pub const DEFAULT_MAX_MANIFEST_BYTES: u64 = 4 << 20;
 
+/// A manifest with extents in more zones than this is rolled at the next edit. The file
+/// layer never cleans a zone that holds extents of a file open for writing, and the
+/// manifest stays open for as long as it is not rolled, its small appends landing in
+/// whichever zone its class writes to: left alone, it ends up keeping a dozen zones of
+/// otherwise dead data from the cleaner (a sustained-update run on a nearly full device
+/// died of it).
+pub const MAX_MANIFEST_ZONES: usize = 2;
+
 const MANIFEST_PREFIX: &str = "MANIFEST-";
 
 /// Name of manifest number `number`.
@@ -216,7 +224,13 @@ impl VersionSet {
     /// and the edit's). An edit the current version refuses is never logged. On `Err`
     /// nothing is installed, but the edit may be durable (see the module documentation).
     pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<()> {
-        let full = |m: &Manifest| m.log.bytes_written() >= self.max_manifest_bytes;
+        let full = |m: &Manifest| {
+            m.log.bytes_written() >= self.max_manifest_bytes
+                || self
+                    .fs
+                    .zones_of(&manifest_file_name(m.number))
+                    .is_ok_and(|zones| zones.len() > MAX_MANIFEST_ZONES)
+        };
         let roll = self.manifest.as_ref().is_none_or(full);
         let new_manifest = roll.then(|| self.new_file_number());
         if let Some(n) = edit.next_file_number {
@@ -681,6 +695,10 @@ mod tests {
         for i in 0..300 {
             let edit = w.edit(&mut vs);
             vs.log_and_apply(edit).unwrap();
+            // Rolled at the edit after its extents spread past MAX_MANIFEST_ZONES.
+            let name = manifest_file_name(vs.manifest_number());
+            let zones = fs.zones_of(&name).unwrap().len();
+            assert!(zones <= MAX_MANIFEST_ZONES + 1, "edit {i}: {zones} zones");
             if i % 100 == 50 {
                 // A reader of the live manifest sees every synced edit.
                 let peek = VersionSet::recover(fs.clone(), &options()).unwrap();
@@ -689,7 +707,10 @@ mod tests {
         }
         assert!(vs.current().all_files().count() > 5);
         assert!(vs.current().num_files(2) > 0, "compactions reached L2");
-        assert_eq!(manifests(&fs), [1]);
+        // Rolled over on the way (its appends spread over more than two zones, far below
+        // the size limit): only the live manifest is left.
+        assert!(vs.manifest_number() > 1);
+        assert_eq!(manifests(&fs), [vs.manifest_number()]);
         let (expected, next) = (state(&vs), vs.next_file_number());
         drop(vs);
         let fs = mount(&dev);

@@ -39,7 +39,8 @@ const MAX_RECLAIM_ROUNDS: u32 = 64;
 /// (an iterator the writing thread itself holds), hence a bound.
 const READER_WAIT: Duration = Duration::from_secs(2);
 
-/// Files that may use the reserved zones: manifests (the engine's MANIFEST and CURRENT).
+/// Files that may use the reserved zones (all but the cleaner's last one): manifests (the
+/// engine's MANIFEST and CURRENT).
 /// A few kilobytes, but a database whose manifest write fails stops taking writes, and a
 /// writer holding the manifest must not wait for the cleaner, which may be waiting for
 /// the manifest (a compaction it asked the engine for).
@@ -78,12 +79,14 @@ impl Request<'_> {
     /// Empty zones this request must leave: the reserved zones for files, and while zones
     /// are cleaned at least one, so that the cleaner always has room to move a victim's
     /// valid data (without it, a device filled to the last block with partly dead zones
-    /// could never be cleaned again). The cleaner itself may take them all, and so may
-    /// metadata files ([`uses_reserve`]).
+    /// could never be cleaned again). The cleaner itself may take them all; metadata
+    /// files ([`uses_reserve`]) may take the reserved zones but the last.
     fn keep_empty(&self, zones: &ZoneTable) -> u32 {
-        match self.gc || uses_reserve(self.kind) {
-            true => 0,
-            false => zones.budget.reserved.max(u32::from(self.cleaning)),
+        let last = u32::from(self.cleaning);
+        match (self.gc, uses_reserve(self.kind)) {
+            (true, _) => 0,
+            (false, true) => last,
+            (false, false) => zones.budget.reserved.max(last),
         }
     }
 

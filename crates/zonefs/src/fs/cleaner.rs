@@ -1164,6 +1164,26 @@ impl ZoneFs {
         self.shared.below(percent)
     }
 
+    /// The writers' space stall (threaded engines): while the free-space ratio is below
+    /// half of `gc_start` and the background cleaner cleans victims, waits for it, at most
+    /// `limit`. A writer that outruns the cleaner would otherwise take the zones it frees
+    /// until none is left. Returns whether it waited. Without a background cleaner, or
+    /// once a run ends without cleaning anything, it returns at once.
+    pub fn wait_for_cleaner(&self, limit: Duration) -> bool {
+        let low = self.shared.opts.gc_start / 2;
+        let start = Instant::now();
+        let mut waited = false;
+        while self.shared.below(low) && start.elapsed() < limit {
+            if self.shared.cleaner.signal.is_cleaning_thread()
+                || !self.shared.cleaner.signal.wake_and_wait()
+            {
+                break;
+            }
+            waited = true;
+        }
+        waited
+    }
+
     /// Sets when writers clean inline ([`InlineCleaning`]).
     pub fn set_inline_mode(&self, mode: InlineCleaning) {
         self.shared.cleaner.signal.update(|st| st.inline = mode);
