@@ -15,6 +15,16 @@ pub enum Error {
         source: FsError,
     },
 
+    /// A flush or compaction found no room for an output table. It changed nothing (the
+    /// table is deleted, the version is as it was) and can run again once the zone cleaner
+    /// has freed space; in threaded mode the job waits for the cleaner and retries.
+    #[error("{context}: {source}")]
+    NoRoomForOutput {
+        context: String,
+        #[source]
+        source: FsError,
+    },
+
     /// Stored data failed a check: a checksum, a length, a magic number, an impossible
     /// value. `what` names the file (and block or record) that is bad.
     #[error("corruption in {what}: {detail}")]
@@ -44,6 +54,16 @@ impl Error {
         Error::Corruption {
             what: what.into(),
             detail: detail.into(),
+        }
+    }
+
+    /// The file layer ran out of space (for an output table or anything else).
+    pub fn is_out_of_space(&self) -> bool {
+        match self {
+            Error::Fs { source, .. } | Error::NoRoomForOutput { source, .. } => {
+                source.is_out_of_space()
+            }
+            _ => false,
         }
     }
 

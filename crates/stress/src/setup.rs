@@ -202,9 +202,8 @@ pub fn open_image<T>(path: &Path, open: impl Fn(&Path) -> zns::Result<T>) -> Res
 /// background job (which the engine keeps as text).
 pub fn is_out_of_space(e: &engine::Error) -> bool {
     match e {
-        engine::Error::Fs { source, .. } => source.is_out_of_space(),
         engine::Error::NotWritable(why) => why.contains("out of space"),
-        _ => false,
+        other => other.is_out_of_space(),
     }
 }
 

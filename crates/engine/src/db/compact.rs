@@ -192,15 +192,14 @@ impl DbInner {
     }
 
     /// Picks, runs and installs one automatic compaction. `Ok(false)` if none is needed.
-    /// A failure is a background error.
+    /// A failure is a background error, unless there was no room for an output and the
+    /// job may wait for the cleaner and run again (see [`DbInner::job_failed`]).
     pub(crate) fn compact_once(&self) -> Result<bool> {
         let Some(p) = self.pick_auto()? else {
             return Ok(false);
         };
         let result = self.run_picked(p);
-        if let Err(e) = &result {
-            self.set_bg_error(e);
-        }
+        self.job_ended(&result);
         result.map(|_| true)
     }
 

@@ -105,13 +105,20 @@ pub(crate) fn write_table(
     neighbors: Option<Neighbors>,
 ) -> Result<FileMeta> {
     let name = sst_file_name(number);
+    let failed = |step: &str, e: FsError| {
+        let context = format!("{step} table '{name}'");
+        match e.is_out_of_space() {
+            true => Error::NoRoomForOutput { context, source: e },
+            false => Error::fs(context, e),
+        }
+    };
     let mut writer = fs
         .create(&name, FileKind::Sst, sst_hint(level, built, neighbors))
-        .map_err(|e| Error::fs(format!("create table '{name}'"), e))?;
+        .map_err(|e| failed("create", e))?;
     let written = writer.append(&built.data).and_then(|()| writer.close());
     if let Err(e) = written {
         let _ = fs.delete(&name);
-        return Err(Error::fs(format!("write table '{name}'"), e));
+        return Err(failed("write", e));
     }
     Ok(built.props.file_meta(number, built.data.len() as u64))
 }

@@ -95,9 +95,7 @@ impl DbInner {
     pub(crate) fn end_flush(&self, picked: &[Immutable], span: Option<(u64, u64)>) -> Result<()> {
         let _guard = FlushGuard(self);
         let result = self.run_flush(picked, span);
-        if let Err(e) = &result {
-            self.set_bg_error(e);
-        }
+        self.job_ended(&result);
         result
     }
 

@@ -22,6 +22,7 @@ use std::collections::{HashSet, VecDeque};
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use zonefs::fs::{FileWriter, ZoneFs};
 
@@ -52,6 +53,17 @@ pub(crate) fn holds_versions_lock() -> bool {
 }
 
 /// The version-set lock, counted per thread while held.
+/// Flushes and compactions that found no room for an output, in a row, before that is a
+/// background error (see [`DbInner::job_ended`]).
+pub(crate) const MAX_NO_ROOM_RETRIES: u64 = 8;
+
+/// How long a job that found no room waits for the zone cleaner at most.
+const NO_ROOM_WAIT: Duration = Duration::from_secs(5);
+
+/// The pause before the retry when the cleaner did not clean anything meanwhile (other
+/// jobs may still free space by deleting their inputs).
+const NO_ROOM_PAUSE: Duration = Duration::from_millis(50);
+
 pub(crate) struct VersionsGuard<'a> {
     guard: MutexGuard<'a, VersionSet>,
 }
@@ -169,6 +181,8 @@ pub(crate) struct DbInner {
     pub level_stats: Mutex<crate::compaction::CompactionStats>,
     pub zone_capacity: u64,
     pub compaction_ids: AtomicU64,
+    /// Jobs in a row that found no room for an output (see [`DbInner::job_ended`]).
+    pub no_room_streak: AtomicU64,
 }
 
 /// What [`DbInner::new`] starts from.
@@ -214,6 +228,7 @@ impl DbInner {
             level_stats: Mutex::new(crate::compaction::CompactionStats::new(num_levels)),
             zone_capacity: p.fs.device().geometry().zone_capacity,
             compaction_ids: AtomicU64::new(0),
+            no_room_streak: AtomicU64::new(0),
             picker: p.picker,
             options: p.options,
             fs: p.fs,
@@ -270,6 +285,27 @@ impl DbInner {
     }
 
     /// Records the first background error: from now on the database refuses writes.
+    /// A flush or compaction ended. A failure is a background error, except, in threaded
+    /// mode, no room for an output table: the job changed nothing, so it waits for the
+    /// zone cleaner and its thread runs it again (RocksDB resumes after a no-space error
+    /// too). [`MAX_NO_ROOM_RETRIES`] such failures in a row, with no job succeeding in
+    /// between, are a background error after all: the cleaner cannot free enough.
+    pub(crate) fn job_ended<T>(&self, result: &Result<T>) {
+        let Err(e) = result else {
+            self.no_room_streak.store(0, Ordering::Relaxed);
+            return;
+        };
+        let soft = matches!(e, Error::NoRoomForOutput { .. }) && !self.deterministic();
+        if soft && self.no_room_streak.fetch_add(1, Ordering::Relaxed) < MAX_NO_ROOM_RETRIES {
+            Counters::add(&self.counters.no_room_retries, 1);
+            if !self.fs.wait_for_cleaner(NO_ROOM_WAIT) {
+                std::thread::sleep(NO_ROOM_PAUSE);
+            }
+            return;
+        }
+        self.set_bg_error(e);
+    }
+
     pub(crate) fn set_bg_error(&self, e: &Error) {
         let mut st = self.lock_state();
         if st.bg_error.is_none() {

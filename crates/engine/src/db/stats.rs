@@ -28,6 +28,8 @@ pub(crate) struct Counters {
     pub delays: AtomicU64,
     /// Threaded writers waited for the zone cleaner (see `write.rs`, `space_stall`).
     pub space_stalls: AtomicU64,
+    /// Flushes and compactions that found no room for an output and ran again later.
+    pub no_room_retries: AtomicU64,
     pub picker_ns: AtomicU64,
     pub picker_calls: AtomicU64,
     pub neighbors_ns: AtomicU64,
@@ -186,6 +188,8 @@ pub struct DbStats {
     pub stall_delays: u64,
     /// Threaded writers that waited for the zone cleaner (low free space).
     pub space_stalls: u64,
+    /// Flushes and compactions that found no room for an output and ran again later.
+    pub no_room_retries: u64,
     /// Wall time spent in `Picker::order` while picking compactions, and the number of
     /// those calls (policy cost; measured in both modes, so it varies from run to run).
     pub picker_ns: u64,

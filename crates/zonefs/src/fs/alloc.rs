@@ -33,8 +33,9 @@ use super::table::{Lease, WriteSlot, ZoneTable};
 /// How often the reclaimer is asked before a writer gets an out-of-space error.
 const MAX_RECLAIM_ROUNDS: u32 = 64;
 
-/// How long a writer waits for readers to let go of zones that hold only dead data before
-/// it gets an out-of-space error. Readers of deleted files are a running compaction's
+/// How long a writer waits for readers to let go of zones that hold only dead data (or,
+/// in threaded use, for other writers' jobs to free zones) before it gets an
+/// out-of-space error. Readers of deleted files are a running compaction's
 /// inputs or an iterator's tables: the first let go within a job, the second may never
 /// (an iterator the writing thread itself holds), hence a bound.
 const READER_WAIT: Duration = Duration::from_secs(2);
@@ -171,15 +172,20 @@ impl Shared {
     }
 
     /// When no zone can be found: the zone cleaner (inline, or the background one woken
-    /// and waited for), then a wait for readers that pin zones holding only dead data.
+    /// and waited for), then a wait for a zone to be freed: by readers that pin zones
+    /// holding only dead data, or, with a background cleaner, by any other writer's job.
     /// True means "look again"; both are bounded by `budget`.
     pub(crate) fn reclaim_space(&self, budget: &mut Reclaim) -> FsResult<bool> {
         if budget.rounds < MAX_RECLAIM_ROUNDS && self.cleaner_reclaim()? {
             budget.rounds += 1;
             return Ok(true);
         }
+        // Threaded (a background cleaner runs): other writers' jobs may free zones any
+        // moment (a compaction deleting its inputs), so wait for that too.
+        let others = self.background_cleaner();
         let zones = self.lock_zones();
-        if zones.pinned_dead() == 0 || budget.readers_waited >= READER_WAIT {
+        let waits = others || zones.pinned_dead() > 0;
+        if !waits || budget.readers_waited >= READER_WAIT {
             return Ok(false);
         }
         let start = Instant::now();

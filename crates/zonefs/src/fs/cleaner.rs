@@ -805,6 +805,11 @@ impl Shared {
         (st.inline, st.background)
     }
 
+    /// A background cleaner thread runs.
+    pub(crate) fn background_cleaner(&self) -> bool {
+        self.cleaner.signal.lock().background
+    }
+
     pub(crate) fn cleaning_enabled(&self) -> bool {
         let (inline, background) = self.triggers();
         inline != InlineCleaning::Off || background
