@@ -193,7 +193,7 @@ impl DbInner {
 
     /// Picks, runs and installs one automatic compaction. `Ok(false)` if none is needed.
     /// A failure is a background error, unless there was no room for an output and the
-    /// job may wait for the cleaner and run again (see [`DbInner::job_failed`]).
+    /// job may wait for the cleaner and run again (see [`DbInner::job_ended`]).
     pub(crate) fn compact_once(&self) -> Result<bool> {
         let Some(p) = self.pick_auto()? else {
             return Ok(false);

@@ -12,8 +12,9 @@
 //! 3. when that cannot be done for lack of empty zones: any idle zone with room whatever
 //!    its class (space beats placement quality), resetting dead zones, taking back an idle
 //!    lease, waiting for a write in progress;
-//! 4. the zone cleaner (when inline or background cleaning is on) and the installed space
-//!    reclaimer, then an out-of-space error.
+//! 4. the zone cleaner (when inline or background cleaning is on), then a bounded wait for
+//!    a zone to be freed (readers of deleted files letting go, other writers' jobs ending),
+//!    one last look, then an out-of-space error (see [`Shared::reclaim_space`]).
 //!
 //! Before any of this, a writer's request notes the free space: below `gc_start` it runs
 //! the cleaner inline or wakes the background cleaner. The cleaner's own requests (`gc`)
@@ -30,7 +31,7 @@ use super::error::{FsError, FsResult};
 use super::shared::{Counters, Shared};
 use super::table::{Lease, WriteSlot, ZoneTable};
 
-/// How often the reclaimer is asked before a writer gets an out-of-space error.
+/// How many cleaner runs that cleaned something one allocation may wait for.
 const MAX_RECLAIM_ROUNDS: u32 = 64;
 
 /// How long a writer waits for readers to let go of zones that hold only dead data (or,
@@ -41,10 +42,9 @@ const MAX_RECLAIM_ROUNDS: u32 = 64;
 const READER_WAIT: Duration = Duration::from_secs(2);
 
 /// Files that may use the reserved zones (all but the cleaner's last one): manifests (the
-/// engine's MANIFEST and CURRENT).
-/// A few kilobytes, but a database whose manifest write fails stops taking writes, and a
-/// writer holding the manifest must not wait for the cleaner, which may be waiting for
-/// the manifest (a compaction it asked the engine for).
+/// engine's MANIFEST and CURRENT). A few kilobytes, but a database whose manifest write
+/// fails stops taking writes, and a writer holding the manifest must not wait for the
+/// cleaner, which may be waiting for the manifest (a compaction it asked the engine for).
 pub(crate) fn uses_reserve(kind: FileKind) -> bool {
     kind == FileKind::Manifest
 }
@@ -53,7 +53,7 @@ pub(crate) fn uses_reserve(kind: FileKind) -> bool {
 #[derive(Default)]
 pub(crate) struct Reclaim {
     rounds: u32,
-    readers_waited: Duration,
+    waited: Duration,
     last_look: bool,
 }
 
@@ -185,7 +185,7 @@ impl Shared {
         let others = self.background_cleaner();
         let zones = self.lock_zones();
         let waits = others || zones.pinned_dead() > 0;
-        if !waits || budget.readers_waited >= READER_WAIT {
+        if !waits || budget.waited >= READER_WAIT {
             return Ok(false);
         }
         let start = Instant::now();
@@ -193,7 +193,7 @@ impl Shared {
         let slice = READER_WAIT / 20;
         drop(self.zone_freed.wait_timeout(zones, slice));
         Counters::add(&self.counters.lease_wait_ns, elapsed_ns(start));
-        budget.readers_waited += start.elapsed();
+        budget.waited += start.elapsed();
         Ok(true)
     }
 
