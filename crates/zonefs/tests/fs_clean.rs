@@ -320,11 +320,11 @@ fn a_finished_zone_is_a_victim_like_a_full_one() {
     assert_eq!(fs.pick_victim(), Some(zone));
     // What a zone-aware picker sees: the one full zone and the bytes a cleaning would copy.
     assert_eq!(fs.full_zone_live_bytes(), vec![(zone, 200 * KIB)]);
-    assert_eq!(fs.gc_victims(), 0);
+    assert_eq!(fs.stats().gc.victims, 0);
     let v = fs.clean_one().unwrap().unwrap();
     assert_eq!((v.zone, v.copied_bytes), (zone, 200 * KIB));
     assert!(v.reset);
-    assert_eq!(fs.gc_victims(), 1);
+    assert_eq!(fs.stats().gc.victims, 1);
     assert_eq!(fs.full_zone_live_bytes(), vec![]);
     assert_files(&fs, &files, "after cleaning the finished zone");
     drop(fs);

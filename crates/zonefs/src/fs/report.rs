@@ -63,12 +63,6 @@ impl ZoneFs {
             .collect()
     }
 
-    /// Zones the cleaner has picked as victims since mount: a cheap way to notice that
-    /// cleaning ran (unlike [`ZoneFs::stats`], it takes no lock and copies nothing).
-    pub fn gc_victims(&self) -> u64 {
-        Counters::get(&self.shared.counters.gc_victims)
-    }
-
     pub fn stats(&self) -> FsStats {
         let sh = &self.shared;
         let dev = sh.dev.stats();
