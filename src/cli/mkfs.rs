@@ -86,9 +86,10 @@ pub struct FsArgs {
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_GC_STOP)]
     pub gc_stop: u8,
 
-    /// What the zone cleaner does with valid data: copy, compact or compensate
-    #[arg(long, value_name = "MODE", default_value = "copy", value_parser = parse_gc_mode)]
-    pub gc_mode: CleaningMode,
+    /// What the zone cleaner does with valid data: copy, compact or compensate [default:
+    /// compensate with --placement prophet, else copy]
+    #[arg(long, value_name = "MODE", value_parser = parse_gc_mode)]
+    pub gc_mode: Option<CleaningMode>,
 }
 
 fn parse_gc_mode(s: &str) -> Result<CleaningMode, String> {
@@ -98,7 +99,22 @@ fn parse_gc_mode(s: &str) -> Result<CleaningMode, String> {
     })
 }
 
+/// The cleaning mode a placement runs with unless `--gc-mode` says otherwise: Prophet's
+/// full scheme compensates, every other placement copies (as in the papers).
+pub fn default_gc_mode(placement: &str) -> CleaningMode {
+    match placement {
+        "prophet" => CleaningMode::Compensate,
+        _ => CleaningMode::Copy,
+    }
+}
+
 impl FsArgs {
+    /// The cleaning mode: `--gc-mode`, or the placement's default.
+    pub fn cleaning_mode(&self) -> CleaningMode {
+        self.gc_mode
+            .unwrap_or_else(|| default_gc_mode(&self.placement))
+    }
+
     /// The options the flags give, with `meta_zones` metadata zones.
     pub fn options(&self, meta_zones: u32) -> FsOptions {
         FsOptions::default()
@@ -106,7 +122,7 @@ impl FsArgs {
             .with_reserved_zones(self.reserved_zones)
             .with_placement(self.placement.clone())
             .with_gc(self.gc_start, self.gc_stop)
-            .with_gc_mode(self.gc_mode)
+            .with_gc_mode(self.cleaning_mode())
     }
 }
 

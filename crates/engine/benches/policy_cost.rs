@@ -16,6 +16,10 @@
 //! - `neighbors/{n}`: the neighbourhood of a new SST of that level (a key range the size
 //!   of one of its files, varied call to call): overlaps in the levels above and below,
 //!   closest files of its level, their zones, the level scores (`engine::db::neighbors_in`).
+//! - `predict/{picker}/{n}`: one lifetime prediction (Prophet) of a compaction output of
+//!   that level replacing one of its files (a different one call to call), the level with a
+//!   round-robin cursor in its middle: `round-robin` ranks by binary search, `sica` through
+//!   its order of the level.
 
 use std::collections::HashSet;
 use std::hint::black_box;
@@ -25,6 +29,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use engine::compaction::{picker_by_name, PickCtx, ZoneLookup};
 use engine::db::neighbors_in;
 use engine::key::{self, ValueKind};
+use engine::lifetime::{predict, Clock, PredictCtx};
 use engine::options::Options;
 use engine::version::{FileMeta, Version, VersionEdit};
 
@@ -67,6 +72,7 @@ fn sst(number: u64, lo: u64, hi: u64, size: u64) -> FileMeta {
         deletions: 0,
         raw_key_size: size / 1040 * 16,
         raw_value_size: size / 1040 * 1024,
+        lifetime: None,
     }
 }
 
@@ -196,11 +202,62 @@ fn bench_neighbors(c: &mut Criterion) {
     g.finish();
 }
 
+fn bench_predict(c: &mut Criterion) {
+    let mut g = c.benchmark_group("predict");
+    let options = Options::default();
+    let busy = HashSet::new();
+    let clock = Clock {
+        tick: 10_000,
+        compacting_levels: 5,
+        compactions: 5_000,
+        deleted: 40_000,
+        passive: vec![(50_000, 1_000); LEVELS],
+    };
+    for n in [1_000, 10_000, 100_000] {
+        let (v, level) = lsm(n);
+        let zones = zones_for(n);
+        let files = v.files(level);
+        let mut cursors = vec![None; LEVELS];
+        cursors[level] = files.get(files.len() / 2).map(|f| f.smallest.clone());
+        if n == 100_000 {
+            g.sample_size(10);
+        }
+        for name in ["round-robin", "sica"] {
+            let picker = picker_by_name(name).expect("a known picker");
+            let mut mix = Mix(11);
+            g.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| {
+                    let old = &files[(mix.next() % files.len() as u64) as usize];
+                    let inputs = [std::sync::Arc::clone(old)];
+                    let new = FileMeta {
+                        number: u64::MAX,
+                        ..FileMeta::clone(old)
+                    };
+                    let ctx = PredictCtx {
+                        version: &v,
+                        options: &options,
+                        picker: &*picker,
+                        cursors: &cursors,
+                        compacting: &busy,
+                        zones: &zones,
+                        free_ratio: 0.5,
+                        clock: &clock,
+                        job_inputs: &inputs,
+                        job_outputs: &[],
+                    };
+                    black_box(predict(&ctx, level, &new))
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    targets = bench_order, bench_neighbors
+    targets = bench_order, bench_neighbors, bench_predict
 }
 criterion_main!(benches);

@@ -25,6 +25,7 @@ pub mod db;
 pub mod error;
 pub mod iter;
 pub mod key;
+pub mod lifetime;
 pub mod log;
 pub mod memtable;
 pub mod options;

@@ -163,6 +163,9 @@ pub struct Options {
     /// The first level the `acc` picker may order by ZACA (2: L0→L1 and L1→L2 compactions
     /// always follow SICA, as in the MSST'24 paper; 0 = no level constraint).
     pub acc_min_level: usize,
+    /// Prophet's SHORT_THRESHOLD: SSTs of this level or above it (smaller level numbers)
+    /// are short-lived for lifetime-aware placement (2, the paper's choice).
+    pub prophet_short_threshold: u32,
     /// Bits per key of the SST bloom filter; 0 = no filter.
     pub bloom_bits_per_key: u32,
     /// Uncompressed size of an SST data block (4 KiB).
@@ -275,6 +278,7 @@ impl Default for Options {
             compaction_pri: "min-overlap".into(),
             acc_turning_point: 0.25,
             acc_min_level: 2,
+            prophet_short_threshold: 2,
             bloom_bits_per_key: 10,
             block_size: 4096,
             block_restart_interval: 16,

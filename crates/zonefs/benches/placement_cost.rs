@@ -11,13 +11,20 @@
 //! active zone: with many overlaps CAZA ranks every zone of the list and finds room in one
 //! of them; with one (in a full zone) it goes on to its next steps. Each case prints the
 //! decision it times. LIZA ignores the neighbourhood: its three figures are the same work.
+//!
+//! `place/prophet/{window,open,nearest}`: Prophet's allocation of an SST with a predicted
+//! deletion tick on the same view with Prophet's classes (the active zones windowed, 10
+//! ticks each): PD inside an active zone's window; in none, an empty zone can be opened; in
+//! none, no zone can be opened (steps 4-5). Its cost depends on the zones, not on the
+//! number of SSTs.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use zonefs::placement::prophet::{Window, WINDOW_CLASS};
 use zonefs::placement::{
-    policy_by_name, Lifetime, Neighbors, PlacementCtx, PlacementHint, SstRef, ZoneUse, ZoneView,
-    POLICIES,
+    policy_by_name, Lifetime, Neighbors, PlacementCtx, PlacementHint, PlacementPolicy,
+    PredictedDeath, Prophet, SstRef, ZoneUse, ZoneView,
 };
 
 const MIB: u64 = 1 << 20;
@@ -40,6 +47,7 @@ fn views() -> Vec<ZoneView> {
                 valid: if state == ZoneUse::Empty { 0 } else { ZONE / 2 },
                 busy: false,
                 class: Lifetime::Long.code(),
+                policy: Vec::new(),
             }
         })
         .collect()
@@ -95,7 +103,7 @@ fn hint(overlaps: u64) -> PlacementHint {
 fn bench(c: &mut Criterion) {
     let zones = views();
     let mut g = c.benchmark_group("place");
-    for name in POLICIES {
+    for name in ["liza", "caza", "caza+"] {
         let policy = policy_by_name(name).expect("known policy");
         for overlaps in [1u64, 10, 100] {
             let h = hint(overlaps);
@@ -104,10 +112,11 @@ fn bench(c: &mut Criterion) {
                 zones: &zones,
                 can_open: true,
                 min_capacity: 4096,
+                zone_capacity: 1 << 30,
             };
             // What is timed, for the record.
             eprintln!("{name}/{overlaps}: {:?}", policy.place(&ctx));
-            g.bench_with_input(BenchmarkId::new(*name, overlaps), &ctx, |b, ctx| {
+            g.bench_with_input(BenchmarkId::new(name, overlaps), &ctx, |b, ctx| {
                 b.iter(|| black_box(policy.place(black_box(ctx))))
             });
         }
@@ -115,5 +124,57 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// The view with Prophet's classes: active zone z has the window [z·10, z·10 + 9].
+fn prophet_views() -> Vec<ZoneView> {
+    views()
+        .into_iter()
+        .map(|mut z| {
+            if z.state == ZoneUse::Active {
+                z.class = WINDOW_CLASS;
+                let lo = u64::from(z.zone) * 10;
+                z.policy = Window { lo, hi: lo + 9 }.encode();
+            }
+            z
+        })
+        .collect()
+}
+
+fn bench_prophet(c: &mut Criterion) {
+    let zones = prophet_views();
+    let prophet = Prophet::by_name("prophet").expect("prophet");
+    let mut g = c.benchmark_group("place");
+    // Zone 43 is active: PD 435 is in its window; 2000 is in none.
+    for (case, tick, can_open) in [
+        ("window", 435, true),
+        ("open", 2000, true),
+        ("nearest", 2000, false),
+    ] {
+        let h = PlacementHint {
+            level: Some(3),
+            lifetime: Lifetime::Extreme,
+            size: SST,
+            death: Some(PredictedDeath {
+                tick,
+                short_lived: false,
+                deaths_per_tick: 4.0,
+                sst_size: SST,
+            }),
+            ..Default::default()
+        };
+        let ctx = PlacementCtx {
+            hint: &h,
+            zones: &zones,
+            can_open,
+            min_capacity: 4096,
+            zone_capacity: ZONE,
+        };
+        eprintln!("prophet/{case}: {:?}", prophet.place(&ctx));
+        g.bench_with_input(BenchmarkId::new("prophet", case), &ctx, |b, ctx| {
+            b.iter(|| black_box(prophet.place(black_box(ctx))))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench, bench_prophet);
 criterion_main!(benches);

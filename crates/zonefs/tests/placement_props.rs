@@ -6,12 +6,16 @@
 //! - `OpenEmpty { finish }`: a zone it names to finish is active and idle; a key-range-aware
 //!   policy opens an empty zone by itself only when `can_open` says one can be opened,
 //!   otherwise the decision is LIZA's (its last fallback) on the same view;
-//! - without a neighbourhood, CAZA and CAZA+ decide exactly as LIZA does.
+//! - without a neighbourhood, CAZA and CAZA+ decide exactly as LIZA does;
+//! - Prophet puts a long-lived SST never in a short-lived zone and a file without a
+//!   prediction never in one of its zones, and opens without a free resource only after
+//!   finishing a zone (or when no zone can be finished).
 
 use proptest::prelude::*;
+use zonefs::placement::prophet::{Window, SHORT_CLASS, WINDOW_CLASS};
 use zonefs::placement::{
     Caza, CazaPlus, Decision, Lifetime, Liza, Neighbors, PlacementCtx, PlacementHint,
-    PlacementPolicy, SstRef, ZoneUse, ZoneView,
+    PlacementPolicy, PredictedDeath, Prophet, SstRef, ZoneUse, ZoneView,
 };
 
 const ZONES: u32 = 12;
@@ -39,6 +43,7 @@ fn views() -> impl Strategy<Value = Vec<ZoneView>> {
                     valid,
                     busy: busy && state != ZoneUse::Full,
                     class,
+                    policy: Vec::new(),
                 }
             })
             .collect()
@@ -142,9 +147,117 @@ proptest! {
         min_capacity in 1u64..CAPACITY / 2,
     ) {
         let can_open = can_open && zones.iter().any(|z| z.state == ZoneUse::Empty && !z.busy);
-        let ctx = PlacementCtx { hint: &hint, zones: &zones, can_open, min_capacity };
+        let ctx = PlacementCtx {
+            hint: &hint,
+            zones: &zones,
+            can_open,
+            min_capacity,
+            zone_capacity: 1 << 30,
+        };
         for policy in [&Liza as &dyn PlacementPolicy, &Caza, &CazaPlus] {
             check(policy, &ctx)?;
+        }
+    }
+}
+
+/// Zones of LIZA's classes and Prophet's (short-lived, and windowed with random windows).
+fn prophet_views() -> impl Strategy<Value = Vec<ZoneView>> {
+    (
+        views(),
+        prop::collection::vec((0u8..3, 0u64..100, 0u64..20), ZONES as usize),
+    )
+        .prop_map(|(mut zones, tags)| {
+            for (z, (kind, lo, len)) in zones.iter_mut().zip(tags) {
+                match kind {
+                    0 => {}
+                    1 => z.class = SHORT_CLASS,
+                    _ => {
+                        z.class = WINDOW_CLASS;
+                        z.policy = Window { lo, hi: lo + len }.encode();
+                    }
+                }
+            }
+            zones
+        })
+}
+
+fn death() -> impl Strategy<Value = Option<PredictedDeath>> {
+    prop::option::of(
+        (0u64..150, any::<bool>(), 0.0f64..8.0, 1u64..CAPACITY).prop_map(
+            |(tick, short_lived, deaths_per_tick, sst_size)| PredictedDeath {
+                tick,
+                short_lived,
+                deaths_per_tick,
+                sst_size,
+            },
+        ),
+    )
+}
+
+fn check_prophet(p: &Prophet, ctx: &PlacementCtx<'_>) -> Result<(), TestCaseError> {
+    let d = p.place(ctx);
+    let view = |z: u32| ctx.zones.iter().find(|v| v.zone == z);
+    let prophets = |c: u8| c == SHORT_CLASS || c == WINDOW_CLASS;
+    match &d {
+        Decision::Use(z) => {
+            let v = view(*z);
+            prop_assert!(
+                v.is_some_and(|v| v.state == ZoneUse::Active
+                    && !v.busy
+                    && v.valid > 0
+                    && v.remaining >= ctx.min_capacity),
+                "Use({z}) of {v:?}"
+            );
+            let class = v.map_or(0, |v| v.class);
+            match &ctx.hint.death {
+                None => prop_assert!(!prophets(class), "unpredicted file in zone {z}"),
+                Some(death) if !(death.short_lived && p.segregation) => {
+                    prop_assert!(class != SHORT_CLASS, "long-lived file in short zone {z}")
+                }
+                Some(_) => {}
+            }
+        }
+        Decision::OpenEmpty { finish, .. } => {
+            if let Some(f) = finish {
+                let v = view(*f);
+                prop_assert!(v.is_some_and(|v| v.state == ZoneUse::Active && !v.busy));
+            }
+            let finishable = ctx
+                .zones
+                .iter()
+                .any(|v| v.state == ZoneUse::Active && !v.busy);
+            prop_assert!(
+                ctx.can_open || finish.is_some() || !finishable,
+                "{d:?} opens without a free resource"
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn prophet_decisions_can_be_carried_out(
+        zones in prophet_views(),
+        hint in hint(),
+        death in death(),
+        can_open in any::<bool>(),
+        min_capacity in 1u64..CAPACITY / 2,
+    ) {
+        let can_open = can_open && zones.iter().any(|z| z.state == ZoneUse::Empty && !z.busy);
+        let hint = PlacementHint { death, ..hint };
+        let ctx = PlacementCtx {
+            hint: &hint,
+            zones: &zones,
+            can_open,
+            min_capacity,
+            zone_capacity: CAPACITY,
+        };
+        for name in ["prophet", "prophet-gc-no"] {
+            let p = Prophet::by_name(name).ok_or_else(|| TestCaseError::fail(name))?;
+            check_prophet(&p, &ctx)?;
         }
     }
 }

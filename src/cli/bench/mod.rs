@@ -5,6 +5,7 @@
 //! device's room for the data, the JSON path); a failure during the run (out of space)
 //! still prints and writes the report of what ran, then exits non-zero.
 
+mod lifetime;
 mod preset;
 mod report;
 mod runner;
@@ -61,6 +62,9 @@ const ACC_FLAGS: [(&str, &str); 2] = [
     ("acc_turning_point", "--acc-turning-point"),
     ("acc_min_level", "--acc-min-level"),
 ];
+
+/// Prophet's SHORT_THRESHOLD flag.
+const SHORT_FLAG: &str = "--short-threshold";
 
 const BENCH_HELP: &str = "\
 Examples:
@@ -158,6 +162,11 @@ pub struct BenchArgs {
     /// base order (SICA's, min-overlap's)
     #[arg(long, value_name = "N", default_value_t = DEFAULT_ACC_MIN_LEVEL)]
     acc_min_level: usize,
+
+    /// prophet and prophet-gc placements: SSTs of this level and above (L0 .. N) go to
+    /// short-lived zones (Prophet's SHORT_THRESHOLD)
+    #[arg(long, value_name = "LEVEL", default_value_t = 2)]
+    short_threshold: u32,
 
     /// Memtable size [default: 64 MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_positive_size,
@@ -384,7 +393,7 @@ fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResu
             .ok()
     });
     let report = Report {
-        scheme: scheme_name(&a.fs.placement, &a.picker, a.fs.gc_mode).to_string(),
+        scheme: scheme_name(&a.fs.placement, &a.picker, a.fs.cleaning_mode()).to_string(),
         workload: a.workload_names(),
         config: a.config(&plan),
         measured: &measured,
@@ -509,6 +518,7 @@ impl BenchArgs {
             compaction_pri: self.picker.clone(),
             acc_turning_point: f64::from(self.acc_turning_point) / 100.0,
             acc_min_level: self.acc_min_level,
+            prophet_short_threshold: self.short_threshold,
             bloom_bits_per_key: self.bloom_bits.unwrap_or(d.bloom_bits_per_key),
             mode: self.mode,
             sim: self.sim_costs()?,
@@ -827,18 +837,32 @@ impl BenchArgs {
         self.sample_interval.unwrap_or((self.num / 100).max(1))
     }
 
-    /// The flags among `--acc-turning-point` and `--acc-min-level` the command line gave
-    /// although the picker does not read them. `zkv bench` refuses them; `zkv compare` only
-    /// where no scheme, or only the entry that sets them, would read them.
+    /// The flags only some policies read (`--acc-turning-point`, `--acc-min-level`: the
+    /// acc and zone-drain pickers; `--short-threshold`: the segregating Prophet placements)
+    /// that the command line gave although this run's policies do not read them. `zkv
+    /// bench` refuses them; `zkv compare` only where no scheme, or only the entry that sets
+    /// them, would read them.
     pub(crate) fn unread_acc_flags(&self) -> Vec<&'static str> {
-        if self.reads_acc_flags() {
-            return Vec::new();
-        }
-        ACC_FLAGS
-            .iter()
+        let acc = ACC_FLAGS.iter().filter(|_| !self.reads_acc_flags());
+        let short = [("short_threshold", SHORT_FLAG)];
+        let short = short.iter().filter(|_| !self.reads_short_threshold());
+        acc.chain(short)
             .filter(|(id, _)| self.given.has(id))
             .map(|&(_, flag)| flag)
             .collect()
+    }
+
+    /// Whether this run reads `flag`, one of [`Self::unread_acc_flags`]'s.
+    pub(crate) fn reads_flag(&self, flag: &str) -> bool {
+        match flag {
+            SHORT_FLAG => self.reads_short_threshold(),
+            _ => self.reads_acc_flags(),
+        }
+    }
+
+    /// Whether the placement segregates short-lived SSTs (the threshold says which).
+    pub(crate) fn reads_short_threshold(&self) -> bool {
+        zonefs::placement::Prophet::by_name(&self.fs.placement).is_some_and(|p| p.segregation)
     }
 
     /// Whether the picker reads the ACC options (with any other the two flags would change
@@ -849,6 +873,13 @@ impl BenchArgs {
 
     /// The refusal of `flag`, one of [`Self::unread_acc_flags`].
     pub(crate) fn unread_acc_flag(&self, flag: &str) -> CliError {
+        if flag == SHORT_FLAG {
+            return CliError::invalid(format!(
+                "{flag}: only the prophet and prophet-gc placements read it, and the \
+                 placement is {}",
+                self.fs.placement
+            ));
+        }
         let readers: Vec<&str> = PICKERS
             .iter()
             .copied()
@@ -928,6 +959,7 @@ fn engine_config(o: &Options) -> Value {
         "max_bytes_for_level_base": o.max_bytes_for_level_base,
         "max_bytes_for_level_multiplier": o.max_bytes_for_level_multiplier,
         "level0_file_num_compaction_trigger": o.level0_file_num_compaction_trigger,
+        "short_threshold": o.prophet_short_threshold,
         "level0_slowdown_writes_trigger": o.level0_slowdown_writes_trigger,
         "level0_stop_writes_trigger": o.level0_stop_writes_trigger,
     });

@@ -81,7 +81,8 @@ pub struct Preset {
     pub level0_file_num_compaction_trigger: u32,
     pub gc_start: u8,
     pub gc_stop: u8,
-    pub gc_mode: CleaningMode,
+    /// `None`: the placement's default (`--gc-mode`'s).
+    pub gc_mode: Option<CleaningMode>,
     pub placement: &'static str,
     pub picker: &'static str,
     /// The device timing model of the paper's device (`none` for a DRAM device).
@@ -122,7 +123,7 @@ const COMMON: Preset = Preset {
     level0_file_num_compaction_trigger: 4,
     gc_start: 20,
     gc_stop: 25,
-    gc_mode: CleaningMode::Copy,
+    gc_mode: None,
     placement: "liza",
     picker: "sica",
     timing: TimingPreset::None,

@@ -2,7 +2,8 @@
 //! and the zone/cleaning summary for people; the DESIGN.md section 9 JSON for programs.
 //!
 //! Sections without a source are left out rather than filled with zeros that would look
-//! measured: Prophet's `lifetime` and BlobDB's `blob` (not in zkv yet), the device's
+//! measured: `lifetime` when the run predicts no lifetimes, BlobDB's `blob` (not in zkv
+//! yet), the device's
 //! `busy_ns` and `timing` without `--timing`, and a `policy_us` figure whose policy was
 //! never called.
 
@@ -93,6 +94,12 @@ pub fn print_human(r: &Report<'_>, out: &mut Out) -> CliResult {
     out.line("")?;
     for line in zone_lines(r) {
         out.line(line)?;
+    }
+    if let Some(l) = &r.db.lifetime {
+        out.line("")?;
+        for line in super::lifetime::lines(l) {
+            out.line(line)?;
+        }
     }
     if let Some(v) = &r.verify {
         out.line(format!(
@@ -258,6 +265,9 @@ pub fn to_json(r: &Report<'_>) -> Value {
     top.insert("compaction".into(), compaction_json(&r.db.records));
     top.insert("zone_invalid_ratios".into(), invalid_json(&r.invalid));
     top.insert("latency_us".into(), latency_json(&r.measured.latency));
+    if let Some(l) = &r.db.lifetime {
+        top.insert("lifetime".into(), super::lifetime::to_json(l));
+    }
     if let Some(v) = &r.verify {
         top.insert(
             "verify".into(),
@@ -336,6 +346,7 @@ fn policy_means_us(fs: &FsStats, db: &DbStats) -> Vec<(&'static str, f64)> {
         ("placement", fs.placement_decisions, fs.placement_mean_us()),
         ("picker", db.picker_calls, db.picker_mean_us()),
         ("neighbors", db.neighbors_calls, db.neighbors_mean_us()),
+        ("prediction", db.prediction_calls, db.prediction_mean_us()),
     ]
     .into_iter()
     .filter(|&(_, calls, _)| calls > 0)

@@ -193,15 +193,15 @@ fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
     })
 }
 
-/// `--acc-turning-point` and `--acc-min-level` given on the command line apply to every
-/// scheme, so a scheme whose picker does not read them is fine as long as another one does;
-/// an entry's own override must be read by that entry's picker.
+/// `--acc-turning-point`, `--acc-min-level` and `--short-threshold` given on the command line
+/// apply to every scheme, so a scheme whose policies do not read them is fine as long as
+/// another one does; an entry's own override must be read by that entry's policies.
 fn check_acc_flags(runs: &[Run]) -> CliResult {
-    let any_reads = runs.iter().any(|r| r.args.reads_acc_flags());
     for r in runs {
         for flag in r.args.unread_acc_flags() {
             let key = flag.trim_start_matches('-');
             let overridden = r.entry.overrides.iter().any(|(k, _)| k == key);
+            let any_reads = runs.iter().any(|r| r.args.reads_flag(flag));
             if overridden || !any_reads {
                 return Err(labelled(&r.entry, r.args.unread_acc_flag(flag)));
             }

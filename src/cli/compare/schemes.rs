@@ -2,7 +2,7 @@
 //! (DESIGN.md section 8), and the `--schemes` entries that pick them with per-entry
 //! overrides (`baseline:gc-start=10:gc-stop=15`).
 //!
-//! A scheme is a placement and a picker, cleaned by copying; it stands for the bench flags
+//! A scheme is a placement, a picker and a cleaning mode; it stands for the bench flags
 //! `--placement`, `--picker` and `--gc-mode`. A run's flags are, from weakest to strongest:
 //! the scheme's, the flags given on the command line, the entry's overrides; so a flag
 //! given once applies to every scheme unless an entry says otherwise.
@@ -12,12 +12,13 @@ use std::fmt;
 
 use zonefs::fs::CleaningMode;
 
-/// One named scheme: a placement and a picker, with the copying zone cleaner.
+/// One named scheme: a placement, a picker and what the zone cleaner does.
 #[derive(Debug)]
 pub struct Scheme {
     pub name: &'static str,
     pub placement: &'static str,
     pub picker: &'static str,
+    pub gc_mode: CleaningMode,
 }
 
 impl Scheme {
@@ -26,14 +27,14 @@ impl Scheme {
         [
             ("placement", self.placement),
             ("picker", self.picker),
-            ("gc-mode", CleaningMode::Copy.name()),
+            ("gc-mode", self.gc_mode.name()),
         ]
     }
 }
 
 /// Every scheme zkv knows; a new placement or picker adds its schemes here (and to the
-/// help text of `zkv compare` and docs/CLI.md). Every scheme cleans by copying, as in the
-/// papers' experiments.
+/// help text of `zkv compare` and docs/CLI.md). Every scheme but Prophet's full one cleans
+/// by copying, as in the papers' experiments.
 pub const SCHEMES: &[Scheme] = &[
     // LIZA placement, SICA picker: every paper's baseline.
     scheme("baseline", "liza", "sica"),
@@ -55,6 +56,16 @@ pub const SCHEMES: &[Scheme] = &[
     // The same picker under the enhanced CAZA placement: zone-drain without its zone
     // awareness.
     scheme("min-overlap-caza", "caza+", "min-overlap"),
+    // MSST'24's Prophet: lifetime-window placement with rounding and level segregation,
+    // GC with compaction compensation, the round-robin picker the paper runs.
+    Scheme {
+        gc_mode: CleaningMode::Compensate,
+        ..scheme("prophet", "prophet", "round-robin")
+    },
+    // Prophet without compensation (full GC).
+    scheme("prophet-gc", "prophet-gc", "round-robin"),
+    // Prophet's prediction and windows without rounding and segregation, full GC.
+    scheme("prophet-gc-no", "prophet-gc-no", "round-robin"),
 ];
 
 const fn scheme(name: &'static str, placement: &'static str, picker: &'static str) -> Scheme {
@@ -62,19 +73,17 @@ const fn scheme(name: &'static str, placement: &'static str, picker: &'static st
         name,
         placement,
         picker,
+        gc_mode: CleaningMode::Copy,
     }
 }
 
 /// The scheme a placement, picker and cleaning mode make, as the papers name it (the name
 /// of a bench report); any other combination is `custom`.
 pub fn scheme_name(placement: &str, picker: &str, gc_mode: CleaningMode) -> &'static str {
-    let scheme = SCHEMES
+    SCHEMES
         .iter()
-        .find(|s| s.placement == placement && s.picker == picker);
-    match scheme {
-        Some(s) if gc_mode == CleaningMode::Copy => s.name,
-        _ => "custom",
-    }
+        .find(|s| s.placement == placement && s.picker == picker && s.gc_mode == gc_mode)
+        .map_or("custom", |s| s.name)
 }
 
 /// The bench flags (without dashes) an entry may override.
@@ -87,6 +96,7 @@ pub const OVERRIDE_KEYS: &[&str] = &[
     "reserved-zones",
     "acc-turning-point",
     "acc-min-level",
+    "short-threshold",
 ];
 
 /// One entry of `--schemes`: a scheme and its overrides. The label (the column of the
@@ -248,18 +258,30 @@ mod tests {
         assert_eq!(
             known_schemes(),
             "baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza, min-overlap, \
-             min-overlap-caza"
+             min-overlap-caza, prophet, prophet-gc, prophet-gc-no"
+        );
+        let prophet = SCHEMES.iter().find(|s| s.name == "prophet").unwrap();
+        assert_eq!(
+            prophet.flags(),
+            [
+                ("placement", "prophet"),
+                ("picker", "round-robin"),
+                ("gc-mode", "compensate")
+            ]
         );
     }
 
     #[test]
     fn bench_runs_are_named_after_their_scheme() {
         for s in SCHEMES {
-            assert_eq!(
-                scheme_name(s.placement, s.picker, CleaningMode::Copy),
-                s.name
-            );
+            assert_eq!(scheme_name(s.placement, s.picker, s.gc_mode), s.name);
         }
+        let rr = "round-robin";
+        assert_eq!(scheme_name("prophet", rr, CleaningMode::Copy), "custom");
+        assert_eq!(
+            scheme_name("prophet-gc", rr, CleaningMode::Copy),
+            "prophet-gc"
+        );
         assert_eq!(scheme_name("liza", "sica", CleaningMode::Copy), "baseline");
         assert_eq!(scheme_name("caza+", "acc", CleaningMode::Copy), "a-caza");
         assert_eq!(scheme_name("caza", "acc", CleaningMode::Copy), "custom");

@@ -19,6 +19,7 @@ mod matrix;
 mod median;
 mod metric;
 mod plot;
+mod prophet24;
 mod resume;
 mod samezone24;
 mod spread;
@@ -54,7 +55,10 @@ Experiments:
               (20 runs: Figures 3-6 from deterministic runs, Table 1 from threaded ones)
   samezone24  Same-Zone Compaction, MSST'24: schemes baseline, a-liza, caza, a-caza on
               fillrandom and YCSB zipfian/latest/uniform (32 runs: Figures 8-12, 15-17)
-  prophet24, samevictim24: refused, zkv lacks parts they need (the error names them)
+  prophet24   Prophet, MSST'24: LIZA, prophet-gc-no, prophet-gc, prophet at cleaning stop
+              30-45%, full compaction, the five pickers, the accuracy run (45 runs:
+              Figures 5, 7-9, 11, Table II; Table I, Figs. 10 and 12 not yet)
+  samevictim24: refused, zkv lacks parts it needs (the error names them)
   zone-drain  zkv's own: the zone-drain picker against min-overlap (RocksDB's default) and
               the MSST'24 schemes, on samezone24's preset and four workloads (56 runs)
 
@@ -314,10 +318,7 @@ fn experiment(name: &str) -> CliResult<Box<dyn Experiment>> {
         "caza22" => return Ok(Box::new(caza22::Caza22)),
         "samezone24" => return Ok(Box::new(samezone24::SameZone24)),
         "zone-drain" => return Ok(Box::new(zone_drain::ZoneDrain)),
-        "prophet24" => {
-            "the Prophet placements (prophet-gc-no, prophet-gc, prophet: lifetime \
-             prediction) and the cleaning modes compact and compensate driven by it"
-        }
+        "prophet24" => return Ok(Box::new(prophet24::Prophet24)),
         "samevictim24" => {
             "BlobDB mode (blob files, blob GC with an age cutoff) and the blob placements \
              baza and baza+ (Z_Cutoff)"
@@ -326,7 +327,7 @@ fn experiment(name: &str) -> CliResult<Box<dyn Experiment>> {
     };
     Err(CliError::invalid(format!(
         "zkv repro {name}: needs {missing}, which zkv does not have yet; experiments zkv \
-         repro runs: caza22, samezone24, zone-drain"
+         repro runs: caza22, samezone24, prophet24, zone-drain"
     )))
 }
 
@@ -351,11 +352,21 @@ mod tests {
 
     #[test]
     fn blocked_experiments_name_what_they_need() {
-        let e = experiment("prophet24").err().unwrap().to_string();
-        assert!(e.contains("Prophet placements"), "{e}");
-        assert!(e.ends_with("caza22, samezone24, zone-drain"), "{e}");
         let e = experiment("samevictim24").err().unwrap().to_string();
         assert!(e.contains("BlobDB"), "{e}");
+        assert!(
+            e.ends_with("caza22, samezone24, prophet24, zone-drain"),
+            "{e}"
+        );
+        let prophet = experiment("prophet24").ok().map(|e| e.name());
+        assert_eq!(prophet, Some("prophet24"));
+        // Every run has a distinct name, and only the deterministic mode runs the
+        // accuracy run and the cleaning and picker variants.
+        let specs = prophet24::Prophet24.specs(&[ExecMode::Deterministic, ExecMode::Threaded]);
+        let ids: std::collections::BTreeSet<String> = specs.iter().map(|s| s.id()).collect();
+        assert_eq!((specs.len(), ids.len()), (45, 45));
+        let threaded = prophet24::Prophet24.specs(&[ExecMode::Threaded]);
+        assert_eq!(threaded.len(), 16);
         assert_eq!(experiment("caza22").ok().map(|e| e.name()), Some("caza22"));
     }
 

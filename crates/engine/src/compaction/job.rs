@@ -694,6 +694,7 @@ mod tests {
             deletions: 0,
             raw_key_size: 0,
             raw_value_size: 0,
+            lifetime: None,
         }
     }
 

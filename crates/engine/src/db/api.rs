@@ -96,9 +96,9 @@ impl Db {
         fs.set_compaction_requester(Arc::new(Requester {
             inner: Arc::downgrade(&inner),
         }));
-        // Only policies that read neighbourhoods ask, and only they are worth the version
-        // walk an answer costs.
-        if fs.placement_wants_neighbors() {
+        // Only policies that read neighbourhoods or predictions ask, and only they are
+        // worth the version walk an answer costs.
+        if fs.placement_wants_neighbors() || fs.wants_lifetimes() {
             fs.set_hint_source(Arc::new(LiveHints {
                 inner: Arc::downgrade(&inner),
             }));
@@ -392,6 +392,10 @@ impl Db {
                 score,
             })
             .collect();
+        // Each takes the version-set lock: not inside the literal below, whose temporaries
+        // (a lock guard) live to its end.
+        let lifetime = inner.lifetime_summary();
+        let manifest_bytes = inner.lock_versions().manifest_bytes();
         DbStats {
             user_bytes: Counters::get(&c.user_bytes),
             wal_bytes: Counters::get(&c.wal_bytes),
@@ -406,7 +410,7 @@ impl Db {
             trivial_moves: Counters::get(&c.trivial_moves),
             trivial_move_bytes: Counters::get(&c.trivial_move_bytes),
             requested_compactions: Counters::get(&c.requested_compactions),
-            manifest_bytes: inner.lock_versions().manifest_bytes(),
+            manifest_bytes,
             stall_ns: Counters::get(&c.stall_ns),
             stall_stops: Counters::get(&c.stops),
             stall_delays: Counters::get(&c.delays),
@@ -416,6 +420,9 @@ impl Db {
             picker_calls: Counters::get(&c.picker_calls),
             neighbors_ns: Counters::get(&c.neighbors_ns),
             neighbors_calls: Counters::get(&c.neighbors_calls),
+            prediction_ns: Counters::get(&c.prediction_ns),
+            prediction_calls: Counters::get(&c.prediction_calls),
+            lifetime,
             levels,
             level_stats: inner.level_stats(),
             records: inner.lock_records().clone(),

@@ -133,9 +133,8 @@ impl CompactionRequester for Requester {
         files: &[CompactionCandidate],
         mode: CleaningMode,
     ) -> Vec<String> {
-        // `compensate` needs lifetime predictions the engine does not make: every file is
-        // copied. A thread inside a manifest write must not start another edit.
-        if mode != CleaningMode::Compact || holds_versions_lock() {
+        // A thread inside a manifest write must not start another edit.
+        if mode == CleaningMode::Copy || holds_versions_lock() {
             return Vec::new();
         }
         let Some(inner) = self.inner.upgrade() else {
@@ -148,6 +147,15 @@ impl CompactionRequester for Requester {
                 _ => None,
             })
             .collect();
+        // `compensate` compacts only the files predicted to trigger their own compaction
+        // at a tick still ahead (Prophet's GC with compaction compensation).
+        let numbers = match mode {
+            CleaningMode::Compensate => inner.compensation_picks(&numbers),
+            _ => numbers,
+        };
+        if numbers.is_empty() {
+            return Vec::new();
+        }
         inner
             .compact_requested(&numbers)
             .into_iter()

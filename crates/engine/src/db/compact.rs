@@ -277,12 +277,12 @@ impl DbInner {
             dynamic_file_size: self.options.level_compaction_dynamic_file_size,
             bottommost: c.bottommost,
         };
-        let inputs: HashSet<u64> = c.input_files().map(|f| f.number).collect();
+        let inputs: Vec<Arc<FileMeta>> = c.input_files().cloned().collect();
         let mut outputs = Vec::new();
         let result = run_job_with(&mut input, &params, &rules, &mut |table| {
             let number = self.new_file_number();
-            let neighbors = self.sst_neighbors(c.output_level, &table, &inputs, &outputs);
-            let meta = write_table(&self.fs, number, c.output_level, &table, neighbors)?;
+            let extras = self.sst_extras(c.output_level, &table, number, &inputs, &outputs);
+            let meta = write_table(&self.fs, number, c.output_level, &table, extras)?;
             outputs.push(meta);
             Ok(())
         });

@@ -7,9 +7,10 @@
 
 use zonefs::fs::{FsError, ZoneFs};
 use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, Neighbors, PlacementHint};
+use zonefs::placement::{Lifetime, Neighbors, PlacementHint, PredictedDeath};
 
 use crate::key;
+use crate::lifetime::FileLifetime;
 use crate::sst::BuiltTable;
 use crate::version::FileMeta;
 pub(crate) use crate::version::{sst_file_name, wal_file_name};
@@ -55,23 +56,29 @@ pub(crate) fn wal_hint() -> PlacementHint {
     }
 }
 
+/// What a new SST's hint carries besides its level, size and key range, each computed only
+/// when something uses it: the neighbourhood (key-range-aware placement) and the predicted
+/// lifetime (lifetime-aware placement, compensating cleaning), kept with the file.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SstExtras {
+    pub neighbors: Option<Neighbors>,
+    pub lifetime: Option<FileLifetime>,
+    pub death: Option<PredictedDeath>,
+}
+
 /// The hint of an SST of `level` whose table is complete: RocksDB's lifetime for the level,
-/// the exact size and user-key range, and the neighbourhood if the policy wants it.
-pub(crate) fn sst_hint(
-    level: usize,
-    built: &BuiltTable,
-    neighbors: Option<Neighbors>,
-) -> PlacementHint {
+/// the exact size and user-key range, and the extras.
+pub(crate) fn sst_hint(level: usize, built: &BuiltTable, extras: SstExtras) -> PlacementHint {
     let (smallest, largest) = (&built.props.smallest, &built.props.largest);
     let range = (key::user_key(smallest), key::user_key(largest));
-    sst_hint_of(level, built.data.len() as u64, range, neighbors)
+    sst_hint_of(level, built.data.len() as u64, range, extras)
 }
 
 /// The hint of the live SST `file` of `level`, as the zone cleaner asks for it when it
 /// moves the file: as [`sst_hint`] for a new SST of that level, sized as the file.
-pub(crate) fn live_sst_hint(level: usize, file: &FileMeta, neighbors: Neighbors) -> PlacementHint {
+pub(crate) fn live_sst_hint(level: usize, file: &FileMeta, extras: SstExtras) -> PlacementHint {
     let range = (file.smallest_user_key(), file.largest_user_key());
-    sst_hint_of(level, file.size, range, Some(neighbors))
+    sst_hint_of(level, file.size, range, extras)
 }
 
 /// The hint of an SST of `level` of `size` bytes over the user keys `range`.
@@ -79,7 +86,7 @@ fn sst_hint_of(
     level: usize,
     size: u64,
     (smallest, largest): (&[u8], &[u8]),
-    neighbors: Option<Neighbors>,
+    extras: SstExtras,
 ) -> PlacementHint {
     let level = Some(u8::try_from(level).unwrap_or(u8::MAX));
     PlacementHint {
@@ -89,12 +96,13 @@ fn sst_hint_of(
         size,
         smallest_key: smallest.to_vec(),
         largest_key: largest.to_vec(),
-        neighbors,
+        neighbors: extras.neighbors,
+        death: extras.death,
     }
 }
 
-/// Creates SST `number` of `level` with its hint (`neighbors` included), writes the built
-/// table and syncs it.
+/// Creates SST `number` of `level` with its hint (`extras` included), writes the built
+/// table and syncs it; the file's metadata keeps the predicted lifetime.
 /// A failed write leaves no file behind when the file layer can still delete it (a file
 /// that survives a crash is not in any version and is deleted at the next open).
 pub(crate) fn write_table(
@@ -102,8 +110,9 @@ pub(crate) fn write_table(
     number: u64,
     level: usize,
     built: &BuiltTable,
-    neighbors: Option<Neighbors>,
+    extras: SstExtras,
 ) -> Result<FileMeta> {
+    let lifetime = extras.lifetime;
     let name = sst_file_name(number);
     let failed = |step: &str, e: FsError| {
         let context = format!("{step} table '{name}'");
@@ -113,14 +122,16 @@ pub(crate) fn write_table(
         }
     };
     let mut writer = fs
-        .create(&name, FileKind::Sst, sst_hint(level, built, neighbors))
+        .create(&name, FileKind::Sst, sst_hint(level, built, extras))
         .map_err(|e| failed("create", e))?;
     let written = writer.append(&built.data).and_then(|()| writer.close());
     if let Err(e) = written {
         let _ = fs.delete(&name);
         return Err(failed("write", e));
     }
-    Ok(built.props.file_meta(number, built.data.len() as u64))
+    let mut meta = built.props.file_meta(number, built.data.len() as u64);
+    meta.lifetime = lifetime;
+    Ok(meta)
 }
 
 /// Deletes a file; a file that is already gone is fine.

@@ -1,7 +1,6 @@
 //! Flush: immutable memtables → one L0 table, then the version edit that adds it and
 //! advances the log number, then the flushed WALs are deleted.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::compaction::job::{run_job, JobParams, JobStats};
@@ -107,8 +106,8 @@ impl DbInner {
         let mut bytes = 0;
         if let Some(table) = built {
             let number = self.new_file_number();
-            let neighbors = self.sst_neighbors(0, &table, &HashSet::new(), &[]);
-            let meta = write_table(&self.fs, number, 0, &table, neighbors)?;
+            let extras = self.sst_extras(0, &table, number, &[], &[]);
+            let meta = write_table(&self.fs, number, 0, &table, extras)?;
             bytes = meta.size;
             edit.add_file(0, meta);
         }

@@ -9,10 +9,12 @@ use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use zonefs::fs::HintSource;
-use zonefs::placement::PlacementHint;
+use zonefs::placement::{Neighbors, PlacementHint};
+
+use crate::version::{FileMeta, Version};
 
 use super::compact::FsZones;
-use super::files::{live_sst_hint, parse_file_name, DbFile};
+use super::files::{live_sst_hint, parse_file_name, DbFile, SstExtras};
 use super::hints::{neighbors, HintScope};
 use super::inner::{holds_versions_lock, DbInner};
 
@@ -37,19 +39,43 @@ impl HintSource for LiveHints {
 }
 
 impl DbInner {
-    /// The hint of live SST `number` now: its level, lifetime, size and key range, and the
-    /// neighbourhood a new SST of its level and key range would get, with the file itself
-    /// left out of every list. `None` if the current version does not hold it.
+    /// The hint of live SST `number` now: its level, lifetime, size and key range, and
+    /// what the policy reads of a new SST of its level and key range: the neighbourhood
+    /// (the file itself left out of every list), the predicted death (predicted afresh: the
+    /// file is placed as if written now). `None` if the current version does not hold it.
     pub(crate) fn live_sst_hint(&self, number: u64) -> Option<PlacementHint> {
-        let start = Instant::now();
         let (version, compacting) = self.version_and_compacting();
         let (level, file) = version.all_files().find(|(_, f)| f.number == number)?;
         let file = Arc::clone(file);
-        let itself: HashSet<u64> = HashSet::from([number]);
+        let neighbors = self
+            .fs
+            .placement_wants_neighbors()
+            .then(|| self.live_neighbors(&version, &compacting, level, &file));
+        let itself = [Arc::clone(&file)];
+        let death = self
+            .predict_new(level, &file, &itself, &[])
+            .map(|(_, death)| death);
+        let extras = SstExtras {
+            neighbors,
+            lifetime: None,
+            death,
+        };
+        Some(live_sst_hint(level, &file, extras))
+    }
+
+    fn live_neighbors(
+        &self,
+        version: &Version,
+        compacting: &HashSet<u64>,
+        level: usize,
+        file: &FileMeta,
+    ) -> Neighbors {
+        let start = Instant::now();
+        let itself: HashSet<u64> = HashSet::from([file.number]);
         let scope = HintScope {
-            version: &version,
+            version,
             options: &self.options,
-            compacting: &compacting,
+            compacting,
             job_inputs: &itself,
             job_outputs: &[],
             zones: &FsZones(&self.fs),
@@ -57,6 +83,6 @@ impl DbInner {
         let (smallest, largest) = (file.smallest_user_key(), file.largest_user_key());
         let n = neighbors(&scope, level, smallest, largest);
         self.count_neighbors(start);
-        Some(live_sst_hint(level, &file, n))
+        n
     }
 }

@@ -29,6 +29,7 @@ use zonefs::fs::{FileWriter, ZoneFs};
 use crate::batch::WriteBatch;
 use crate::compaction::Picker;
 use crate::key::SeqNo;
+use crate::lifetime::Clock;
 use crate::log::LogWriter;
 use crate::memtable::Memtable;
 use crate::options::{ExecMode, Options};
@@ -131,6 +132,10 @@ pub(crate) struct State {
     /// The first background error; the database refuses writes once it is set.
     pub bg_error: Option<String>,
     pub shutting_down: bool,
+    /// The version set's lifetime clock as of `version` (`None`: no predictions), and its
+    /// round-robin cursors: what a prediction reads without the version-set lock.
+    pub clock: Option<Clock>,
+    pub cursors: Vec<Option<Vec<u8>>>,
 }
 
 /// The writer's side: the WAL.
@@ -217,6 +222,8 @@ impl DbInner {
                 compaction_wanted: true,
                 bg_error: None,
                 shutting_down: false,
+                clock: p.versions.clock().cloned(),
+                cursors: p.versions.compact_cursors().to_vec(),
             }),
             versions: Mutex::new(p.versions),
             changed: Condvar::new(),
@@ -340,6 +347,8 @@ impl DbInner {
         let version = vs.current();
         let mut st = self.lock_state();
         st.version = Arc::clone(&version);
+        st.clock = vs.clock().cloned();
+        st.cursors.clone_from(&vs.compact_cursors().to_vec());
         st.compaction_wanted = true;
         also(&mut st);
         drop(st);

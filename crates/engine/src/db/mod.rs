@@ -18,6 +18,7 @@ mod flush;
 mod hint_source;
 mod hints;
 mod inner;
+mod lifetimes;
 mod read;
 mod recovery;
 mod sim;
@@ -31,4 +32,6 @@ pub use api::{Db, MemtableShape, ReadOptions, WriteOptions};
 pub use hints::neighbors_in;
 pub use recovery::{DroppedRegion, RecoveryReport};
 pub use snapshot::Snapshot;
-pub use stats::{CompactionInput, CompactionOutput, CompactionRecord, DbStats, LevelShape};
+pub use stats::{
+    CompactionInput, CompactionOutput, CompactionRecord, DbStats, LevelShape, LifetimeSummary,
+};

@@ -59,13 +59,16 @@ use zonefs::placement::Neighbors;
 
 use crate::compaction::JobOutput;
 use crate::sst::BuiltTable;
-use crate::version::FileMeta;
+use crate::version::{FileMeta, Version};
 
 use super::compact::FsZones;
-use super::files::{delete_file, parse_file_name, wal_file_name, wal_hint, write_table, DbFile};
+use super::files::{
+    delete_file, parse_file_name, wal_file_name, wal_hint, write_table, DbFile, SstExtras,
+};
 use super::flush::build_l0;
 use super::hints::{table_neighbors, HintScope};
 use super::inner::Writer;
+use super::lifetimes::recovery_prediction;
 
 /// What open found and did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -147,6 +150,7 @@ pub(crate) fn recover(fs: &Arc<ZoneFs>, options: &Options) -> Result<Recovered> 
     let mut report = RecoveryReport::default();
     let mut vs = open_versions(fs, options, true, &mut report)?;
     vs.set_max_manifest_bytes(manifest_limit(fs));
+    vs.track_lifetimes(fs.wants_lifetimes());
     let Found {
         versions: mut vs,
         batches,
@@ -528,8 +532,8 @@ impl RecoveryFlush<'_> {
         let (Some(built), job) = build_l0(std::slice::from_ref(mem), &[], self.table)? else {
             return Ok(());
         };
-        let neighbors = self.neighbors(vs, &built);
-        let meta = write_table(self.fs, vs.new_file_number(), 0, &built, neighbors)?;
+        let extras = self.extras(vs, &built);
+        let meta = write_table(self.fs, vs.new_file_number(), 0, &built, extras)?;
         report.tables += 1;
         report.flushes.push(JobOutput {
             bytes_written: meta.size,
@@ -542,13 +546,31 @@ impl RecoveryFlush<'_> {
         Ok(())
     }
 
-    fn neighbors(&self, vs: &VersionSet, built: &BuiltTable) -> Option<Neighbors> {
+    fn extras(&self, vs: &VersionSet, built: &BuiltTable) -> SstExtras {
+        let version = vs.current();
+        let predicted = recovery_prediction(
+            self.fs,
+            self.options,
+            &version,
+            vs.clock(),
+            built,
+            &self.written,
+        );
+        let (lifetime, death) = predicted.unzip();
+        SstExtras {
+            neighbors: self.neighbors(&version, built),
+            lifetime,
+            death,
+        }
+    }
+
+    fn neighbors(&self, version: &Version, built: &BuiltTable) -> Option<Neighbors> {
         if !self.fs.placement_wants_neighbors() {
             return None;
         }
         let none = HashSet::new();
         let scope = HintScope {
-            version: &vs.current(),
+            version,
             options: self.options,
             compacting: &none,
             job_inputs: &none,

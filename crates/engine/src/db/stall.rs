@@ -136,6 +136,7 @@ mod tests {
             deletions: 0,
             raw_key_size: 1,
             raw_value_size: 1,
+            lifetime: None,
         }
     }
 

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::compaction::CompactionStats;
+use crate::lifetime::{Clock, LifetimeStats};
 
 /// Counters updated by the write path and the jobs.
 #[derive(Debug, Default)]
@@ -34,6 +35,8 @@ pub(crate) struct Counters {
     pub picker_calls: AtomicU64,
     pub neighbors_ns: AtomicU64,
     pub neighbors_calls: AtomicU64,
+    pub prediction_ns: AtomicU64,
+    pub prediction_calls: AtomicU64,
 }
 
 impl Counters {
@@ -198,12 +201,28 @@ pub struct DbStats {
     /// zone cleaner's `hint_of`), and the number of those computations.
     pub neighbors_ns: u64,
     pub neighbors_calls: u64,
+    /// Wall time spent predicting SST lifetimes, and the number of predictions.
+    pub prediction_ns: u64,
+    pub prediction_calls: u64,
+    /// The lifetime clock and the accuracy of the predictions whose files died since the
+    /// database opened; `None` when it predicts nothing.
+    pub lifetime: Option<LifetimeSummary>,
     /// Files, bytes and score of each level now.
     pub levels: Vec<LevelShape>,
     /// The work booked per level (RocksDB's compaction stats).
     pub level_stats: CompactionStats,
     /// Every compaction record so far.
     pub records: Vec<CompactionRecord>,
+}
+
+/// The lifetime clock now and how the predictions fared.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LifetimeSummary {
+    pub clock: Clock,
+    /// The cycle C and the expected deaths per tick (C_rate × D_num) now.
+    pub cycle: u64,
+    pub deaths_per_tick: f64,
+    pub stats: LifetimeStats,
 }
 
 impl DbStats {
@@ -235,6 +254,11 @@ impl DbStats {
     /// Mean time of one picker call, in microseconds (0 without calls).
     pub fn picker_mean_us(&self) -> f64 {
         mean_us(self.picker_ns, self.picker_calls)
+    }
+
+    /// Mean time of one lifetime prediction, in microseconds (0 without any).
+    pub fn prediction_mean_us(&self) -> f64 {
+        mean_us(self.prediction_ns, self.prediction_calls)
     }
 
     /// Mean time of one neighbourhood computation, in microseconds (0 without any).

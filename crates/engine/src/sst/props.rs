@@ -54,6 +54,7 @@ impl TableProps {
             deletions: self.deletions,
             raw_key_size: self.raw_key_size,
             raw_value_size: self.raw_value_size,
+            lifetime: None,
         }
     }
 

@@ -11,6 +11,8 @@
 //! | 4 | deleted file | varint32 level, varint64 number |
 //! | 5 | new file | varint32 level, varint64 number, size, bytes smallest, bytes largest, varint64 smallest_seq, largest_seq, entries, deletions, raw_key_size, raw_value_size |
 //! | 6 | compact cursor | varint32 level, bytes key |
+//! | 7 | lifetime clock | varint64 tick, compacting levels, compactions, deleted files, count n, then n × (Σ passive lifetime, passive deaths) |
+//! | 8 | file lifetime | varint64 number (of a file the edit adds, before it), created tick, predicted lifetime, case (1 c1, 2 c2A, 3 c2B, 4 c3), level, moved (0/1) |
 //!
 //! `bytes` is a varint64 length followed by that many bytes. Varints are LEB128 (7 bits per
 //! byte, low bits first), at most 10 bytes for 64 bits and 5 for 32 bits.
@@ -27,6 +29,7 @@ use crate::coding::{
     get_length_prefixed, put_length_prefixed, put_varint64, read_varint, DecodeError,
 };
 use crate::key::{self, SeqNo};
+use crate::lifetime::{Case, Clock, FileLifetime};
 use crate::{Error, Result};
 
 use super::FileMeta;
@@ -37,6 +40,8 @@ const TAG_LAST_SEQUENCE: u32 = 3;
 const TAG_DELETED_FILE: u32 = 4;
 const TAG_NEW_FILE: u32 = 5;
 const TAG_COMPACT_CURSOR: u32 = 6;
+const TAG_CLOCK: u32 = 7;
+const TAG_FILE_LIFETIME: u32 = 8;
 
 /// A change to the set of SSTs and to the counters of the version set (RocksDB's
 /// `VersionEdit`). Deletions apply before additions, so one edit can move a file from one
@@ -55,6 +60,8 @@ pub struct VersionEdit {
     pub deleted_files: Vec<(u32, u64)>,
     /// Round-robin compaction cursors: (level, key where the next pick starts).
     pub compact_cursors: Vec<(u32, Vec<u8>)>,
+    /// The lifetime clock after this edit, when the database predicts lifetimes.
+    pub clock: Option<Clock>,
 }
 
 impl VersionEdit {
@@ -101,11 +108,19 @@ impl VersionEdit {
             put_varint64(&mut out, u64::from(TAG_NEW_FILE));
             put_varint64(&mut out, u64::from(*level));
             encode_file(&mut out, meta);
+            if let Some(l) = &meta.lifetime {
+                put_varint64(&mut out, u64::from(TAG_FILE_LIFETIME));
+                encode_lifetime(&mut out, meta.number, l);
+            }
         }
         for (level, cursor) in &self.compact_cursors {
             put_varint64(&mut out, u64::from(TAG_COMPACT_CURSOR));
             put_varint64(&mut out, u64::from(*level));
             put_length_prefixed(&mut out, cursor);
+        }
+        if let Some(clock) = &self.clock {
+            put_varint64(&mut out, u64::from(TAG_CLOCK));
+            encode_clock(&mut out, clock);
         }
         out
     }
@@ -137,6 +152,17 @@ impl VersionEdit {
                     let key = r.bytes("compact cursor")?.to_vec();
                     edit.compact_cursors.push((level, key));
                 }
+                TAG_CLOCK => edit.clock = Some(decode_clock(&mut r)?),
+                TAG_FILE_LIFETIME => {
+                    let (number, lifetime) = decode_lifetime(&mut r)?;
+                    let file = edit.new_files.iter_mut().rev().map(|(_, f)| f);
+                    let Some(file) = file.into_iter().find(|f| f.number == number) else {
+                        return Err(bad(format!(
+                            "lifetime of file {number} at byte {at}: the edit adds no such file before it"
+                        )));
+                    };
+                    file.lifetime = Some(lifetime);
+                }
                 other => return Err(bad(format!("unknown tag {other} at byte {at}"))),
             }
         }
@@ -161,6 +187,91 @@ fn encode_file(out: &mut Vec<u8>, m: &FileMeta) {
     }
 }
 
+fn encode_lifetime(out: &mut Vec<u8>, number: u64, l: &FileLifetime) {
+    let fields = [
+        number,
+        l.created,
+        l.lifetime,
+        l.case.code(),
+        u64::from(l.level),
+        u64::from(l.moved),
+    ];
+    for v in fields {
+        put_varint64(out, v);
+    }
+}
+
+fn decode_lifetime(r: &mut Reader<'_>) -> Result<(u64, FileLifetime)> {
+    let number = r.varint64("number of a file lifetime")?;
+    let created = r.varint64("creation tick")?;
+    let lifetime = r.varint64("predicted lifetime")?;
+    let at = r.pos;
+    let code = r.varint64("lifetime case")?;
+    let case = Case::from_code(code)
+        .ok_or_else(|| bad(format!("unknown lifetime case {code} at byte {at}")))?;
+    let level = r.varint32("level of a file lifetime")?;
+    let level = u8::try_from(level)
+        .map_err(|_| bad(format!("lifetime level {level} at byte {at} exceeds 255")))?;
+    let moved = match r.varint64("moved flag")? {
+        0 => false,
+        1 => true,
+        other => {
+            return Err(bad(format!(
+                "moved flag {other} at byte {at} is not 0 or 1"
+            )))
+        }
+    };
+    let l = FileLifetime {
+        created,
+        lifetime,
+        case,
+        level,
+        moved,
+    };
+    Ok((number, l))
+}
+
+fn encode_clock(out: &mut Vec<u8>, c: &Clock) {
+    let head = [
+        c.tick,
+        u64::from(c.compacting_levels),
+        c.compactions,
+        c.deleted,
+        c.passive.len() as u64,
+    ];
+    for v in head {
+        put_varint64(out, v);
+    }
+    for &(sum, count) in &c.passive {
+        put_varint64(out, sum);
+        put_varint64(out, count);
+    }
+}
+
+/// The largest number of levels a clock may describe (a bound for corrupt counts).
+const MAX_CLOCK_LEVELS: u64 = 64;
+
+fn decode_clock(r: &mut Reader<'_>) -> Result<Clock> {
+    let mut c = Clock {
+        tick: r.varint64("clock tick")?,
+        compacting_levels: r.varint32("compacting levels")?,
+        compactions: r.varint64("compactions")?,
+        deleted: r.varint64("deleted files")?,
+        passive: Vec::new(),
+    };
+    let at = r.pos;
+    let n = r.varint64("clock levels")?;
+    if n > MAX_CLOCK_LEVELS {
+        return Err(bad(format!("clock of {n} levels at byte {at}")));
+    }
+    for _ in 0..n {
+        let sum = r.varint64("passive lifetime sum")?;
+        let count = r.varint64("passive deaths")?;
+        c.passive.push((sum, count));
+    }
+    Ok(c)
+}
+
 fn decode_file(r: &mut Reader<'_>) -> Result<FileMeta> {
     let meta = FileMeta {
         number: r.varint64("file number")?,
@@ -173,6 +284,7 @@ fn decode_file(r: &mut Reader<'_>) -> Result<FileMeta> {
         deletions: r.varint64("deletions")?,
         raw_key_size: r.varint64("raw key size")?,
         raw_value_size: r.varint64("raw value size")?,
+        lifetime: None,
     };
     check_file(&meta)?;
     Ok(meta)
@@ -272,6 +384,7 @@ pub(crate) mod tests {
             deletions: 1,
             raw_key_size: 100,
             raw_value_size: 900,
+            lifetime: None,
         }
     }
 
@@ -283,8 +396,9 @@ pub(crate) mod tests {
             proptest::collection::vec(any::<u8>(), 0..12),
             (0..key::MAX_SEQ, 0..key::MAX_SEQ),
             any::<[u64; 4]>(),
+            proptest::option::of(arb_lifetime()),
         )
-            .prop_map(|(number, size, a, b, (s1, s2), counts)| {
+            .prop_map(|(number, size, a, b, (s1, s2), counts, lifetime)| {
                 let (small, large) = if a <= b { (a, b) } else { (b, a) };
                 let (lo, hi) = (s1.min(s2), s1.max(s2));
                 FileMeta {
@@ -298,10 +412,43 @@ pub(crate) mod tests {
                     deletions: counts[1],
                     raw_key_size: counts[2],
                     raw_value_size: counts[3],
+                    lifetime,
                 }
             })
             .prop_filter("smallest <= largest", |m| {
                 key::compare(&m.smallest, &m.largest) != Ordering::Greater
+            })
+    }
+
+    fn arb_lifetime() -> impl Strategy<Value = FileLifetime> {
+        (
+            any::<u64>(),
+            any::<u64>(),
+            0usize..4,
+            any::<u8>(),
+            any::<bool>(),
+        )
+            .prop_map(|(created, lifetime, case, level, moved)| FileLifetime {
+                created,
+                lifetime,
+                case: Case::ALL[case],
+                level,
+                moved,
+            })
+    }
+
+    fn arb_clock() -> impl Strategy<Value = Clock> {
+        (
+            any::<[u64; 3]>(),
+            any::<u32>(),
+            proptest::collection::vec(any::<(u64, u64)>(), 0..8),
+        )
+            .prop_map(|(v, compacting_levels, passive)| Clock {
+                tick: v[0],
+                compacting_levels,
+                compactions: v[1],
+                deleted: v[2],
+                passive,
             })
     }
 
@@ -316,15 +463,17 @@ pub(crate) mod tests {
                 (any::<u32>(), proptest::collection::vec(any::<u8>(), 0..16)),
                 0..3,
             ),
+            proptest::option::of(arb_clock()),
         )
             .prop_map(
-                |(log, next, last, new_files, deleted_files, cursors)| VersionEdit {
+                |(log, next, last, new_files, deleted_files, cursors, clock)| VersionEdit {
                     log_number: log,
                     next_file_number: next,
                     last_sequence: last,
                     new_files,
                     deleted_files,
                     compact_cursors: cursors,
+                    clock,
                 },
             )
     }

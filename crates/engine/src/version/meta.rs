@@ -1,6 +1,7 @@
 //! What the engine knows about one SST.
 
 use crate::key;
+use crate::lifetime::FileLifetime;
 
 /// An SST of a version. Keys are internal keys.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,6 +22,9 @@ pub struct FileMeta {
     pub deletions: u64,
     pub raw_key_size: u64,
     pub raw_value_size: u64,
+    /// The lifetime predicted when the file was created, when the database predicts
+    /// lifetimes (Prophet); kept in the manifest.
+    pub lifetime: Option<FileLifetime>,
 }
 
 impl FileMeta {

@@ -57,6 +57,7 @@ use zonefs::meta::FileKind;
 use zonefs::placement::{Lifetime, PlacementHint};
 
 use crate::key::SeqNo;
+use crate::lifetime::{Clock, LifetimeStats};
 use crate::log::{read_log, LogRecord, LogWriter};
 use crate::options::Options;
 use crate::{Error, Result};
@@ -124,6 +125,18 @@ pub struct VersionSet {
     stale: Vec<u64>,
     manifest_bytes: u64,
     max_manifest_bytes: u64,
+    /// The lifetime clock and the predictions' outcomes, when the database predicts
+    /// lifetimes (`None`: edits carry no clock).
+    lifetimes: Option<Lifetimes>,
+    /// The last clock the manifest holds (replayed), whether or not this run tracks it.
+    replayed_clock: Option<Clock>,
+}
+
+/// The clock and the accuracy statistics of a database that predicts lifetimes.
+#[derive(Clone, Debug, Default)]
+struct Lifetimes {
+    clock: Clock,
+    stats: LifetimeStats,
 }
 
 impl VersionSet {
@@ -178,6 +191,8 @@ impl VersionSet {
             stale: Vec::new(),
             manifest_bytes: 0,
             max_manifest_bytes: DEFAULT_MAX_MANIFEST_BYTES,
+            lifetimes: None,
+            replayed_clock: None,
         }
     }
 
@@ -194,6 +209,9 @@ impl VersionSet {
             last_seq = last_seq.max(edit.last_sequence);
             self.log_number = self.log_number.max(edit.log_number.unwrap_or(0));
             self.set_cursors(&edit);
+            if edit.clock.is_some() {
+                self.replayed_clock.clone_from(&edit.clock);
+            }
         }
         let missing = |field: &str| Error::corruption(what, format!("no record holds the {field}"));
         self.next_file_number = next_file.ok_or_else(|| missing("next file number"))?;
@@ -239,6 +257,15 @@ impl VersionSet {
         let last_sequence = self.last_sequence.max(edit.last_sequence.unwrap_or(0));
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(last_sequence);
+        let mut lifetimes = self.lifetimes.clone();
+        let outcomes = match &mut lifetimes {
+            Some(l) => {
+                let outcomes = l.clock.advance(&mut edit, &self.current);
+                edit.clock = Some(l.clock.clone());
+                outcomes
+            }
+            None => Vec::new(),
+        };
         let version = self.current.apply(&edit)?;
         match new_manifest {
             Some(number) => self.roll_manifest(number, Some(&edit))?,
@@ -248,7 +275,32 @@ impl VersionSet {
         self.last_sequence = last_sequence;
         self.log_number = self.log_number.max(edit.log_number.unwrap_or(0));
         self.set_cursors(&edit);
+        if let Some(mut l) = lifetimes {
+            for o in &outcomes {
+                l.stats.add(o);
+            }
+            self.lifetimes = Some(l);
+        }
         Ok(())
+    }
+
+    /// Starts (or stops) keeping the lifetime clock: from the clock the manifest holds, or
+    /// from zero. While on, every edit that ticks stores the clock.
+    pub fn track_lifetimes(&mut self, on: bool) {
+        self.lifetimes = on.then(|| Lifetimes {
+            clock: self.replayed_clock.clone().unwrap_or_default(),
+            stats: LifetimeStats::default(),
+        });
+    }
+
+    /// The lifetime clock, if this set keeps it.
+    pub fn clock(&self) -> Option<&Clock> {
+        self.lifetimes.as_ref().map(|l| &l.clock)
+    }
+
+    /// The accuracy of the predictions whose files died since the set was opened.
+    pub fn lifetime_stats(&self) -> Option<&LifetimeStats> {
+        self.lifetimes.as_ref().map(|l| &l.stats)
     }
 
     fn set_cursors(&mut self, edit: &VersionEdit) {
@@ -350,6 +402,7 @@ impl VersionSet {
             compact_cursors: cursors
                 .filter_map(|(level, c)| Some((level as u32, c.clone()?)))
                 .collect(),
+            clock: self.clock().cloned(),
         }
     }
 

@@ -24,7 +24,7 @@
 use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
-use crate::meta::FileKind;
+use crate::meta::{FileKind, ZonePlacement};
 use crate::placement::{Decision, PlacementCtx, PlacementHint};
 
 use super::error::{FsError, FsResult};
@@ -91,18 +91,22 @@ impl Request<'_> {
         }
     }
 
-    /// The class a zone opened for this file gets when the policy did not name one.
-    fn class(&self) -> u8 {
-        self.hint.lifetime.code()
+    /// The tag a zone opened for this file gets when the policy did not name one: its
+    /// lifetime class.
+    fn tag(&self) -> ZonePlacement {
+        ZonePlacement {
+            class: self.hint.lifetime.code(),
+            policy: Vec::new(),
+        }
     }
 }
 
 /// A zone handed to a writer, in use from now on.
 pub(crate) struct Grant {
     pub slot: WriteSlot,
-    /// The class of a zone opened empty for this writer: it must be logged before any
-    /// file references the zone.
-    pub opened: Option<u8>,
+    /// The class (and policy facts) of a zone opened empty for this writer: they must be
+    /// logged before any file references the zone.
+    pub opened: Option<ZonePlacement>,
 }
 
 enum Step {
@@ -218,8 +222,13 @@ impl Shared {
         }
         let step = match self.decide(&zones, req) {
             Decision::Use(zone) => self.carry_out_use(&mut zones, zone, req)?,
-            Decision::OpenEmpty { class, finish } => {
-                self.carry_out_open(&mut zones, class, finish, req)?
+            Decision::OpenEmpty {
+                class,
+                policy,
+                finish,
+            } => {
+                let tag = ZonePlacement { class, policy };
+                self.carry_out_open(&mut zones, tag, finish, req)?
             }
         };
         let step = match step {
@@ -237,6 +246,7 @@ impl Shared {
             zones: &views,
             can_open: zones.can_open(req.keep_empty(zones)),
             min_capacity: req.min_capacity.max(self.block_size()),
+            zone_capacity: self.geo.zone_capacity,
         };
         let start = Instant::now();
         let decision = self.policy.place(&ctx);
@@ -264,7 +274,7 @@ impl Shared {
     fn carry_out_open(
         &self,
         zones: &mut ZoneTable,
-        class: u8,
+        tag: ZonePlacement,
         finish: Option<u32>,
         req: &Request<'_>,
     ) -> FsResult<Option<Step>> {
@@ -279,7 +289,7 @@ impl Shared {
             }
             self.finish(zones, zone)?;
         }
-        self.open_empty(zones, class, req)
+        self.open_empty(zones, tag, req)
     }
 
     /// Applies the finish threshold, then takes the lowest-numbered empty zone if an
@@ -287,7 +297,7 @@ impl Shared {
     fn open_empty(
         &self,
         zones: &mut ZoneTable,
-        class: u8,
+        tag: ZonePlacement,
         req: &Request<'_>,
     ) -> FsResult<Option<Step>> {
         if let Some(percent) = self.opts.finish_threshold {
@@ -300,7 +310,7 @@ impl Shared {
         }
         Ok(zones
             .first_empty()
-            .and_then(|zone| grant(zones, zone, req, Some(class))))
+            .and_then(|zone| grant(zones, zone, req, Some(tag))))
     }
 
     /// When the decision could not be carried out: see the module comment, step 3.
@@ -317,7 +327,7 @@ impl Shared {
                     self.finish(zones, zone)?;
                 }
             }
-            if let Some(step) = self.open_empty(zones, req.class(), req)? {
+            if let Some(step) = self.open_empty(zones, req.tag(), req)? {
                 return Ok(step);
             }
         }
@@ -347,8 +357,8 @@ impl Shared {
         }
         let grant = self.acquire(req)?;
         *lease = Some(grant.slot.lease);
-        if let Some(class) = grant.opened {
-            if let Err(e) = self.stage_zone_class(grant.slot.lease.zone, class) {
+        if let Some(tag) = grant.opened {
+            if let Err(e) = self.stage_zone_class(grant.slot.lease.zone, tag) {
                 self.end_write(grant.slot.lease, 0);
                 return Err(e);
             }
@@ -392,15 +402,18 @@ impl Shared {
     }
 }
 
-fn grant(zones: &mut ZoneTable, zone: u32, req: &Request<'_>, class: Option<u8>) -> Option<Step> {
+fn grant(
+    zones: &mut ZoneTable,
+    zone: u32,
+    req: &Request<'_>,
+    tag: Option<ZonePlacement>,
+) -> Option<Step> {
     let slot = zones.lease(zone, req.wal())?;
-    if let (Some(class), Some(s)) = (class, zones.slot_mut(zone)) {
-        s.class = class;
+    if let (Some(tag), Some(s)) = (&tag, zones.slot_mut(zone)) {
+        s.class = tag.class;
+        s.policy.clone_from(&tag.policy);
     }
-    Some(Step::Granted(Grant {
-        slot,
-        opened: class,
-    }))
+    Some(Step::Granted(Grant { slot, opened: tag }))
 }
 
 pub(crate) fn elapsed_ns(start: Instant) -> u64 {

@@ -106,6 +106,15 @@ impl ZoneFs {
         self.shared.policy.wants_neighbors()
     }
 
+    /// Whether anything here uses the engine's lifetime predictions: the placement policy
+    /// reads [`crate::placement::PlacementHint::death`], or the cleaner compensates
+    /// (`compensate` asks which victim files are predicted to trigger their own compaction
+    /// soon). The engine predicts only then.
+    pub fn wants_lifetimes(&self) -> bool {
+        self.shared.policy.wants_prediction()
+            || self.shared.opts.gc_mode == CleaningMode::Compensate
+    }
+
     /// The name of the placement policy in use.
     pub fn placement_policy(&self) -> &'static str {
         self.shared.policy.name()

@@ -171,7 +171,7 @@ fn attach_files(table: &mut ZoneTable, state: &FsState) -> FsResult<()> {
     for zone in zones {
         let live = state.valid_bytes(zone);
         let end = state.zone_extents(zone).map(|(e, _)| e.end()).max();
-        let class = state.placement(zone).map_or(0, |p| p.class);
+        let placement = state.placement(zone).cloned().unwrap_or_default();
         let Some(slot) = table.slot_mut(zone) else {
             continue;
         };
@@ -188,7 +188,10 @@ fn attach_files(table: &mut ZoneTable, state: &FsState) -> FsResult<()> {
                 ))
             }
             (Cond::Empty, None) => {}
-            _ => slot.class = class,
+            _ => {
+                slot.class = placement.class;
+                slot.policy = placement.policy;
+            }
         }
     }
     Ok(())

@@ -244,11 +244,7 @@ impl Shared {
     /// Stages the class of a zone just opened for a writer (or the cleaner). It is logged
     /// before any record can reference the zone (nobody else can write to the zone before
     /// the first write ends), so whenever a file in it is durable, so is its class.
-    pub fn stage_zone_class(&self, zone: u32, class: u8) -> FsResult<()> {
-        let placement = ZonePlacement {
-            class,
-            policy: Vec::new(),
-        };
+    pub fn stage_zone_class(&self, zone: u32, placement: ZonePlacement) -> FsResult<()> {
         let rec = Record::ZoneMeta { zone, placement };
         let mut meta = self.lock_meta();
         meta.stage(&[rec], &|| format!("record the class of zone {zone}"))

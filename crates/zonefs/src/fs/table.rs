@@ -47,6 +47,8 @@ pub(crate) struct Slot {
     pub live: u64,
     pub pins: u32,
     pub class: u8,
+    /// The placement policy's own facts about the zone (e.g. Prophet's deletion window).
+    pub policy: Vec<u8>,
     pub owner: Option<Owner>,
     /// The zone cleaner picked the zone as a victim (cleared by the reset).
     pub victim: bool,
@@ -65,6 +67,7 @@ impl Slot {
             live: 0,
             pins: 0,
             class: 0,
+            policy: Vec::new(),
             owner: None,
             victim: false,
             copied: 0,
@@ -174,6 +177,7 @@ impl ZoneTable {
                 valid: s.live,
                 busy: s.owner.is_some(),
                 class: s.class,
+                policy: s.policy.clone(),
             })
             .collect()
     }
@@ -428,6 +432,7 @@ impl ZoneTable {
             s.cond = Cond::Empty;
             s.written = 0;
             s.class = 0;
+            s.policy.clear();
             s.victim = false;
             s.copied = 0;
             s.epoch += 1;

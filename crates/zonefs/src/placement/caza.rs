@@ -112,6 +112,7 @@ mod tests {
     fn open() -> Decision {
         Decision::OpenEmpty {
             class: Lifetime::Medium.code(),
+            policy: Vec::new(),
             finish: None,
         }
     }

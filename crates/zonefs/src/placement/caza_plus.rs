@@ -174,6 +174,7 @@ mod tests {
         zones[4] = full(6);
         let opened = Decision::OpenEmpty {
             class: Lifetime::Long.code(),
+            policy: Vec::new(),
             finish: None,
         };
         assert_eq!(decide(n.clone(), &zones, true), opened);

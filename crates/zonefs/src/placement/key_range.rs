@@ -95,6 +95,7 @@ fn fraction(key: &[u8], skip: usize) -> u128 {
 pub(super) fn open_empty(ctx: &PlacementCtx<'_>) -> Decision {
     Decision::OpenEmpty {
         class: ctx.hint.lifetime.code(),
+        policy: Vec::new(),
         finish: None,
     }
 }
@@ -116,6 +117,7 @@ pub(super) mod test_util {
             zones,
             can_open,
             min_capacity: 4096,
+            zone_capacity: 1 << 30,
         }
     }
 
@@ -128,6 +130,7 @@ pub(super) mod test_util {
             valid: 100,
             busy: false,
             class: Lifetime::Long.code(),
+            policy: Vec::new(),
         }
     }
 
@@ -144,6 +147,7 @@ pub(super) mod test_util {
             state: ZoneUse::Empty,
             valid: 0,
             class: 0,
+            policy: Vec::new(),
             ..active(zone, capacity)
         }
     }

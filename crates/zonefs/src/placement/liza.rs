@@ -72,7 +72,11 @@ impl PlacementPolicy for Liza {
 
     fn place(&self, ctx: &PlacementCtx<'_>) -> Decision {
         let class = ctx.hint.lifetime.code();
-        let open_new = |finish| Decision::OpenEmpty { class, finish };
+        let open_new = |finish| Decision::OpenEmpty {
+            class,
+            policy: Vec::new(),
+            finish,
+        };
         match best_match(ctx) {
             Some((zone, diff)) if diff < COULD_BE_WORSE => Decision::Use(zone),
             _ if ctx.can_open => open_new(None),
@@ -91,6 +95,7 @@ mod tests {
     fn zone(zone: u32, class: Lifetime, remaining: u64) -> ZoneView {
         ZoneView {
             class: class.code(),
+            policy: Vec::new(),
             ..active(zone, remaining)
         }
     }
@@ -105,6 +110,7 @@ mod tests {
             zones,
             can_open,
             min_capacity: 0,
+            zone_capacity: 1 << 30,
         })
     }
 
@@ -142,6 +148,7 @@ mod tests {
             decide(Medium, &zones, true),
             Decision::OpenEmpty {
                 class: Medium.code(),
+                policy: Vec::new(),
                 finish: Option::None
             }
         );
@@ -160,6 +167,7 @@ mod tests {
             decide(Long, &zones, false),
             Decision::OpenEmpty {
                 class: Long.code(),
+                policy: Vec::new(),
                 finish: Some(4)
             }
         );
@@ -167,6 +175,7 @@ mod tests {
             decide(Long, &zones, true),
             Decision::OpenEmpty {
                 class: Long.code(),
+                policy: Vec::new(),
                 finish: Option::None
             }
         );
@@ -187,6 +196,7 @@ mod tests {
             decide(Medium, &zones, true),
             Decision::OpenEmpty {
                 class: Medium.code(),
+                policy: Vec::new(),
                 finish: Option::None
             }
         );
@@ -200,11 +210,13 @@ mod tests {
             zones: &small,
             can_open: true,
             min_capacity: 8192,
+            zone_capacity: 1 << 30,
         });
         assert_eq!(
             d,
             Decision::OpenEmpty {
                 class: Medium.code(),
+                policy: Vec::new(),
                 finish: Option::None
             }
         );
@@ -219,6 +231,7 @@ mod tests {
             decide(Extreme, &zones, false),
             Decision::OpenEmpty {
                 class: Extreme.code(),
+                policy: Vec::new(),
                 finish: Some(2)
             }
         );

@@ -5,18 +5,21 @@
 //! (take resources, finish a zone, open an empty one and tag it). Keeping policies pure makes
 //! each one a single file that can be tested case by case on hand-built zone tables.
 //!
-//! Policies: [`Liza`] (ZenFS's lifetime classes), [`Caza`] (compaction-aware, HotStorage'22)
-//! and [`CazaPlus`] (compaction-aware with level scores and SST sizes, MSST'24). The two
+//! Policies: [`Liza`] (ZenFS's lifetime classes), [`Caza`] (compaction-aware, HotStorage'22),
+//! [`CazaPlus`] (compaction-aware with level scores and SST sizes, MSST'24) and [`Prophet`]
+//! (windows of predicted deletion ticks, MSST'24). The two
 //! key-range-aware ones share `key_range.rs`. `docs/PLACEMENT.md` describes them as built.
 
 mod caza;
 mod caza_plus;
 mod key_range;
 mod liza;
+pub mod prophet;
 
 pub use caza::Caza;
 pub use caza_plus::CazaPlus;
 pub use liza::Liza;
+pub use prophet::Prophet;
 
 use crate::meta::FileKind;
 
@@ -84,6 +87,26 @@ pub struct PlacementHint {
     /// cleaner rebuilds from metadata to migrate an extent when the engine's
     /// [`HintSource`](crate::fs::HintSource) cannot answer.
     pub neighbors: Option<Neighbors>,
+    /// When the engine predicts the SST dies, for lifetime-aware policies (Prophet). `None`
+    /// unless the policy asks ([`PlacementPolicy::wants_prediction`]), and for files that
+    /// are not SSTs.
+    pub death: Option<PredictedDeath>,
+}
+
+/// An SST's predicted death on the engine's FC-tick clock (flushes + compactions so far),
+/// with what a policy needs to size deletion-time windows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PredictedDeath {
+    /// The predicted deletion tick (creation tick + predicted lifetime).
+    pub tick: u64,
+    /// Short-lived: the file's level is at most the engine's short threshold, or it
+    /// overlapped a file of the level above when it was created (Prophet's case c2B).
+    pub short_lived: bool,
+    /// SSTs expected to die per tick: C_rate × D_num (compactions per tick × files each
+    /// deletes).
+    pub deaths_per_tick: f64,
+    /// The SST size deaths are counted in (the target file size).
+    pub sst_size: u64,
 }
 
 /// An existing SST as the engine saw it when it built a hint.
@@ -143,6 +166,9 @@ pub struct ZoneView {
     pub busy: bool,
     /// The class the zone was opened with (for LIZA, a [`Lifetime`] code).
     pub class: u8,
+    /// What the policy recorded about the zone when it opened it (e.g. Prophet's deletion
+    /// window); empty for policies that record nothing. Kept across remounts.
+    pub policy: Vec<u8>,
 }
 
 /// Everything a policy may look at to decide.
@@ -155,6 +181,8 @@ pub struct PlacementCtx<'a> {
     pub can_open: bool,
     /// The zone must have room for at least this many bytes (the cleaner's extents).
     pub min_capacity: u64,
+    /// Bytes a data zone holds.
+    pub zone_capacity: u64,
 }
 
 /// What the allocator should do.
@@ -162,9 +190,14 @@ pub struct PlacementCtx<'a> {
 pub enum Decision {
     /// Append to this (active, not busy) zone.
     Use(u32),
-    /// Open an empty zone and tag it with `class`; first finish `finish` (if any) to free an
+    /// Open an empty zone and tag it with `class` and the policy's own facts `policy` (both
+    /// logged, and seen again in [`ZoneView`]); first finish `finish` (if any) to free an
     /// active resource.
-    OpenEmpty { class: u8, finish: Option<u32> },
+    OpenEmpty {
+        class: u8,
+        policy: Vec<u8>,
+        finish: Option<u32>,
+    },
 }
 
 /// The one decision of placement.
@@ -179,11 +212,24 @@ pub trait PlacementPolicy: Send + Sync {
     fn wants_neighbors(&self) -> bool {
         false
     }
+
+    /// Whether the policy reads [`PlacementHint::death`]: the engine predicts lifetimes
+    /// only when some policy uses them.
+    fn wants_prediction(&self) -> bool {
+        false
+    }
 }
 
 /// The placement policies known by name: `caza` is the HotStorage'22 algorithm, `caza+`
-/// the MSST'24 one.
-pub const POLICIES: &[&str] = &["liza", "caza", "caza+"];
+/// the MSST'24 one; `prophet` and `prophet-gc` place alike (they differ in cleaning).
+pub const POLICIES: &[&str] = &[
+    "liza",
+    "caza",
+    "caza+",
+    "prophet",
+    "prophet-gc",
+    "prophet-gc-no",
+];
 
 /// Builds a policy by name; an unknown name is a clear error listing the known ones.
 pub fn policy_by_name(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
@@ -191,9 +237,12 @@ pub fn policy_by_name(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
         "liza" => Ok(Box::new(Liza)),
         "caza" => Ok(Box::new(Caza)),
         "caza+" => Ok(Box::new(CazaPlus)),
-        _ => Err(format!(
-            "unknown placement policy '{name}' (known: {})",
-            POLICIES.join(", ")
-        )),
+        _ => match Prophet::by_name(name) {
+            Some(p) => Ok(Box::new(p)),
+            None => Err(format!(
+                "unknown placement policy '{name}' (known: {})",
+                POLICIES.join(", ")
+            )),
+        },
     }
 }
