@@ -150,6 +150,7 @@ impl DbBenchGenerator {
             kind,
             keynum: keynum as i64,
             key: key_from_int(keynum, self.config.key_size),
+            value_size: None,
         })
     }
 

@@ -50,6 +50,10 @@ pub enum Error {
     #[error("too many unacknowledged insertion keys (window of {window}), key {keynum}")]
     TooManyUnacknowledged { keynum: i64, window: usize },
 
+    /// mixgraph's key ranges cannot be laid out from the two-term exponential's parameters.
+    #[error("mixgraph key ranges (keyrange_dist_a .. keyrange_dist_d): {0}")]
+    InvalidKeyRanges(&'static str),
+
     /// A workload name that zkv does not know.
     #[error("unknown workload {0:?} (known: {known})", known = crate::workload::KNOWN_NAMES)]
     UnknownWorkload(String),
@@ -57,6 +61,20 @@ pub enum Error {
     /// A workload list (`a,b,c`) with an empty element.
     #[error("empty workload name in list {0:?}")]
     EmptyWorkloadList(String),
+}
+
+/// `value`, the weight of a kind of operation, must be finite and not negative; otherwise
+/// `InvalidFraction` naming `what`.
+pub(crate) fn check_weight(what: &'static str, value: f64) -> Result<()> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidFraction {
+            what,
+            allowed: "finite and >= 0",
+            value,
+        })
+    }
 }
 
 /// `value` must lie in `min..=max`; otherwise `OutOfRange` naming `what`.

@@ -1,4 +1,4 @@
-//! zkv workloads: key and request generators (db_bench's and YCSB's), and the workload
+//! zkv workloads: key and request generators (db_bench's, mixgraph among them, and YCSB's), and the workload
 //! definitions built on them. docs/WORKLOADS.md describes each generator and workload and
 //! how they are checked against YCSB's own code.
 
@@ -9,6 +9,7 @@
 pub mod dbbench;
 pub mod error;
 pub mod gen;
+pub mod mixgraph;
 pub mod op;
 pub mod value;
 pub mod workload;
@@ -16,6 +17,7 @@ pub mod ycsb;
 
 pub use dbbench::{DbBenchConfig, DbBenchGenerator, DbBenchWorkload};
 pub use error::{Error, Result};
+pub use mixgraph::{MixGraphConfig, MixGraphGenerator};
 pub use op::{Op, OpKind};
 pub use value::ValueGenerator;
 pub use workload::{parse_workload_list, WorkloadName};

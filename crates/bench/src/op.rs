@@ -43,4 +43,7 @@ pub struct Op {
     /// db_bench's key integer, or YCSB's record number before hashing.
     pub keynum: i64,
     pub key: Vec<u8>,
+    /// Bytes of the value a write puts when the workload draws it (db_bench's mixgraph);
+    /// `None`: the run's fixed value size.
+    pub value_size: Option<usize>,
 }

@@ -9,13 +9,18 @@ use crate::error::{Error, Result};
 use crate::ycsb::CoreWorkloadId;
 
 /// The names zkv knows, for error messages.
-pub const KNOWN_NAMES: &str =
-    "fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom, ycsb-a .. ycsb-f";
+pub const KNOWN_NAMES: &str = "fillseq, fillrandom, overwrite, readrandom, \
+     readrandomwriterandom, mixgraph, ycsb-a .. ycsb-f";
+
+/// db_bench's name of its mixgraph benchmark.
+pub const MIXGRAPH: &str = "mixgraph";
 
 /// One workload of `--workload`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WorkloadName {
     DbBench(DbBenchWorkload),
+    /// db_bench's mixgraph ([`crate::mixgraph`]).
+    MixGraph,
     Ycsb(CoreWorkloadId),
 }
 
@@ -23,6 +28,7 @@ impl WorkloadName {
     pub fn name(self) -> &'static str {
         match self {
             WorkloadName::DbBench(w) => w.name(),
+            WorkloadName::MixGraph => MIXGRAPH,
             WorkloadName::Ycsb(id) => id.name(),
         }
     }
@@ -34,6 +40,9 @@ impl FromStr for WorkloadName {
     fn from_str(s: &str) -> Result<Self> {
         if let Some(w) = DbBenchWorkload::from_name(s) {
             return Ok(WorkloadName::DbBench(w));
+        }
+        if s == MIXGRAPH {
+            return Ok(WorkloadName::MixGraph);
         }
         if let Some(id) = CoreWorkloadId::from_name(s) {
             return Ok(WorkloadName::Ycsb(id));
@@ -68,16 +77,18 @@ mod tests {
 
     #[test]
     fn parses_names_and_lists() {
-        let all = parse_workload_list("fillseq,overwrite, ycsb-f").unwrap();
+        let all = parse_workload_list("fillseq,overwrite, ycsb-f,mixgraph").unwrap();
         assert_eq!(
             all,
             vec![
                 WorkloadName::DbBench(DbBenchWorkload::FillSeq),
                 WorkloadName::DbBench(DbBenchWorkload::Overwrite),
                 WorkloadName::Ycsb(CoreWorkloadId::F),
+                WorkloadName::MixGraph,
             ]
         );
         assert_eq!(all[2].to_string(), "ycsb-f");
+        assert_eq!(all[3].to_string(), "mixgraph");
     }
 
     #[test]

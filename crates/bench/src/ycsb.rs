@@ -9,7 +9,7 @@
 //! read-modify-write) puts a whole value: that is what YCSB's RocksDB binding does too, as
 //! it stores a record as one serialized value and rewrites all of it on update.
 
-use crate::error::{check_range, Error, Result};
+use crate::error::{check_range, check_weight, Error, Result};
 use crate::gen::{
     build_key_name, rng_from_seed, AcknowledgedCounterGenerator, BenchRng, CounterGenerator,
     DiscreteGenerator, HotspotIntegerGenerator, NumberGenerator, ScrambledZipfianGenerator,
@@ -274,13 +274,7 @@ impl WorkloadSpec {
             ("read-modify-write proportion", p.read_modify_write),
         ];
         for (what, value) in all {
-            if !(value.is_finite() && value >= 0.0) {
-                return Err(Error::InvalidFraction {
-                    what,
-                    allowed: "finite and >= 0",
-                    value,
-                });
-            }
+            check_weight(what, value)?;
         }
         let sum: f64 = all.iter().map(|&(_, v)| v).sum();
         if sum == 0.0 {
@@ -518,6 +512,7 @@ impl YcsbWorkload {
             kind,
             keynum,
             key: self.key_name(keynum).into_bytes(),
+            value_size: None,
         }
     }
 }

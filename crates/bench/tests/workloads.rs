@@ -3,9 +3,10 @@
 
 use std::collections::HashSet;
 
+use bench::mixgraph::TwoTermExp;
 use bench::{
-    parse_workload_list, CoreWorkloadId, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, OpKind,
-    WorkloadName, WorkloadSpec, YcsbWorkload,
+    parse_workload_list, CoreWorkloadId, DbBenchConfig, DbBenchGenerator, DbBenchWorkload,
+    MixGraphConfig, MixGraphGenerator, OpKind, WorkloadName, WorkloadSpec, YcsbWorkload,
 };
 
 /// YCSB A to F: load, then run; each requested key was loaded or inserted (and
@@ -73,7 +74,7 @@ fn dbbench_random_keys_fall_in_the_filled_range() {
 
 #[test]
 fn every_listed_workload_builds() {
-    let list = "fillseq,fillrandom,overwrite,readrandom,readrandomwriterandom,\
+    let list = "fillseq,fillrandom,overwrite,readrandom,readrandomwriterandom,mixgraph,\
                 ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f";
     for name in parse_workload_list(list).unwrap() {
         match name {
@@ -81,11 +82,46 @@ fn every_listed_workload_builds() {
                 let mut g = DbBenchGenerator::new(w, DbBenchConfig::default(), 3).unwrap();
                 assert!(g.next_op().is_some());
             }
+            WorkloadName::MixGraph => {
+                let mut g = MixGraphGenerator::new(MixGraphConfig::default(), 3).unwrap();
+                assert!(g.next_op().is_some());
+            }
             WorkloadName::Ycsb(id) => {
                 let mut w = YcsbWorkload::new(WorkloadSpec::core(id), 3).unwrap();
                 assert!(w.next_load().is_some());
                 assert!(w.next_op().unwrap().is_some());
             }
+        }
+    }
+}
+
+/// mixgraph's keys are those of the db_bench workloads, inside the key space, with uniform
+/// keys and with key ranges alike; values are drawn for puts only.
+#[test]
+fn mixgraph_keys_lie_in_the_key_space() {
+    let ranges = MixGraphConfig {
+        keyrange_num: 30,
+        keyrange_dist: TwoTermExp::PAPER,
+        key_dist_a: 0.002312,
+        key_dist_b: 0.3467,
+        ..MixGraphConfig::default()
+    };
+    for config in [MixGraphConfig::default(), ranges] {
+        let config = MixGraphConfig {
+            num: 5000,
+            reads: 20_000,
+            ratios: bench::mixgraph::QueryRatios {
+                get: 1.0,
+                put: 1.0,
+                seek: 1.0,
+            },
+            ..config
+        };
+        let mut g = MixGraphGenerator::new(config, 4).unwrap();
+        while let Some(op) = g.next_op() {
+            assert!((0..5000).contains(&op.keynum), "{op:?}");
+            assert_eq!(op.key.len(), 16);
+            assert_eq!(op.value_size.is_some(), op.kind == OpKind::Update);
         }
     }
 }

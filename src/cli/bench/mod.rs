@@ -6,6 +6,7 @@
 //! still prints and writes the report of what ran, then exits non-zero.
 
 mod lifetime;
+mod mixgraph;
 mod preset;
 mod report;
 mod runner;
@@ -21,8 +22,8 @@ use std::sync::Arc;
 
 use bench::ycsb::MAX_VALUE_SIZE;
 use bench::{
-    parse_workload_list, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, RequestDistribution,
-    WorkloadName, WorkloadSpec, YcsbWorkload,
+    parse_workload_list, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, MixGraphGenerator,
+    RequestDistribution, WorkloadName, WorkloadSpec, YcsbWorkload,
 };
 use clap::builder::PossibleValuesParser;
 use clap::Args;
@@ -52,6 +53,9 @@ use verify::VerifyResult;
 const DEFAULT_ZONES: u32 = 100;
 const DEFAULT_ZONE_SIZE: u64 = 64 * MIB;
 
+/// Values of u mixgraph's mean value size is taken over when a run is sized.
+const MEAN_VALUE_SAMPLES: u64 = 10_000;
+
 /// ACC's turning point as the MSST'24 paper runs it (the engine's `Options` default, in
 /// percent): ZACA's order at or below 25 % free space.
 const DEFAULT_ACC_TURNING_POINT: u8 = 25;
@@ -74,12 +78,17 @@ Examples:
             --max-bytes-for-level-base 1MiB --mode deterministic --verify --json run.json
   zkv bench --preset samezone24 --quick --placement caza+ --picker acc
   zkv bench --preset samezone24 --quick --workload ycsb-a --request-distribution latest
+  zkv bench --workload fillrandom,mixgraph --num 100000 --reads 200000 --key-size 48 \\
+            --keyrange-num 30 --keyrange-dist-a 14.18 --keyrange-dist-b -2.917 \\
+            --keyrange-dist-c 0.0164 --keyrange-dist-d -0.08082 --key-dist-a 0.002312 \\
+            --key-dist-b 0.3467 --mix-get-ratio 0.85 --mix-put-ratio 0.14 --mix-seek-ratio 0.01
 
-Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom (db_bench),
-ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations); a comma list runs
-in sequence on the same store. The device defaults to 100 zones of 64 MiB in memory;
-file:PATH creates a new image that is kept after the run. Engine options default to
-RocksDB's; the picker defaults to sica and the placement to liza (the papers' baseline).";
+Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom, mixgraph
+(db_bench; mixgraph's own flags are grouped above), ycsb-a .. ycsb-f (YCSB: a load of
+--num records, then --num operations); a comma list runs in sequence on the same store.
+The device defaults to 100 zones of 64 MiB in memory; file:PATH creates a new image that
+is kept after the run. Engine options default to RocksDB's; the picker defaults to sica
+and the placement to liza (the papers' baseline).";
 
 #[derive(Debug, Args)]
 #[command(after_help = BENCH_HELP)]
@@ -249,6 +258,9 @@ pub struct BenchArgs {
     /// Divide the preset's data and sizes (zone, memtable, SST, L1) by a further 8
     #[arg(long, requires = "preset")]
     quick: bool,
+
+    #[command(flatten)]
+    mixgraph: mixgraph::MixGraphArgs,
 }
 
 /// `--workload`, parsed by clap so that an unknown name is a usage error.
@@ -299,6 +311,11 @@ pub fn run(mut a: BenchArgs) -> CliResult {
         return Err(a.unread_acc_flag(flag));
     }
     let mut plan = a.plan()?;
+    if a.has_mixgraph() {
+        for line in a.mixgraph.inert_flags(&a.given) {
+            crate::cli::warn(line);
+        }
+    }
     let json = plan.json.take();
     let mut out = Out::new();
     for line in note {
@@ -607,6 +624,7 @@ impl BenchArgs {
             )));
         }
         let bad = |e: bench::Error| CliError::invalid(format!("--workload: {e}"));
+        let key_size = usize::try_from(self.key_size).unwrap_or(usize::MAX);
         let mut jobs = Vec::new();
         for (i, name) in self.workload.0.iter().enumerate() {
             let seed = self.seed.wrapping_add(i as u64);
@@ -614,12 +632,18 @@ impl BenchArgs {
                 WorkloadName::DbBench(w) => {
                     let config = DbBenchConfig {
                         num: self.num,
-                        key_size: usize::try_from(self.key_size).unwrap_or(usize::MAX),
+                        key_size,
                         read_write_percent: self.readwritepercent,
                     };
                     Job::DbBench(Box::new(
                         DbBenchGenerator::new(w, config, seed).map_err(bad)?,
                     ))
+                }
+                WorkloadName::MixGraph => {
+                    let config = self.mixgraph.config(self.num, key_size);
+                    let g = MixGraphGenerator::new(config, seed)
+                        .map_err(|e| CliError::invalid(format!("--workload mixgraph: {e}")))?;
+                    Job::MixGraph(Box::new(g))
                 }
                 WorkloadName::Ycsb(id) => {
                     let mut spec = WorkloadSpec::core(id).with_counts(self.num, self.num);
@@ -664,7 +688,23 @@ impl BenchArgs {
             let flag = format!("--readwritepercent {}", self.readwritepercent);
             return unread(flag, "readrandomwriterandom");
         }
+        let given_mix = mixgraph::IDS.iter().find(|id| self.given.has(id));
+        if let (Some(id), false) = (given_mix, self.has_mixgraph()) {
+            return unread(mixgraph::flag(id), "mixgraph");
+        }
+        let only_mix = self.workload.0.iter().all(|w| *w == WorkloadName::MixGraph);
+        if self.given.has("value_size") && only_mix {
+            return Err(CliError::invalid(
+                "--value-size: mixgraph draws its value sizes (--value-k, --value-sigma, \
+                 --value-theta, --mix-max-value-size), and --workload mixgraph has no other \
+                 workload",
+            ));
+        }
         Ok(())
+    }
+
+    fn has_mixgraph(&self) -> bool {
+        self.workload.0.contains(&WorkloadName::MixGraph)
     }
 
     /// Refuses a device that cannot hold the data (see [`space_needed`]).
@@ -732,7 +772,8 @@ impl BenchArgs {
         let entry = |key: u64| key.saturating_add(self.value_size).saturating_add(8);
         // YCSB keys are `user` and up to 20 digits.
         let live = (self.db_bench_keys().saturating_mul(entry(self.key_size)))
-            .saturating_add(ycsb_keys.saturating_mul(entry(24)));
+            .saturating_add(ycsb_keys.saturating_mul(entry(24)))
+            .saturating_add(self.mixgraph_bytes());
         let buffers = o
             .write_buffer_size
             .saturating_mul(3)
@@ -765,6 +806,25 @@ impl BenchArgs {
             };
         }
         (num * (1.0 - (-random_writes / num).exp())).ceil() as u64
+    }
+
+    /// Live bytes mixgraph leaves behind: its puts' distinct keys, counted as uniform
+    /// random writes (skewed keys leave fewer), at the mean of its value sizes. The other
+    /// db_bench workloads' keys are counted apart, so a key both write is counted twice.
+    fn mixgraph_bytes(&self) -> u64 {
+        if !self.has_mixgraph() {
+            return 0;
+        }
+        let key_size = usize::try_from(self.key_size).unwrap_or(usize::MAX);
+        let config = self.mixgraph.config(self.num, key_size);
+        let Ok(mix) = bench::mixgraph::QueryMix::new(config.ratios) else {
+            return 0; // refused with its reason when the jobs are built
+        };
+        let puts = config.reads as f64 * mix.share(bench::mixgraph::QueryKind::Put);
+        let num = self.num as f64;
+        let keys = num * (1.0 - (-puts / num).exp());
+        let entry = self.key_size as f64 + config.mean_value_size(MEAN_VALUE_SAMPLES) + 8.0;
+        (keys * entry).ceil() as u64
     }
 
     fn check_device(&self) -> CliResult {
@@ -922,6 +982,9 @@ impl BenchArgs {
         });
         if let (Some(d), Value::Object(m)) = (self.request_distribution, &mut config) {
             m.insert("request_distribution".into(), json!(d.name()));
+        }
+        if let (true, Value::Object(m)) = (self.has_mixgraph(), &mut config) {
+            m.insert("mixgraph".into(), self.mixgraph.json(self.num));
         }
         config
     }

@@ -16,7 +16,7 @@ use zns::timing::TimingReport;
 use zns::IoCategory;
 use zonefs::fs::{FsStats, InvalidRatios};
 
-use super::runner::{Latency, Measured, PhaseResult, Sample};
+use super::runner::{Latency, Measured, PhaseResult, RateRecord, Sample};
 use super::verify::VerifyResult;
 use crate::cli::error::CliResult;
 use crate::cli::Out;
@@ -54,10 +54,64 @@ pub fn result_line(r: &PhaseResult) -> String {
         r.ops,
         r.bytes as f64 / 1_048_576.0 / r.seconds.max(f64::MIN_POSITIVE),
     );
-    if r.gets > 0 {
+    if r.mixgraph {
+        line.push_str(&mixgraph_summary(r));
+    } else if r.gets > 0 {
         line.push_str(&format!(" ({} of {} found)", r.found, r.gets));
     }
     line
+}
+
+/// db_bench's MixGraph summary: the operations of each kind, reads (gets and seeks) that
+/// found their key, mean value size and mean records per scan (0.0 where db_bench divides
+/// by zero and prints nan).
+fn mixgraph_summary(r: &PhaseResult) -> String {
+    format!(
+        " ( Gets:{} Puts:{} Seek:{}, reads {} in {} found, avg size: {:.1} value, {:.1} scan)",
+        r.gets,
+        r.puts,
+        r.scans,
+        r.found + r.seek_found,
+        r.gets + r.scans,
+        ratio(r.value_bytes, r.puts),
+        ratio(r.scanned, r.scans),
+    )
+}
+
+/// A parameter as written on the command line: plain decimals, but tiny and huge values
+/// in scientific notation rather than hundreds of digits.
+fn short(x: f64) -> String {
+    if x != 0.0 && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// The sine rate a mixgraph phase ran at, for people.
+pub fn rate_line(rate: &RateRecord) -> String {
+    let s = &rate.sine;
+    let head = format!(
+        "{:<12} : sine rate {}·sin({}·t + {}) + {} ops/s every {} ms",
+        "mixgraph",
+        short(s.a),
+        short(s.b),
+        short(s.c),
+        short(s.d),
+        s.interval_ms
+    );
+    let later = rate.steps.get(1..).unwrap_or_default();
+    let first = rate.steps.first().map_or(0.0, |&(_, r)| r);
+    if later.is_empty() {
+        return format!("{head}; {first:.0} ops/s throughout (it ended within one interval)");
+    }
+    let fold = |f: fn(f64, f64) -> f64, init| later.iter().map(|&(_, r)| r).fold(init, f);
+    format!(
+        "{head}; {first:.0} ops/s for the first interval, then {} steps from {:.1} to {:.1} ops/s",
+        later.len(),
+        fold(f64::min, f64::INFINITY),
+        fold(f64::max, 0.0),
+    )
 }
 
 fn per_sec(n: u64, seconds: f64) -> f64 {
@@ -298,9 +352,39 @@ fn phases_json(phases: &[PhaseResult]) -> Value {
                 "seconds": p.seconds, "ops_per_sec": per_sec(p.ops, p.seconds),
             });
             add_virtual_seconds(&mut phase, p.virtual_seconds, p.ops);
+            if let (true, Value::Object(m)) = (p.mixgraph, &mut phase) {
+                m.extend(mixgraph_json(p));
+            }
             phase
         })
         .collect()
+}
+
+/// A mixgraph phase's figures beyond the common ones: db_bench's summary, and the sine
+/// rate's steps with `--sine-mix-rate`.
+fn mixgraph_json(p: &PhaseResult) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("seek_found".into(), json!(p.seek_found));
+    m.insert("scanned".into(), json!(p.scanned));
+    m.insert("value_bytes".into(), json!(p.value_bytes));
+    m.insert("avg_value_size".into(), json!(ratio(p.value_bytes, p.puts)));
+    m.insert("avg_scan_length".into(), json!(ratio(p.scanned, p.scans)));
+    if let Some(rate) = &p.rate {
+        let s = &rate.sine;
+        let steps: Vec<Value> = rate
+            .steps
+            .iter()
+            .map(|&(t, r)| json!({ "t": t, "ops_per_sec": r }))
+            .collect();
+        m.insert(
+            "rate".into(),
+            json!({
+                "sine_a": s.a, "sine_b": s.b, "sine_c": s.c, "sine_d": s.d,
+                "interval_ms": s.interval_ms, "steps": steps,
+            }),
+        );
+    }
+    m
 }
 
 /// Deterministic mode: the virtual clock's seconds and the rate on it (`virtual_seconds`,

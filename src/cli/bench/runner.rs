@@ -1,18 +1,20 @@
 //! Running the workloads against the database: one operation at a time (db_bench's and
 //! YCSB's single client thread), timing each put, get and scan, feeding the oracle and
-//! sampling the time series.
+//! sampling the time series. Writes can be paced to a byte rate, and mixgraph's operations
+//! to its sine rate, both on the database's clock.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use bench::{DbBenchGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
+use bench::mixgraph::{RateSchedule, SineRate};
+use bench::{DbBenchGenerator, MixGraphGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
 use engine::db::{Db, ReadOptions, WriteOptions};
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use zonefs::fs::InvalidRatios;
 
-use super::report::result_line;
+use super::report::{rate_line, result_line};
 use super::verify::Oracle;
 use crate::cli::error::{CliError, CliResult};
 use crate::cli::Out;
@@ -20,6 +22,8 @@ use crate::cli::Out;
 /// One workload of `--workload`, with its request stream ready.
 pub enum Job {
     DbBench(Box<DbBenchGenerator>),
+    /// db_bench's mixgraph, paced by its sine rate when it has one.
+    MixGraph(Box<MixGraphGenerator>),
     /// YCSB: the load phase, then the run phase, on the same generator.
     Ycsb {
         name: &'static str,
@@ -42,6 +46,25 @@ pub struct PhaseResult {
     pub seconds: f64,
     /// Deterministic mode: the phase's length on the database's virtual clock.
     pub virtual_seconds: Option<f64>,
+    /// Seeks whose iterator landed on the key sought (db_bench's seek "found").
+    pub seek_found: u64,
+    /// Records the scans returned.
+    pub scanned: u64,
+    /// Value bytes the puts wrote.
+    pub value_bytes: u64,
+    /// mixgraph's phase: its line ends with db_bench's MixGraph summary.
+    pub mixgraph: bool,
+    /// mixgraph with `--sine-mix-rate`: the rate and the steps the phase reached.
+    pub rate: Option<RateRecord>,
+}
+
+/// The sine rate of a mixgraph phase: its parameters, and each step it reached as (seconds
+/// since the phase started, operations per second), the first being db_bench's initial
+/// rate.
+#[derive(Clone, Debug)]
+pub struct RateRecord {
+    pub sine: SineRate,
+    pub steps: Vec<(f64, f64)>,
 }
 
 /// Per-operation latencies in nanoseconds, one histogram per kind of call.
@@ -133,19 +156,47 @@ pub struct Runner<'a> {
     sample_interval: u64,
     ops_done: u64,
     pacer: Option<Pacer>,
+    /// Set while a mixgraph phase runs: its sine rate pacer, if it has one.
+    mix: Option<Option<OpPacer>>,
     /// When the runner started (the threaded mode's clock).
     origin: Instant,
     m: Measured,
 }
 
 /// db_bench's `--benchmark_write_rate_limit`: writes (key and value bytes) paced to `rate`
-/// bytes per second on the database's clock, as RocksDB's rate limiter paces them: a writer
-/// held back (a stall, a slow stretch) gets at most [`PACE_REFILL`] of unused rate to catch
-/// up with, never the whole backlog.
+/// bytes per second on the database's clock.
 struct Pacer {
     rate: u64,
-    /// When the bytes paced so far are due.
+    due: Due,
+}
+
+/// mixgraph's `--sine-mix-rate`: every operation paced to the schedule's rate at the time,
+/// counted from the phase's start. db_bench splits the rate between a read and a write
+/// limiter by the mix's shares, which together pace the mix at the same total.
+struct OpPacer {
+    schedule: RateSchedule,
+    start: Duration,
+    due: Due,
+}
+
+/// When the work paced so far is due, as RocksDB's rate limiter paces it: work held back (a
+/// stall, a slow stretch) gets at most [`PACE_REFILL`] of unused rate to catch up with,
+/// never the whole backlog.
+#[derive(Default)]
+struct Due {
     next: Duration,
+}
+
+impl Due {
+    /// Adds `cost` of work at `now`; returns how long to wait, if the work is ahead by
+    /// more than `slack`.
+    fn charge(&mut self, now: Duration, cost: Duration, slack: Duration) -> Option<Duration> {
+        self.next = self
+            .next
+            .max(now.saturating_sub(PACE_REFILL))
+            .saturating_add(cost);
+        (self.next > now + slack).then(|| self.next - now)
+    }
 }
 
 /// RocksDB's rate limiter refills every 100 ms and keeps no more than about one refill of
@@ -160,6 +211,15 @@ const PACE_SLACK: Duration = Duration::from_millis(1);
 /// runner started.
 fn clock(db: &Db, origin: Instant) -> Duration {
     db.virtual_time().unwrap_or_else(|| origin.elapsed())
+}
+
+/// How far ahead paced work may run before the runner waits: threaded mode sleeps only
+/// once it is [`PACE_SLACK`] ahead; the virtual clock waits exactly.
+fn slack(db: &Db) -> Duration {
+    match db.virtual_time() {
+        Some(_) => Duration::ZERO,
+        None => PACE_SLACK,
+    }
 }
 
 impl<'a> Runner<'a> {
@@ -180,6 +240,7 @@ impl<'a> Runner<'a> {
             sample_interval: sample_interval.max(1),
             ops_done: 0,
             pacer: None,
+            mix: None,
             origin: Instant::now(),
             m: Measured {
                 phases: Vec::new(),
@@ -195,7 +256,7 @@ impl<'a> Runner<'a> {
     pub fn with_write_rate_limit(mut self, rate: Option<u64>) -> Self {
         self.pacer = rate.map(|rate| Pacer {
             rate: rate.max(1),
-            next: Duration::ZERO,
+            due: Due::default(),
         });
         self
     }
@@ -207,15 +268,50 @@ impl<'a> Runner<'a> {
         };
         let now = clock(self.db, self.origin);
         let cost = Duration::from_secs_f64(bytes as f64 / p.rate as f64);
-        p.next = p.next.max(now.saturating_sub(PACE_REFILL)) + cost;
-        let slack = match self.db.virtual_time() {
-            Some(_) => Duration::ZERO,
-            None => PACE_SLACK,
-        };
-        if p.next > now + slack {
-            self.db.pass_time(p.next - now)?;
+        match p.due.charge(now, cost, slack(self.db)) {
+            Some(wait) => self.db.pass_time(wait),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Holds mixgraph back until its sine rate allows one more operation, and records the
+    /// rate's steps as they come.
+    fn pace_op(&mut self, r: &mut PhaseResult) -> engine::Result<()> {
+        let Some(Some(p)) = &mut self.mix else {
+            return Ok(());
+        };
+        let now = clock(self.db, self.origin);
+        let step = p.schedule.step();
+        let rate = p.schedule.rate_at(now.saturating_sub(p.start));
+        if let (true, Some(record)) = (p.schedule.step() != step, &mut r.rate) {
+            let at = p.schedule.step_start(p.schedule.step()).as_secs_f64();
+            record.steps.push((at, rate));
+        }
+        // The rate is positive (the schedule keeps only positive ones); one so small that
+        // its cost overflows a Duration waits for ever, as db_bench's limiter would.
+        let cost = Duration::try_from_secs_f64(1.0 / rate).unwrap_or(Duration::MAX);
+        match p.due.charge(now, cost, slack(self.db)) {
+            Some(wait) => self.db.pass_time(wait),
+            None => Ok(()),
+        }
+    }
+
+    /// Starts the mixgraph pacer's clock at the phase's start; the phase's record of its
+    /// rate steps starts with the initial rate.
+    fn start_mix(&mut self, r: &mut PhaseResult) {
+        let Some(mix) = &mut self.mix else {
+            return;
+        };
+        r.mixgraph = true;
+        if let Some(p) = mix {
+            let now = clock(self.db, self.origin);
+            p.start = now;
+            p.due.next = now;
+            r.rate = Some(RateRecord {
+                sine: p.schedule.sine(),
+                steps: vec![(0.0, p.schedule.rate_at(Duration::ZERO))],
+            });
+        }
     }
 
     /// Runs the jobs in order, printing each phase's line as it ends. A failure (e.g. out
@@ -238,6 +334,17 @@ impl<'a> Runner<'a> {
                 let name = g.workload().name().to_string();
                 let total = g.remaining();
                 self.phase(&name, total, out, || Ok(g.next_op()))
+            }
+            Job::MixGraph(mut g) => {
+                self.mix = Some(g.rate_schedule().map(|schedule| OpPacer {
+                    schedule,
+                    start: Duration::ZERO,
+                    due: Due::default(),
+                }));
+                let total = g.remaining();
+                let done = self.phase(bench::workload::MIXGRAPH, total, out, || Ok(g.next_op()));
+                self.mix = None;
+                done
             }
             Job::Ycsb { name, workload } => {
                 let mut w = workload;
@@ -268,8 +375,9 @@ impl<'a> Runner<'a> {
         let start = Instant::now();
         let virtual_start = self.db.virtual_time();
         if let Some(p) = &mut self.pacer {
-            p.next = clock(self.db, self.origin);
+            p.due.next = clock(self.db, self.origin);
         }
+        self.start_mix(&mut r);
         // The bar is advanced in steps: even a hidden bar's update costs more than a
         // memtable insert's share of a put.
         let mut unshown = 0u64;
@@ -279,7 +387,7 @@ impl<'a> Runner<'a> {
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             };
-            if let Err(e) = self.exec(&op, &mut r) {
+            if let Err(e) = self.exec(&op, &mut r).and_then(|()| self.pace_op(&mut r)) {
                 break Err(CliError::invalid(format!(
                     "{name}: operation {} ({}): {e}",
                     r.ops + 1,
@@ -309,17 +417,18 @@ impl<'a> Runner<'a> {
             self.sample(name);
         }
         let line = result_line(&r);
-        let none_found = r.gets > 0 && r.found == 0;
+        let rate = r.rate.as_ref().map(rate_line);
+        let none_found = (r.gets > 0 && r.found == 0).then_some(r.mixgraph);
         self.m.phases.push(r);
         outcome?;
         out.line(line)?;
-        if none_found {
+        if let Some(rate) = rate {
+            out.line(rate)?;
+        }
+        if let Some(mixgraph) = none_found {
             // Not an error (db_bench reports it the same way), but almost always a store
             // that was never filled: say so where a person looks.
-            crate::cli::warn(format_args!(
-                "{name} found none of the keys it read: the store holds none of them (an \
-                 empty store? run a fill workload first, e.g. --workload fillrandom,{name})"
-            ));
+            crate::cli::warn(none_found_warning(name, mixgraph));
         }
         out.flush()
     }
@@ -327,17 +436,20 @@ impl<'a> Runner<'a> {
     fn exec(&mut self, op: &Op, r: &mut PhaseResult) -> engine::Result<()> {
         match op.kind {
             OpKind::Read => self.get(&op.key, r),
-            OpKind::Insert | OpKind::Update => self.put(&op.key, r),
+            OpKind::Insert | OpKind::Update => self.put(&op.key, op.value_size, r),
             OpKind::ReadModifyWrite => {
                 self.get(&op.key, r)?;
-                self.put(&op.key, r)
+                self.put(&op.key, op.value_size, r)
             }
             OpKind::Scan { len } => self.scan(&op.key, len, r),
         }
     }
 
-    fn put(&mut self, key: &[u8], r: &mut PhaseResult) -> engine::Result<()> {
-        self.values.fill(self.value_size, &mut self.value);
+    /// A put of `size` bytes of value (the run's `--value-size` if the workload does not
+    /// draw it).
+    fn put(&mut self, key: &[u8], size: Option<usize>, r: &mut PhaseResult) -> engine::Result<()> {
+        self.values
+            .fill(size.unwrap_or(self.value_size), &mut self.value);
         let start = Instant::now();
         let done = self.db.put(&self.write, key, &self.value);
         record(&mut self.m.latency.put, start.elapsed());
@@ -349,6 +461,7 @@ impl<'a> Runner<'a> {
         }
         done?;
         r.puts += 1;
+        r.value_bytes += self.value.len() as u64;
         let bytes = (key.len() + self.value.len()) as u64;
         r.bytes += bytes;
         self.pace(bytes)
@@ -366,11 +479,14 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// YCSB's scan: `len` records in key order from `key` on.
+    /// YCSB's scan, db_bench's seek: `len` records in key order from `key` on.
     fn scan(&mut self, key: &[u8], len: u64, r: &mut PhaseResult) -> engine::Result<()> {
         let start = Instant::now();
         let mut it = self.db.iter(&ReadOptions::default())?;
         it.seek(key)?;
+        if it.valid() && it.key() == key {
+            r.seek_found += 1;
+        }
         let mut n = 0;
         while n < len && it.valid() {
             r.bytes += (it.key().len() + it.value().len()) as u64;
@@ -379,6 +495,7 @@ impl<'a> Runner<'a> {
         }
         record(&mut self.m.latency.scan, start.elapsed());
         r.scans += 1;
+        r.scanned += n;
         Ok(())
     }
 
@@ -399,6 +516,20 @@ impl<'a> Runner<'a> {
             invalid_ratios: invalid_buckets(&invalid),
         });
     }
+}
+
+/// The warning after a phase whose gets found nothing.
+fn none_found_warning(name: &str, mixgraph: bool) -> String {
+    let why = if mixgraph {
+        "mixgraph's own puts rarely help: the draw that picks a key also picks its kind, so \
+         with uniform keys a key is only ever read or only ever written, as in db_bench; "
+    } else {
+        "an empty store? "
+    };
+    format!(
+        "{name} found none of the keys it read: the store holds none of them ({why}run a fill \
+         workload first, e.g. --workload fillrandom,{name})"
+    )
 }
 
 /// A progress bar on a terminal; nothing when stderr is a pipe or a file.

@@ -7,6 +7,9 @@
 //! from `ThreadLocalRandom`, which cannot be seeded; zkv passes an explicit, seeded
 //! [`BenchRng`] to every draw, so a run is reproducible and no generator holds global state.
 //! Sequences therefore differ from YCSB's draw by draw, distributions do not.
+//!
+//! [`mt64`] is not YCSB's: it is C++'s `std::mt19937_64`, db_bench's `Random64`, which
+//! mixgraph needs as a fixed function (see there).
 
 pub mod acknowledged_counter;
 pub mod counter;
@@ -14,6 +17,7 @@ pub mod discrete;
 pub mod fnv;
 pub mod hotspot_integer;
 pub mod key_name;
+pub mod mt64;
 pub mod scrambled_zipfian;
 pub mod skewed_latest;
 pub mod uniform_long;

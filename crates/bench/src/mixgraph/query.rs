@@ -1,0 +1,95 @@
+//! mixgraph's choice of Get, Put or Seek (RocksDB db_bench_tool.cc, MixGraph:
+//! `QueryDecider`).
+//!
+//! The three ratios are normalised by their sum and each is given ⌈1000 · ratio / sum⌉
+//! consecutive slots; a draw picks slot `ini % slots`. The rounding up can give a kind a
+//! slot more than its share (ratios of 1/3 each make 1002 slots), as in db_bench. The
+//! slot comes from the same draw as the key, so with uniform keys a key is always read,
+//! always written or always sought: db_bench's `GetRandomKey` feeds both.
+
+use crate::error::{check_weight, Error, Result};
+
+/// What one mixgraph operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QueryKind {
+    Get,
+    Put,
+    Seek,
+}
+
+impl QueryKind {
+    pub const ALL: [QueryKind; 3] = [QueryKind::Get, QueryKind::Put, QueryKind::Seek];
+}
+
+/// `mix_get_ratio`, `mix_put_ratio`, `mix_seek_ratio` (weights: db_bench normalises them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueryRatios {
+    pub get: f64,
+    pub put: f64,
+    pub seek: f64,
+}
+
+impl Default for QueryRatios {
+    /// db_bench's defaults: gets only.
+    fn default() -> Self {
+        QueryRatios {
+            get: 1.0,
+            put: 0.0,
+            seek: 0.0,
+        }
+    }
+}
+
+/// Slots a ratio of 1 would get.
+const SLOTS: f64 = 1000.0;
+
+/// The slot table built from the ratios.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryMix {
+    /// Slots up to and including each kind, in the order of [`QueryKind::ALL`].
+    ends: [i64; 3],
+}
+
+impl QueryMix {
+    pub fn new(r: QueryRatios) -> Result<QueryMix> {
+        let ratios = [
+            ("mix_get_ratio", r.get),
+            ("mix_put_ratio", r.put),
+            ("mix_seek_ratio", r.seek),
+        ];
+        for (what, value) in ratios {
+            check_weight(what, value)?;
+        }
+        // Summed and divided in db_bench's order, so that the rounding up agrees.
+        let sum = r.get + r.put + r.seek;
+        if sum <= 0.0 {
+            return Err(Error::NoOperations);
+        }
+        let mut ends = [0i64; 3];
+        let mut end = 0i64;
+        for (slot, (_, ratio)) in ends.iter_mut().zip(ratios) {
+            end += (SLOTS * (ratio / sum)).ceil() as i64;
+            *slot = end;
+        }
+        Ok(QueryMix { ends })
+    }
+
+    /// All slots.
+    pub fn slots(&self) -> i64 {
+        self.ends[2]
+    }
+
+    /// The share of the slots `kind` owns: the fraction of operations of that kind.
+    pub fn share(&self, kind: QueryKind) -> f64 {
+        let i = kind as usize;
+        let before = if i == 0 { 0 } else { self.ends[i - 1] };
+        (self.ends[i] - before) as f64 / self.slots() as f64
+    }
+
+    /// The kind of draw `ini` (≥ 0).
+    pub fn kind(&self, ini: i64) -> QueryKind {
+        let slot = ini % self.slots();
+        let i = self.ends.iter().position(|&end| slot < end).unwrap_or(0);
+        QueryKind::ALL[i]
+    }
+}
