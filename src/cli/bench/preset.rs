@@ -187,11 +187,12 @@ const PROPHET24: Preset = Preset {
     gc_stop: 45,
     picker: "round-robin",
     also: &[
-        "the placements prophet-gc-no, prophet-gc and prophet (lifetime prediction), \
-         not in zkv yet",
-        "the cleaning modes compact and compensate with Prophet's prediction, and the stop \
-         sweep 30/35/40/45% (--gc-mode and --gc-stop take them once Prophet exists)",
-        "the prediction accuracy run (SST 64 KiB, 0.5 GiB)",
+        "the schemes prophet-gc-no, prophet-gc and prophet (lifetime prediction): zkv \
+         compare --schemes baseline,prophet-gc-no,prophet-gc,prophet --preset prophet24",
+        "full compaction and GC with compaction compensation (--gc-mode compact, \
+         compensate) and the stop sweep 30/35/40/45% (--gc-stop)",
+        "every figure of the paper zkv can run, the accuracy run (SST 64 KiB, 0.5 GiB) \
+         among them: zkv repro prophet24",
     ],
     ..COMMON
 };
