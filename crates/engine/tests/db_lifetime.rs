@@ -103,6 +103,40 @@ fn the_clock_and_predictions_survive_a_reopen() {
 }
 
 #[test]
+fn an_open_that_does_not_predict_keeps_the_clock_for_the_next_that_does() {
+    let (_mem, dev) = device(48, 64);
+    let fs = format(&dev, prophet());
+    let db = Db::open(Arc::clone(&fs), options()).unwrap();
+    churn(&db, 6, 3000);
+    db.flush().unwrap();
+    db.wait_for_background().unwrap();
+    let before = db.stats().lifetime.unwrap().clock;
+    db.close().unwrap();
+    drop(fs);
+    // A LIZA open rolls the manifest (its first edit) and writes on.
+    let db = Db::open(mount(&dev, fs_options()), options()).unwrap();
+    assert!(db.stats().lifetime.is_none());
+    churn(&db, 7, 500);
+    db.flush().unwrap();
+    db.close().unwrap();
+    let db = Db::open(mount(&dev, prophet()), options()).unwrap();
+    let after = db.stats().lifetime.unwrap().clock;
+    assert!(
+        after.tick >= before.tick,
+        "{} < {}",
+        after.tick,
+        before.tick
+    );
+    assert_eq!(after.passive, before.passive);
+    let newest = db
+        .live_files()
+        .iter()
+        .filter_map(|(_, f)| f.lifetime.map(|l| l.created))
+        .max();
+    assert!(newest.is_none_or(|t| t <= after.tick));
+}
+
+#[test]
 fn nothing_is_predicted_unless_the_file_layer_uses_it() {
     let (_mem, dev) = device(48, 64);
     let fs = format(&dev, fs_options());

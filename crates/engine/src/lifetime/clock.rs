@@ -62,10 +62,12 @@ impl Clock {
         (count > 0).then(|| sum / count)
     }
 
-    /// SSTs expected to die per tick: C_rate × D_num, with C_rate = (max_level + 1) / C and
-    /// D_num the mean number of files a compaction deletes (1 before the first).
+    /// SSTs expected to die per tick: C_rate × D_num, with C_rate the compactions of a
+    /// cycle over C (max_level / C in zkv's reading of max_level, at least one compaction)
+    /// and D_num the mean number of files a compaction deletes (1 before the first).
     pub fn deaths_per_tick(&self, flush_num: u32) -> f64 {
-        let c_rate = (f64::from(self.compacting_levels) + 1.0) / self.cycle(flush_num) as f64;
+        let per_cycle = f64::from(self.compacting_levels.max(1));
+        let c_rate = per_cycle / self.cycle(flush_num) as f64;
         let d_num = match self.compactions {
             0 => 1.0,
             n => self.deleted as f64 / n as f64,
@@ -80,18 +82,30 @@ impl Clock {
 
     /// Advances the clock over `edit`, to be installed on `before`: a tick if the edit
     /// adds or deletes files (a flush or a compaction), the compaction figures, and the
-    /// files with a prediction that die. Files the edit moves to another level (trivial
-    /// moves) are marked `moved` in the edit and do not die.
+    /// files with a prediction that die. The files the edit adds get its tick as their
+    /// creation tick (a threaded flush may install before a compaction that predicted
+    /// earlier); files it moves to another level (trivial moves) are marked `moved` and
+    /// do not die. The last level never starts a compaction by its size: one started
+    /// there (the cleaner's) does not count as a compacting level.
     pub fn advance(&mut self, edit: &mut VersionEdit, before: &Version) -> Vec<Outcome> {
         if edit.new_files.is_empty() && edit.deleted_files.is_empty() {
             return Vec::new();
         }
         self.tick = self.tick.saturating_add(1);
+        let deleted: HashSet<u64> = edit.deleted_files.iter().map(|&(_, n)| n).collect();
+        for (_, f) in &mut edit.new_files {
+            if let (false, Some(l)) = (deleted.contains(&f.number), f.lifetime.as_mut()) {
+                l.created = self.tick;
+            }
+        }
         let Some(start) = edit.deleted_files.iter().map(|&(l, _)| l).min() else {
             return Vec::new();
         };
         self.compactions += 1;
-        self.compacting_levels = self.compacting_levels.max(start + 1);
+        let last = u32::try_from(before.num_levels().saturating_sub(1)).unwrap_or(u32::MAX);
+        if start < last {
+            self.compacting_levels = self.compacting_levels.max(start + 1);
+        }
         let added: HashSet<u64> = edit.new_files.iter().map(|(_, f)| f.number).collect();
         let mut moved = HashSet::new();
         let mut outcomes = Vec::new();
@@ -171,10 +185,12 @@ mod tests {
         let mut clock = Clock::default();
         // A flush: one tick, no compaction.
         let mut flush = VersionEdit::new();
-        flush.add_file(0, file(1, b"a", b"c", 10));
+        flush.add_file(0, predicted(file(1, b"a", b"c", 10), 0, 5, 0));
         let empty = version_of(4, &[]);
         assert!(clock.advance(&mut flush, &empty).is_empty());
         assert_eq!((clock.tick, clock.compactions), (1, 0));
+        // The file is created at the tick of the edit that installs it.
+        assert_eq!(flush.new_files[0].1.lifetime.map(|l| l.created), Some(1));
         // An edit that changes no file does not tick.
         let mut log_only = VersionEdit::new();
         log_only.log_number = Some(9);
@@ -212,10 +228,20 @@ mod tests {
         );
         assert_eq!(clock.passive_mean(2), Some(1));
         assert_eq!(clock.passive_mean(1), None);
-        assert!(c.new_files[0].1.lifetime.is_some_and(|l| l.moved));
-        // C = 2 + 4; C_rate = 3/6, D_num = 2.
+        // The moved file keeps its creation tick.
+        assert!(c.new_files[0]
+            .1
+            .lifetime
+            .is_some_and(|l| l.moved && l.created == 1));
+        // C = 2 + 4; C_rate = 2/6 (two compactions a cycle), D_num = 2.
         assert_eq!(clock.cycle(4), 6);
-        assert!((clock.deaths_per_tick(4) - 1.0).abs() < 1e-9);
+        assert!((clock.deaths_per_tick(4) - 2.0 / 3.0).abs() < 1e-9);
+        // A compaction started in the last level (the cleaner's) is no compacting level.
+        let last = version_of(4, &[(3, file(9, b"a", b"b", 10))]);
+        let mut c = VersionEdit::new();
+        c.delete_file(3, 9);
+        clock.advance(&mut c, &last);
+        assert_eq!((clock.compacting_levels, clock.compactions), (2, 2));
     }
 
     #[test]

@@ -104,9 +104,10 @@ impl FileLifetime {
     }
 
     /// Prophet's compensation rule: compact the file now (rather than copy it) when it was
-    /// predicted to trigger its own compaction (c1) and that is still ahead of `now`.
+    /// predicted to trigger its own compaction (c1) and that is still ahead of `now`. A file
+    /// moved down since was predicted for its old level: not taken.
     pub fn compact_ahead(&self, now: u64) -> bool {
-        self.case == Case::C1 && self.deletion_tick() > now
+        self.case == Case::C1 && !self.moved && self.deletion_tick() > now
     }
 }
 
@@ -124,6 +125,12 @@ mod tests {
             moved: false,
         };
         assert!(l(Case::C1, 10, 5).compact_ahead(14));
+        // Moved down since the prediction: it was for the old level.
+        let moved = FileLifetime {
+            moved: true,
+            ..l(Case::C1, 10, 5)
+        };
+        assert!(!moved.compact_ahead(14));
         // At or past the predicted tick the prediction was wrong: copy.
         assert!(!l(Case::C1, 10, 5).compact_ahead(15));
         assert!(!l(Case::C1, 10, 5).compact_ahead(40));

@@ -58,6 +58,9 @@ impl PredictCtx<'_> {
 /// The prediction for `new`, an SST about to be created in `level`.
 pub fn predict(ctx: &PredictCtx<'_>, level: usize, new: &FileMeta) -> FileLifetime {
     let c = ctx.clock.cycle(ctx.flush_num());
+    if level + 1 >= ctx.version.num_levels() {
+        return last_level(ctx, level, new, c);
+    }
     let pl1 = if level == 0 {
         l0_lifetime(ctx)
     } else {
@@ -74,12 +77,33 @@ pub fn predict(ctx: &PredictCtx<'_>, level: usize, new: &FileMeta) -> FileLifeti
         _ if moves_down(ctx, level, new) => (Case::C3, pl1.saturating_add(below(ctx, level, c))),
         _ => (Case::C1, pl1),
     };
+    lifetime_of(ctx, level, case, lifetime)
+}
+
+fn lifetime_of(ctx: &PredictCtx<'_>, level: usize, case: Case, lifetime: u64) -> FileLifetime {
     FileLifetime {
         created: ctx.clock.next_tick(),
         lifetime,
         case,
         level: u8::try_from(level).unwrap_or(u8::MAX),
         moved: false,
+    }
+}
+
+/// The last level never starts a compaction by its size: its files die only passively.
+/// c2B as anywhere, else c2A; with no passive mean yet, C × (files of the level above + 1)
+/// / 2, the expected rank of the file above that will take it.
+fn last_level(ctx: &PredictCtx<'_>, level: usize, new: &FileMeta, c: u64) -> FileLifetime {
+    let pl2b = passive_partner_rank(ctx, level, new).map(|r| c.saturating_mul(r as u64 + 1));
+    let pl2a = ctx.clock.passive_mean(level).unwrap_or_else(|| {
+        let above = level
+            .checked_sub(1)
+            .map_or(0, |l| ctx.version.files(l).len() as u64);
+        c.saturating_mul(above + 1) / 2
+    });
+    match pl2b {
+        Some(pl) if pl <= pl2a => lifetime_of(ctx, level, Case::C2B, pl),
+        _ => lifetime_of(ctx, level, Case::C2A, pl2a),
     }
 }
 
@@ -97,8 +121,14 @@ fn l0_lifetime(ctx: &PredictCtx<'_>) -> u64 {
 }
 
 /// The smallest rank in the level above of the files there that overlap `new` (c2B).
+/// The job's outputs are files of `new`'s level, not of the level above: ranks there are
+/// taken without them.
 fn passive_partner_rank(ctx: &PredictCtx<'_>, level: usize, new: &FileMeta) -> Option<usize> {
     let above = level.checked_sub(1)?;
+    let ctx = &PredictCtx {
+        job_outputs: &[],
+        ..*ctx
+    };
     let (lo, hi) = (new.smallest_user_key(), new.largest_user_key());
     if above == 0 {
         // One compaction takes all of L0: every overlapping file has rank 0.
@@ -230,10 +260,10 @@ mod tests {
     use crate::key::{self, ValueKind};
 
     /// L0: 20 [a,z]; L1: 1 [a,c] 2 [d,f] 3 [g,i] 4 [j,l]; L2: 5 [a,b] 6 [m,o];
-    /// L3 (the last level): 7 [a,e].
+    /// L3: 7 [a,e]; L4 (the last level): 8 [a,z].
     fn lsm() -> Version {
         version_of(
-            4,
+            5,
             &[
                 (0, file(20, b"a", b"z", 10)),
                 (1, file(1, b"a", b"c", 10)),
@@ -243,6 +273,7 @@ mod tests {
                 (2, file(5, b"a", b"b", 10)),
                 (2, file(6, b"m", b"o", 10)),
                 (3, file(7, b"a", b"e", 10)),
+                (4, file(8, b"a", b"z", 10)),
             ],
         )
     }
@@ -257,7 +288,7 @@ mod tests {
 
     /// C = 2 + 4 = 6; the L1 cursor at file 2, the L2 cursor at file 6.
     fn setup() -> Setup {
-        let mut cursors = vec![None; 4];
+        let mut cursors = vec![None; 5];
         cursors[1] = Some(key::internal_key(b"d", 2, ValueKind::Put));
         cursors[2] = Some(key::internal_key(b"m", 6, ValueKind::Put));
         Setup {
@@ -293,13 +324,51 @@ mod tests {
     #[test]
     fn c1_is_the_cycle_times_the_rank_from_the_cursor() {
         let s = setup();
-        // The last level (nothing below to move to), nothing above overlaps [p,q].
+        // L3 [p,q]: nothing above overlaps it, L4's 8 [a,z] below does (no move).
         let new = file(30, b"p", b"q", 10);
         let l = run(&s, &RoundRobin, 3, &new);
         assert_eq!(l.case, Case::C1);
         // L3 holds 7 [a,e] and S [p,q]; no cursor: rank 1.
         assert_eq!(l.lifetime, 6);
         assert_eq!((l.created, l.deletion_tick(), l.level), (101, 107, 3));
+    }
+
+    #[test]
+    fn the_last_level_dies_only_passively() {
+        let mut s = setup();
+        // L4 [p,q]: nothing in L3 overlaps it, no passive mean yet: C × (1 file + 1) / 2.
+        let l = run(&s, &RoundRobin, 4, &file(30, b"p", b"q", 10));
+        assert_eq!((l.case, l.lifetime), (Case::C2A, 6));
+        s.clock.passive = vec![(0, 0); 5];
+        s.clock.passive[4] = (90, 3);
+        let l = run(&s, &RoundRobin, 4, &file(30, b"p", b"q", 10));
+        assert_eq!((l.case, l.lifetime), (Case::C2A, 30));
+        // Overlapping L3's 7 [a,e] (rank 0): c2B, C × 1.
+        let l = run(&s, &RoundRobin, 4, &file(30, b"b", b"c", 10));
+        assert_eq!((l.case, l.lifetime), (Case::C2B, 6));
+    }
+
+    #[test]
+    fn c2b_ranks_the_level_above_without_the_jobs_outputs() {
+        let s = setup();
+        let none = HashSet::new();
+        // Outputs the job already wrote into L2 (left of [g,h]) must not shift file 3's
+        // rank in L1 (1 from the cursor at 2).
+        let outputs = [file(40, b"b", b"b", 10), file(41, b"c", b"c", 10)];
+        let ctx = PredictCtx {
+            version: &s.version,
+            options: &s.options,
+            picker: &RoundRobin,
+            cursors: &s.cursors,
+            compacting: &none,
+            zones: &NoZones,
+            free_ratio: 1.0,
+            clock: &s.clock,
+            job_inputs: &s.inputs,
+            job_outputs: &outputs,
+        };
+        let l = predict(&ctx, 2, &file(30, b"g", b"h", 10));
+        assert_eq!((l.case, l.lifetime), (Case::C2B, 12));
     }
 
     #[test]
@@ -318,7 +387,7 @@ mod tests {
     #[test]
     fn c2a_is_the_mean_passive_lifetime_of_the_level() {
         let mut s = setup();
-        s.clock.passive = vec![(0, 0), (0, 0), (0, 0), (8, 4)];
+        s.clock.passive = vec![(0, 0), (0, 0), (0, 0), (8, 4), (0, 0)];
         // L3 [p,q]: c1 = 6, c2A = 2 → c2A.
         let l = run(&s, &RoundRobin, 3, &file(30, b"p", b"q", 10));
         assert_eq!((l.case, l.lifetime), (Case::C2A, 2));
@@ -332,7 +401,7 @@ mod tests {
         // file and no mean: 6 × 2 / 2 = 6 → 12.
         let l = run(&s, &RoundRobin, 2, &file(30, b"x", b"y", 10));
         assert_eq!((l.case, l.lifetime), (Case::C3, 12));
-        s.clock.passive = vec![(0, 0), (0, 0), (0, 0), (50, 2)];
+        s.clock.passive = vec![(0, 0), (0, 0), (0, 0), (50, 2), (0, 0)];
         let l = run(&s, &RoundRobin, 2, &file(30, b"x", b"y", 10));
         assert_eq!((l.case, l.lifetime), (Case::C3, 6 + 25));
     }
@@ -377,7 +446,7 @@ mod tests {
                 .filter(|f| input_bits[f.number as usize % input_bits.len()])
                 .cloned()
                 .collect();
-            let mut cursors = vec![None; 4];
+            let mut cursors = vec![None; 5];
             cursors[level] = cursor.map(|c| key::internal_key(&[c], 5, ValueKind::Put));
             let clock = Clock::default();
             let (options, none) = (Options::default(), HashSet::new());

@@ -286,10 +286,22 @@ impl VersionSet {
 
     /// Starts (or stops) keeping the lifetime clock: from the clock the manifest holds, or
     /// from zero. While on, every edit that ticks stores the clock.
+    /// The clock never starts behind a live file's creation tick (a manifest written
+    /// without the clock, e.g. by an older zkv, still holds the files' predictions).
     pub fn track_lifetimes(&mut self, on: bool) {
-        self.lifetimes = on.then(|| Lifetimes {
-            clock: self.replayed_clock.clone().unwrap_or_default(),
-            stats: LifetimeStats::default(),
+        let newest = self
+            .current
+            .all_files()
+            .filter_map(|(_, f)| f.lifetime.map(|l| l.created))
+            .max()
+            .unwrap_or(0);
+        self.lifetimes = on.then(|| {
+            let mut clock = self.replayed_clock.clone().unwrap_or_default();
+            clock.tick = clock.tick.max(newest);
+            Lifetimes {
+                clock,
+                stats: LifetimeStats::default(),
+            }
         });
     }
 
@@ -402,7 +414,9 @@ impl VersionSet {
             compact_cursors: cursors
                 .filter_map(|(level, c)| Some((level as u32, c.clone()?)))
                 .collect(),
-            clock: self.clock().cloned(),
+            // A run that does not track keeps the clock it replayed: the files keep their
+            // predictions, and a later run that tracks must go on from where they were made.
+            clock: self.clock().or(self.replayed_clock.as_ref()).cloned(),
         }
     }
 
