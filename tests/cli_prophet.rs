@@ -125,3 +125,50 @@ fn short_threshold_is_refused_where_nothing_reads_it() {
     ]);
     assert!(e.contains("placement is prophet-gc-no"), "{e}");
 }
+
+#[test]
+fn an_idle_pause_shows_in_seconds_but_not_in_fc_ticks() {
+    let _serial = serial();
+    let report = TempJson::new();
+    let mut args = vec![
+        "bench",
+        "--placement",
+        "prophet-gc",
+        "--picker",
+        "round-robin",
+        "--workload",
+        "fillrandom,idle,fillrandom",
+        "--idle-seconds",
+        "20",
+    ];
+    args.extend_from_slice(&RUN);
+    args.push(&report.arg);
+    // Two halves of 15,000 inserts (the device holds one run of 30,000).
+    let num = args.iter().position(|a| *a == "30000").unwrap();
+    args[num] = "15000";
+    let stdout = ok(&args);
+    assert!(stdout.contains("idle         : no requests for 20.000 virtual seconds"), "{stdout}");
+    let v = report.read();
+    let idle = &v["workloads"][1];
+    assert_eq!(
+        (idle["name"].as_str(), idle["ops"].as_u64()),
+        (Some("idle"), Some(0))
+    );
+    assert_eq!(idle["virtual_seconds"].as_f64(), Some(20.0));
+    let t = &v["lifetime"]["table1"];
+    let beyond = |key: &str, gap: f64| -> u64 {
+        t[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b[0].as_f64().unwrap() >= gap)
+            .map(|b| b[1].as_u64().unwrap())
+            .sum()
+    };
+    // Files alive across the pause lived over 20 s; on the FC-tick clock the pause did
+    // not count, and no file lived as many ticks as 20 s of writing make.
+    assert!(beyond("second_misses", 19.0) > 0, "{t}");
+    let ticks_per_second = t["ticks"].as_f64().unwrap() / (t["seconds"].as_f64().unwrap() - 20.0);
+    assert_eq!(beyond("tick_misses", 20.0 * ticks_per_second), 0, "{t}");
+    assert!(t["timed"].as_u64().unwrap() > 0);
+}

@@ -10,7 +10,10 @@ use crate::ycsb::CoreWorkloadId;
 
 /// The names zkv knows, for error messages.
 pub const KNOWN_NAMES: &str = "fillseq, fillrandom, overwrite, readrandom, \
-     readrandomwriterandom, mixgraph, ycsb-a .. ycsb-f";
+     readrandomwriterandom, mixgraph, ycsb-a .. ycsb-f, idle";
+
+/// The pause between workloads (no request for a while; Prophet's VariableTest).
+pub const IDLE: &str = "idle";
 
 /// db_bench's name of its mixgraph benchmark.
 pub const MIXGRAPH: &str = "mixgraph";
@@ -22,6 +25,8 @@ pub enum WorkloadName {
     /// db_bench's mixgraph ([`crate::mixgraph`]).
     MixGraph,
     Ycsb(CoreWorkloadId),
+    /// No requests for a while (`zkv bench --idle-seconds`): the background work goes on.
+    Idle,
 }
 
 impl WorkloadName {
@@ -30,6 +35,7 @@ impl WorkloadName {
             WorkloadName::DbBench(w) => w.name(),
             WorkloadName::MixGraph => MIXGRAPH,
             WorkloadName::Ycsb(id) => id.name(),
+            WorkloadName::Idle => IDLE,
         }
     }
 }
@@ -43,6 +49,9 @@ impl FromStr for WorkloadName {
         }
         if s == MIXGRAPH {
             return Ok(WorkloadName::MixGraph);
+        }
+        if s == IDLE {
+            return Ok(WorkloadName::Idle);
         }
         if let Some(id) = CoreWorkloadId::from_name(s) {
             return Ok(WorkloadName::Ycsb(id));

@@ -127,6 +127,10 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u32).range(0..=100))]
     readwritepercent: u32,
 
+    /// idle: how long the pause lasts, in seconds (virtual seconds in deterministic mode)
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_idle_seconds)]
+    idle_seconds: f64,
+
     /// YCSB workloads: YCSB's requestdistribution (zipfian, latest, uniform, hotspot),
     /// replacing the core workload's [default: the workload's own]
     #[arg(long, value_name = "DIST", value_parser = parse_request_distribution)]
@@ -296,6 +300,17 @@ pub(crate) struct Plan {
     geometry: Geometry,
     jobs: Vec<Job>,
     json: Option<(PathBuf, File)>,
+}
+
+/// `--idle-seconds`: a finite, non-negative number of seconds below a day.
+fn parse_idle_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !(0.0..=86_400.0).contains(&v) {
+        return Err(format!("{v} is not between 0 and 86400 seconds"));
+    }
+    Ok(v)
 }
 
 /// The store a run works on. Field order is drop order: the database before the cleaner.
@@ -645,6 +660,9 @@ impl BenchArgs {
                         .map_err(|e| CliError::invalid(format!("--workload mixgraph: {e}")))?;
                     Job::MixGraph(Box::new(g))
                 }
+                WorkloadName::Idle => {
+                    Job::Idle(std::time::Duration::from_secs_f64(self.idle_seconds))
+                }
                 WorkloadName::Ycsb(id) => {
                     let mut spec = WorkloadSpec::core(id).with_counts(self.num, self.num);
                     spec.value_size = Some(self.value_size);
@@ -684,6 +702,9 @@ impl BenchArgs {
                 WorkloadName::DbBench(DbBenchWorkload::ReadRandomWriteRandom)
             )
         };
+        if self.given.has("idle_seconds") && !has(|w| *w == WorkloadName::Idle) {
+            return unread(format!("--idle-seconds {}", self.idle_seconds), "idle");
+        }
         if self.given.has("readwritepercent") && !has(rwr) {
             let flag = format!("--readwritepercent {}", self.readwritepercent);
             return unread(flag, "readrandomwriterandom");
@@ -980,6 +1001,10 @@ impl BenchArgs {
             "timing": self.timing.name(), "preset": self.preset, "quick": self.quick,
             "acc_turning_point": self.acc_turning_point, "acc_min_level": self.acc_min_level,
         });
+        let idles = self.workload.0.contains(&WorkloadName::Idle);
+        if let (true, Value::Object(m)) = (idles, &mut config) {
+            m.insert("idle_seconds".into(), json!(self.idle_seconds));
+        }
         if let (Some(d), Value::Object(m)) = (self.request_distribution, &mut config) {
             m.insert("request_distribution".into(), json!(d.name()));
         }

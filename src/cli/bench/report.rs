@@ -40,6 +40,13 @@ pub struct Report<'a> {
 
 /// db_bench's result line: `fillrandom   :      12.345 micros/op 81000 ops/sec ...`.
 pub fn result_line(r: &PhaseResult) -> String {
+    if r.name == bench::workload::IDLE {
+        let clock = match r.virtual_seconds {
+            Some(s) => format!("{s:.3} virtual seconds ({:.3} seconds)", r.seconds),
+            None => format!("{:.3} seconds", r.seconds),
+        };
+        return format!("{:<12} : no requests for {clock}", r.name);
+    }
     let micros = if r.ops == 0 {
         0.0
     } else {

@@ -29,6 +29,9 @@ pub enum Job {
         name: &'static str,
         workload: Box<YcsbWorkload>,
     },
+    /// No request for this long (`idle`): the database's clock runs on (virtual time in
+    /// deterministic mode), its background work goes on.
+    Idle(Duration),
 }
 
 /// What one phase (a db_bench benchmark, or a YCSB load or run) did.
@@ -345,6 +348,18 @@ impl<'a> Runner<'a> {
                 let done = self.phase(bench::workload::MIXGRAPH, total, out, || Ok(g.next_op()));
                 self.mix = None;
                 done
+            }
+            Job::Idle(d) => {
+                let mut waited = false;
+                self.phase(bench::workload::IDLE, 0, out, || {
+                    if !waited {
+                        waited = true;
+                        self.db
+                            .pass_time(d)
+                            .map_err(|e| CliError::invalid(format!("idle: {e}")))?;
+                    }
+                    Ok(None)
+                })
             }
             Job::Ycsb { name, workload } => {
                 let mut w = workload;

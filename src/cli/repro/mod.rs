@@ -56,8 +56,9 @@ Experiments:
   samezone24  Same-Zone Compaction, MSST'24: schemes baseline, a-liza, caza, a-caza on
               fillrandom and YCSB zipfian/latest/uniform (32 runs: Figures 8-12, 15-17)
   prophet24   Prophet, MSST'24: LIZA, prophet-gc-no, prophet-gc, prophet at cleaning stop
-              30-45%, full compaction, the five pickers, the accuracy run (45 runs:
-              Figures 5, 7-9, 11, Table II; Table I, Figs. 10 and 12 not yet)
+              30-45%, full compaction, the five pickers, the accuracy run, FC-ticks
+              against real time (47 runs: Tables I, II, Figures 5, 7-9, 11; Figs. 10
+              and 12 not yet)
   samevictim24: refused, zkv lacks parts it needs (the error names them)
   zone-drain  zkv's own: the zone-drain picker against min-overlap (RocksDB's default) and
               the MSST'24 schemes, on samezone24's preset and four workloads (56 runs)
@@ -364,7 +365,7 @@ mod tests {
         // accuracy run and the cleaning and picker variants.
         let specs = prophet24::Prophet24.specs(&[ExecMode::Deterministic, ExecMode::Threaded]);
         let ids: std::collections::BTreeSet<String> = specs.iter().map(|s| s.id()).collect();
-        assert_eq!((specs.len(), ids.len()), (45, 45));
+        assert_eq!((specs.len(), ids.len()), (47, 47));
         let threaded = prophet24::Prophet24.specs(&[ExecMode::Threaded]);
         assert_eq!(threaded.len(), 16);
         assert_eq!(experiment("caza22").ok().map(|e| e.name()), Some("caza22"));

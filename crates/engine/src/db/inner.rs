@@ -185,6 +185,11 @@ pub(crate) struct DbInner {
     pub records: Mutex<Vec<CompactionRecord>>,
     pub level_stats: Mutex<crate::compaction::CompactionStats>,
     pub zone_capacity: u64,
+    /// The deterministic mode's virtual clock, mirrored for readers that must not take the
+    /// simulation's lock (ns).
+    pub virtual_ns: AtomicU64,
+    /// When the database opened (threaded mode's clock for the lifetime statistics).
+    pub opened: std::time::Instant,
     pub compaction_ids: AtomicU64,
     /// Jobs in a row that found no room for an output (see [`DbInner::job_ended`]).
     pub no_room_streak: AtomicU64,
@@ -234,6 +239,8 @@ impl DbInner {
             records: Mutex::new(Vec::new()),
             level_stats: Mutex::new(crate::compaction::CompactionStats::new(num_levels)),
             zone_capacity: p.fs.device().geometry().zone_capacity,
+            virtual_ns: AtomicU64::new(0),
+            opened: std::time::Instant::now(),
             compaction_ids: AtomicU64::new(0),
             no_room_streak: AtomicU64::new(0),
             picker: p.picker,
@@ -244,6 +251,15 @@ impl DbInner {
 
     pub(crate) fn deterministic(&self) -> bool {
         self.options.mode == ExecMode::Deterministic
+    }
+
+    /// The database's clock in ns since the open: virtual in deterministic mode (so that
+    /// figures in seconds are reproducible), wall time in threaded mode.
+    pub(crate) fn now_ns(&self) -> u64 {
+        if self.deterministic() {
+            return self.virtual_ns.load(Ordering::Relaxed);
+        }
+        u64::try_from(self.opened.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
     pub(crate) fn lock_state(&self) -> MutexGuard<'_, State> {
@@ -339,6 +355,7 @@ impl DbInner {
         let mut vs = self.lock_versions();
         let seq = self.last_sequence().max(vs.last_sequence());
         vs.set_last_sequence(seq);
+        vs.set_time(self.now_ns());
         if let Err(e) = vs.log_and_apply(edit) {
             drop(vs);
             self.set_bg_error(&e);

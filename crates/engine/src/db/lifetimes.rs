@@ -149,6 +149,8 @@ impl DbInner {
         Some(super::stats::LifetimeSummary {
             cycle: clock.cycle(flush_num),
             deaths_per_tick: clock.deaths_per_tick(flush_num),
+            ticks_since_open: vs.ticks_since_start()?,
+            seconds_since_open: self.now_ns() as f64 / 1e9,
             clock,
             stats: vs.lifetime_stats()?.clone(),
         })

@@ -23,6 +23,7 @@
 
 use super::compact::Picked;
 use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
 
 use zonefs::fs::InlineCleaning;
 
@@ -188,6 +189,7 @@ impl DbInner {
             return Ok(false);
         };
         sim.now = sim.now.max(finish);
+        self.virtual_ns.store(sim.now, Ordering::Relaxed);
         let ended = match event {
             Event::Flush => match sim.flush.take() {
                 Some(job) => self.end_flush(&job.work, Some((job.start, job.finish))),
@@ -238,6 +240,7 @@ impl DbInner {
             }
         }
         sim.now = sim.now.max(until);
+        self.virtual_ns.store(sim.now, Ordering::Relaxed);
         Ok(())
     }
 

@@ -222,6 +222,10 @@ pub struct LifetimeSummary {
     /// The cycle C and the expected deaths per tick (C_rate × D_num) now.
     pub cycle: u64,
     pub deaths_per_tick: f64,
+    /// Ticks and seconds of the database's clock (virtual in deterministic mode) since the
+    /// open: the mean rate of the clock, Table I's conversion between the two.
+    pub ticks_since_open: u64,
+    pub seconds_since_open: f64,
     pub stats: LifetimeStats,
 }
 

@@ -26,6 +26,8 @@ pub struct Clock {
 /// An SST with a prediction that died.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Outcome {
+    /// The SST's file number.
+    pub number: u64,
     pub file: FileLifetime,
     /// The tick of the compaction that deleted it.
     pub died: u64,
@@ -119,6 +121,7 @@ impl Clock {
             let Some(file) = file else { continue };
             let death = if level == start { Death::D1 } else { Death::D2 };
             let outcome = Outcome {
+                number,
                 file,
                 died: self.tick,
                 death,

@@ -19,7 +19,7 @@ mod stats;
 
 pub use clock::{Clock, Outcome};
 pub use predict::{predict, rank_in_level, PredictCtx};
-pub use stats::{CaseCell, LifetimeStats, ERROR_BIN, LIFETIME_BIN};
+pub use stats::{CaseCell, LifetimeStats, ERROR_BIN, LIFETIME_BIN, MISS_FACTOR};
 
 /// How the predictor expects an SST to die.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

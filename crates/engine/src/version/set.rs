@@ -50,6 +50,7 @@
 //! Manifests CURRENT does not name (left by a crash during a switch) are deleted once the
 //! next manifest is live.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use zonefs::fs::{FileWriter, ZoneFs};
@@ -57,7 +58,7 @@ use zonefs::meta::FileKind;
 use zonefs::placement::{Lifetime, PlacementHint};
 
 use crate::key::SeqNo;
-use crate::lifetime::{Clock, LifetimeStats};
+use crate::lifetime::{Clock, LifetimeStats, Outcome};
 use crate::log::{read_log, LogRecord, LogWriter};
 use crate::options::Options;
 use crate::{Error, Result};
@@ -130,6 +131,8 @@ pub struct VersionSet {
     lifetimes: Option<Lifetimes>,
     /// The last clock the manifest holds (replayed), whether or not this run tracks it.
     replayed_clock: Option<Clock>,
+    /// See [`VersionSet::set_time`].
+    now_ns: u64,
 }
 
 /// The clock and the accuracy statistics of a database that predicts lifetimes.
@@ -137,6 +140,37 @@ pub struct VersionSet {
 struct Lifetimes {
     clock: Clock,
     stats: LifetimeStats,
+    /// The clock's tick when tracking started (time 0 of the database's clock).
+    start_tick: u64,
+    /// Files created since: when (ns of the database's clock), and the mean ns of a tick
+    /// then (Table I's seconds prediction). Not persisted: a reopen times only new files.
+    born: HashMap<u64, (u64, f64)>,
+}
+
+impl Lifetimes {
+    /// Books the files `edit` creates and the deaths, at `now` ns.
+    fn time(&mut self, edit: &VersionEdit, outcomes: &[Outcome], now: u64) {
+        let ticks = self.clock.tick.saturating_sub(self.start_tick);
+        let ns_per_tick = if ticks == 0 {
+            0.0
+        } else {
+            now as f64 / ticks as f64
+        };
+        let deleted: HashSet<u64> = edit.deleted_files.iter().map(|&(_, n)| n).collect();
+        for (_, f) in &edit.new_files {
+            if f.lifetime.is_some() && !deleted.contains(&f.number) {
+                self.born.insert(f.number, (now, ns_per_tick));
+            }
+        }
+        for o in outcomes {
+            self.stats.add(o);
+            if let Some((born, per_tick)) = self.born.remove(&o.number) {
+                let real = now.saturating_sub(born) as f64 / 1e9;
+                self.stats
+                    .add_timed(real, o.file.lifetime as f64 * per_tick / 1e9);
+            }
+        }
+    }
 }
 
 impl VersionSet {
@@ -193,6 +227,7 @@ impl VersionSet {
             max_manifest_bytes: DEFAULT_MAX_MANIFEST_BYTES,
             lifetimes: None,
             replayed_clock: None,
+            now_ns: 0,
         }
     }
 
@@ -276,9 +311,7 @@ impl VersionSet {
         self.log_number = self.log_number.max(edit.log_number.unwrap_or(0));
         self.set_cursors(&edit);
         if let Some(mut l) = lifetimes {
-            for o in &outcomes {
-                l.stats.add(o);
-            }
+            l.time(&edit, &outcomes, self.now_ns);
             self.lifetimes = Some(l);
         }
         Ok(())
@@ -299,15 +332,28 @@ impl VersionSet {
             let mut clock = self.replayed_clock.clone().unwrap_or_default();
             clock.tick = clock.tick.max(newest);
             Lifetimes {
+                start_tick: clock.tick,
                 clock,
-                stats: LifetimeStats::default(),
+                ..Lifetimes::default()
             }
         });
+    }
+
+    /// The database's clock now, in ns since the open (virtual in deterministic mode): the
+    /// time the next edits are installed at, for the lifetime statistics in seconds.
+    pub fn set_time(&mut self, now_ns: u64) {
+        self.now_ns = now_ns;
     }
 
     /// The lifetime clock, if this set keeps it.
     pub fn clock(&self) -> Option<&Clock> {
         self.lifetimes.as_ref().map(|l| &l.clock)
+    }
+
+    /// Ticks since this set started keeping the clock.
+    pub fn ticks_since_start(&self) -> Option<u64> {
+        let l = self.lifetimes.as_ref()?;
+        Some(l.clock.tick.saturating_sub(l.start_tick))
     }
 
     /// The accuracy of the predictions whose files died since the set was opened.
