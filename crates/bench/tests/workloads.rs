@@ -75,7 +75,7 @@ fn dbbench_random_keys_fall_in_the_filled_range() {
 #[test]
 fn every_listed_workload_builds() {
     let list = "fillseq,fillrandom,overwrite,readrandom,readrandomwriterandom,mixgraph,\
-                ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f";
+                ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f,idle";
     for name in parse_workload_list(list).unwrap() {
         match name {
             WorkloadName::DbBench(w) => {
@@ -91,6 +91,8 @@ fn every_listed_workload_builds() {
                 assert!(w.next_load().is_some());
                 assert!(w.next_op().unwrap().is_some());
             }
+            // A pause: nothing to generate.
+            WorkloadName::Idle => assert_eq!(name.name(), "idle"),
         }
     }
 }
