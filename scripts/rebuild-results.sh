@@ -17,10 +17,11 @@ declare -A COMMAND=(
   [samezone24]="samezone24 --repeat 3"
   [caza22-unhalved]="caza22 --modes deterministic -- --num 18641350"
   [zone-drain]="zone-drain --modes deterministic"
+  [prophet24-quick]="prophet24 --quick"
 )
 
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(caza22 samezone24 caza22-unhalved zone-drain)
+[ ${#names[@]} -gt 0 ] || names=(caza22 samezone24 caza22-unhalved zone-drain prophet24-quick)
 
 cargo build --release --quiet
 zkv=$PWD/target/release/zkv

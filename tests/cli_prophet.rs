@@ -147,7 +147,10 @@ fn an_idle_pause_shows_in_seconds_but_not_in_fc_ticks() {
     let num = args.iter().position(|a| *a == "30000").unwrap();
     args[num] = "15000";
     let stdout = ok(&args);
-    assert!(stdout.contains("idle         : no requests for 20.000 virtual seconds"), "{stdout}");
+    assert!(
+        stdout.contains("idle         : no requests for 20.000 virtual seconds"),
+        "{stdout}"
+    );
     let v = report.read();
     let idle = &v["workloads"][1];
     assert_eq!(

@@ -492,7 +492,8 @@ fn table1_misses(r: &Results, variant: &str, clock: Clock) -> Option<f64> {
         let (start, n) = (b[0].as_f64()?, b[1].as_f64()?);
         (start >= gap.floor() - gap.floor() % bin_of(clock)).then_some(n)
     });
-    Some(beyond.sum())
+    // Folded from +0: an empty f64 sum is -0.
+    Some(beyond.fold(0.0, |a, n| a + n))
 }
 
 fn bin_of(clock: Clock) -> f64 {
