@@ -57,8 +57,8 @@ Experiments:
               fillrandom and YCSB zipfian/latest/uniform (32 runs: Figures 8-12, 15-17)
   prophet24   Prophet, MSST'24: LIZA, prophet-gc-no, prophet-gc, prophet at cleaning stop
               30-45%, full compaction, the five pickers, the accuracy run, FC-ticks
-              against real time (47 runs: Tables I, II, Figures 5, 7-9, 11; Figs. 10
-              and 12 not yet)
+              against real time, read-write mixes, mixgraph (65 runs: Tables I, II,
+              Figures 5, 7-12)
   samevictim24: refused, zkv lacks parts it needs (the error names them)
   zone-drain  zkv's own: the zone-drain picker against min-overlap (RocksDB's default) and
               the MSST'24 schemes, on samezone24's preset and four workloads (56 runs)
@@ -365,9 +365,9 @@ mod tests {
         // accuracy run and the cleaning and picker variants.
         let specs = prophet24::Prophet24.specs(&[ExecMode::Deterministic, ExecMode::Threaded]);
         let ids: std::collections::BTreeSet<String> = specs.iter().map(|s| s.id()).collect();
-        assert_eq!((specs.len(), ids.len()), (47, 47));
+        assert_eq!((specs.len(), ids.len()), (65, 65));
         let threaded = prophet24::Prophet24.specs(&[ExecMode::Threaded]);
-        assert_eq!(threaded.len(), 16);
+        assert_eq!(threaded.len(), 24);
         assert_eq!(experiment("caza22").ok().map(|e| e.name()), Some("caza22"));
     }
 

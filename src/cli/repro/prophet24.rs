@@ -44,6 +44,29 @@ const HALF_NUM: &str = "1016800";
 const IDLE_SECONDS: f64 = 10.0;
 const VARIABLE: &str = "variable";
 const FIXED: &str = "fixed";
+/// Fig. 10: the read share of readrandomwriterandom (db_bench's benchmark, the preset's
+/// key space and operations, from an empty store: a fill first would not fit the device).
+const READ_PERCENTS: [u32; 4] = [20, 40, 60, 80];
+/// Fig. 12: db_bench's mixgraph with three key ranges and the FAST'20 paper's models
+/// (RocksDB's documented parameters), as puts only of about 256-byte values (the paper
+/// keeps VI-F's key and value sizes; db_bench draws value sizes, so θ = 256, k = 0,
+/// σ = 1 makes them 256 + an exponential byte).
+const MIXGRAPH: [(&str, &str); 14] = [
+    ("workload", "mixgraph"),
+    ("keyrange-num", "3"),
+    ("keyrange-dist-a", "14.18"),
+    ("keyrange-dist-b", "-2.917"),
+    ("keyrange-dist-c", "0.0164"),
+    ("keyrange-dist-d", "-0.08082"),
+    ("key-dist-a", "0.002312"),
+    ("key-dist-b", "0.3467"),
+    ("value-theta", "256"),
+    ("value-k", "0"),
+    ("value-sigma", "1"),
+    ("mix-get-ratio", "0"),
+    ("mix-put-ratio", "1"),
+    ("mix-seek-ratio", "0"),
+];
 
 fn stop_variant(stop: u32) -> String {
     format!("stop{stop}")
@@ -64,6 +87,14 @@ fn compact_variant(stop: u32) -> String {
 
 fn picker_variant(picker: &str) -> String {
     format!("pri-{picker}")
+}
+
+fn read_variant(percent: u32) -> String {
+    format!("read{percent}")
+}
+
+fn mixgraph_variant(picker: &str) -> String {
+    format!("mixgraph-{picker}")
 }
 
 /// VariableTest and FixedTest.
@@ -103,6 +134,22 @@ impl Experiment for Prophet24 {
 
     fn specs(&self, modes: &[ExecMode]) -> Vec<Spec> {
         let mut specs = grid(modes, &stop_variants(), &SCHEMES);
+        if modes.contains(&ExecMode::Threaded) {
+            let reads: Vec<Variant> = READ_PERCENTS
+                .iter()
+                .map(|&p| {
+                    let mut flags = stop_flags(45);
+                    flags.push(("workload", "readrandomwriterandom".into()));
+                    flags.push(("readwritepercent", p.to_string()));
+                    (read_variant(p), flags)
+                })
+                .collect();
+            specs.extend(grid(
+                &[ExecMode::Threaded],
+                &reads,
+                &["baseline", "prophet"],
+            ));
+        }
         // Only byte figures come from the other runs: deterministic ones.
         if !modes.contains(&ExecMode::Deterministic) {
             return specs;
@@ -137,6 +184,17 @@ impl Experiment for Prophet24 {
         let accuracy = [(ACCURACY.to_string(), flags)];
         specs.extend(grid(&det, &accuracy, &["prophet-gc"]));
         specs.extend(grid(&det, &table1_variants(), &["prophet-gc"]));
+        let mixgraph: Vec<Variant> = PICKERS
+            .iter()
+            .map(|&(p, _)| {
+                let mut flags = stop_flags(45);
+                flags.retain(|(k, _)| *k != "picker");
+                flags.push(("picker", p.into()));
+                flags.extend(MIXGRAPH.iter().map(|&(k, v)| (k, v.to_string())));
+                (mixgraph_variant(p), flags)
+            })
+            .collect();
+        specs.extend(grid(&det, &mixgraph, &["baseline", "prophet"]));
         specs
     }
 
@@ -145,7 +203,9 @@ impl Experiment for Prophet24 {
             fig7(r)?,
             fig8(r)?,
             fig9(r)?,
+            fig10(r)?,
             fig11(r)?,
+            fig12(r)?,
             table1(r),
             table2(r),
             fig5(r),
@@ -211,6 +271,13 @@ impl Experiment for Prophet24 {
                     show_count(table1_misses(r, VARIABLE, Clock::Seconds))
                 ),
             ),
+            Headline::new("mixgraph WA, Prophet vs LIZA, round-robin", "-30%", {
+                let v = mixgraph_variant("round-robin");
+                pct(
+                    DEVICE_WA.of(r, "prophet", &v),
+                    DEVICE_WA.of(r, "baseline", &v),
+                )
+            }),
             Headline::new(
                 "SSTs predicted within 20 FC-ticks (accuracy run)",
                 "79%",
@@ -440,6 +507,105 @@ fn fig11(r: &Results) -> CliResult<Figure> {
             .iter()
             .map(|(p, _)| {
                 let v = picker_of(p);
+                vec![m.of(r, "baseline", &v), m.of(r, "prophet", &v)]
+            })
+            .collect(),
+    };
+    f.chart(r.ran(ExecMode::Deterministic), || {
+        bar_grid(
+            &[row(&DEVICE_WA), row(&COPY)],
+            &groups,
+            &["LIZA", "Prophet"],
+        )
+    })
+}
+
+const RUN_OPS: Metric = Metric::threaded("ops/s", &["ops_per_sec"], 1.0, 0).last_phase();
+const GET_P95: Metric = Metric::threaded("get p95 (us)", &["latency_us", "get", "p95"], 1.0, 2);
+
+fn fig10(r: &Results) -> CliResult<Figure> {
+    let mut f = Figure::new(
+        "fig10",
+        "Figure 10: read-write mixes at stop 45%",
+        "LIZA and Prophet alike in throughput and p95 latency at every read ratio (20-80%).",
+        "threaded runs: readrandomwriterandom with that share of reads, from an empty store",
+    )
+    .columns(&["reads (%)", "scheme", RUN_OPS.name, GET_P95.name])
+    .note("The preset's key space and operations; a fill first would not fit the device.")
+    .needs(r, ExecMode::Threaded);
+    for p in READ_PERCENTS {
+        for (s, label) in [("baseline", "LIZA"), ("prophet", "Prophet")] {
+            let v = read_variant(p);
+            f.rows.push(vec![
+                Cell::num(Some(f64::from(p)), 0),
+                Cell::text(label),
+                Cell::num(RUN_OPS.of(r, s, &v), 0),
+                Cell::num(GET_P95.of(r, s, &v), 2),
+            ]);
+        }
+    }
+    let groups: Vec<String> = READ_PERCENTS
+        .iter()
+        .map(|p| format!("{p}% reads"))
+        .collect();
+    let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
+    let row = |m: &Metric| BarRow {
+        metric: m.name.into(),
+        values: READ_PERCENTS
+            .iter()
+            .map(|&p| {
+                let v = read_variant(p);
+                vec![m.of(r, "baseline", &v), m.of(r, "prophet", &v)]
+            })
+            .collect(),
+    };
+    f.chart(r.ran(ExecMode::Threaded), || {
+        bar_grid(
+            &[row(&RUN_OPS), row(&GET_P95)],
+            &groups,
+            &["LIZA", "Prophet"],
+        )
+    })
+}
+
+fn fig12(r: &Results) -> CliResult<Figure> {
+    let mut f = Figure::new(
+        "fig12",
+        "Figure 12: mixgraph under the five pickers at stop 45%",
+        "Prophet below LIZA under every picker; the largest gain with Round_Robin (-30% WA).",
+        "deterministic runs: mixgraph puts (3 key ranges, FAST'20 models), ~256-byte values",
+    )
+    .columns(&[
+        "picker",
+        "LIZA WA",
+        "Prophet WA",
+        "change (%)",
+        "LIZA migrated (GiB)",
+        "Prophet migrated (GiB)",
+    ])
+    .needs(r, ExecMode::Deterministic);
+    for (picker, name) in PICKERS {
+        let v = mixgraph_variant(picker);
+        let (liza, prophet) = (
+            DEVICE_WA.of(r, "baseline", &v),
+            DEVICE_WA.of(r, "prophet", &v),
+        );
+        f.rows.push(vec![
+            Cell::text(format!("{name} ({picker})")),
+            Cell::num(liza, 3),
+            Cell::num(prophet, 3),
+            Cell::num(change_pct(prophet, liza), 1),
+            Cell::num(COPY.of(r, "baseline", &v), 3),
+            Cell::num(COPY.of(r, "prophet", &v), 3),
+        ]);
+    }
+    let groups: Vec<&str> = PICKERS.iter().map(|p| p.0).collect();
+    let row = |m: &Metric| BarRow {
+        metric: m.name.into(),
+        values: PICKERS
+            .iter()
+            .map(|(p, _)| {
+                let v = mixgraph_variant(p);
                 vec![m.of(r, "baseline", &v), m.of(r, "prophet", &v)]
             })
             .collect(),
