@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use engine::batch::WriteBatch;
 use engine::key::{internal_key, ValueKind};
+use engine::lifetime::{Case, Clock, FileLifetime};
 use engine::log::LogWriter;
 use engine::sst::{parts, TableBuilder, TableOptions};
 use engine::version::{FileMeta as SstMeta, VersionEdit};
@@ -166,6 +167,7 @@ fn sst(number: u64, lo: &[u8], hi: &[u8], seqs: (u64, u64)) -> SstMeta {
         deletions: 1,
         raw_key_size: 150,
         raw_value_size: 900,
+        lifetime: None,
     }
 }
 
@@ -189,10 +191,29 @@ fn edits() -> Vec<Seed> {
         .compact_cursors
         .push((1, internal_key(b"key0020", 5, ValueKind::Put)));
     compaction.next_file_number = Some(11);
+    // Prophet's records: a file's predicted lifetime and the FC-tick clock.
+    let mut predicted = compaction.clone();
+    for (_, f) in &mut predicted.new_files {
+        f.lifetime = Some(FileLifetime {
+            created: 12,
+            lifetime: 30,
+            case: Case::C1,
+            level: 1,
+            moved: false,
+        });
+    }
+    predicted.clock = Some(Clock {
+        tick: 12,
+        compacting_levels: 1,
+        compactions: 3,
+        deleted: 7,
+        passive: vec![(0, 0), (40, 2)],
+    });
     vec![
         ("base".into(), base.encode()),
         ("flush".into(), flush.encode()),
         ("compaction".into(), compaction.encode()),
+        ("prophet".into(), predicted.encode()),
     ]
 }
 

@@ -676,7 +676,7 @@ fn table1(r: &Results) -> Figure {
         "Files predicted at least 3 times too short and living beyond the gap (2000 s): \
          VariableTest (writes, a 2000 s pause, writes) FC-ticks 0, real time 152; FixedTest \
          0 and 0.",
-        "deterministic runs of Prophet-GC: two halves of 0.5 GiB (64 KiB SSTs), a 10 s pause \
+        "deterministic runs of Prophet-GC: 0.5 GiB in two halves (64 KiB SSTs), a 10 s pause \
          between them in VariableTest; seconds are the virtual clock's",
     )
     .columns(&["prediction", "VariableTest", "FixedTest"])
