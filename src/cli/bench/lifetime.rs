@@ -63,7 +63,7 @@ pub fn to_json(l: &LifetimeSummary) -> Value {
     let table1 = json!({
         "factor": MISS_FACTOR, "timed": s.timed, "ticks": l.ticks_since_open,
         "seconds": l.seconds_since_open, "tick_misses": misses(&s.tick_misses),
-        "second_misses": misses(&s.second_misses),
+        "ms_misses": misses(&s.ms_misses),
     });
     json!({
         "accuracy": s.accuracy(), "deleted": s.deleted, "correct": s.correct,

@@ -128,7 +128,8 @@ pub struct BenchArgs {
     readwritepercent: u32,
 
     /// idle: how long the pause lasts, in seconds (virtual seconds in deterministic mode)
-    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_idle_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0, value_parser = parse_idle_seconds,
+          allow_negative_numbers = true)]
     idle_seconds: f64,
 
     /// YCSB workloads: YCSB's requestdistribution (zipfian, latest, uniform, hotspot),

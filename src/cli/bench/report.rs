@@ -403,8 +403,15 @@ fn add_virtual_seconds(v: &mut Value, seconds: Option<f64>, ops: u64) {
     }
 }
 
+/// The user's totals over the phases that sent requests: an idle pause's time is not
+/// the requests' (it would dilute the rate).
 fn user_json(phases: &[PhaseResult], db: &DbStats) -> Value {
-    let sum = |f: fn(&PhaseResult) -> u64| phases.iter().map(f).sum::<u64>();
+    let busy: Vec<&PhaseResult> = phases
+        .iter()
+        .filter(|p| p.name != bench::workload::IDLE)
+        .collect();
+    let phases = busy;
+    let sum = |f: fn(&PhaseResult) -> u64| phases.iter().copied().map(f).sum::<u64>();
     let ops = sum(|p| p.ops);
     let seconds: f64 = phases.iter().map(|p| p.seconds).sum();
     let mut user = json!({

@@ -650,23 +650,16 @@ fn ticks_per_second(r: &Results) -> Option<f64> {
 fn table1_misses(r: &Results, variant: &str, clock: Clock) -> Option<f64> {
     let t = &det(r, "prophet-gc", variant)?["lifetime"]["table1"];
     let (key, gap) = match clock {
-        Clock::Seconds => ("second_misses", IDLE_SECONDS),
+        Clock::Seconds => ("ms_misses", IDLE_SECONDS * 1000.0),
         Clock::Ticks => ("tick_misses", IDLE_SECONDS * ticks_per_second(r)?),
     };
-    let bins = t[key].as_array()?;
-    let beyond = bins.iter().filter_map(|b| {
-        let (start, n) = (b[0].as_f64()?, b[1].as_f64()?);
-        (start >= gap.floor() - gap.floor() % bin_of(clock)).then_some(n)
+    let lifetimes = t[key].as_array()?;
+    let beyond = lifetimes.iter().filter_map(|b| {
+        let (lifetime, n) = (b[0].as_f64()?, b[1].as_f64()?);
+        (lifetime > gap).then_some(n)
     });
     // Folded from +0: an empty f64 sum is -0.
     Some(beyond.fold(0.0, |a, n| a + n))
-}
-
-fn bin_of(clock: Clock) -> f64 {
-    match clock {
-        Clock::Ticks => engine::lifetime::LIFETIME_BIN as f64,
-        Clock::Seconds => 1.0,
-    }
 }
 
 fn table1(r: &Results) -> Figure {
@@ -683,8 +676,7 @@ fn table1(r: &Results) -> Figure {
     .note(format!(
         "Real time: the same prediction turned into seconds by the mean time of a tick when \
          the file was created; the gap is the pause, {IDLE_SECONDS} s. FC-ticks: the gap is \
-         as many ticks as the clock makes in {IDLE_SECONDS} s of FixedTest ({}); counted in \
-         bins of 10 ticks and of 1 s.",
+         as many ticks as the clock makes in {IDLE_SECONDS} s of FixedTest ({}).",
         ticks_per_second(r).map_or("-".into(), |t| format!("{:.0} ticks", t * IDLE_SECONDS))
     ))
     .needs(r, ExecMode::Deterministic);

@@ -49,11 +49,12 @@ pub struct LifetimeStats {
     pub lifetimes: BTreeMap<u64, u64>,
     /// Error (predicted − real) bin start → files.
     pub errors: BTreeMap<i64, u64>,
-    /// Real lifetime bin start (ticks) → files that lived over 3 × their prediction.
+    /// Real lifetime (ticks) → files that lived over 3 × their prediction: exact, so that
+    /// an experiment can count those beyond any gap.
     pub tick_misses: BTreeMap<u64, u64>,
-    /// Real lifetime in whole seconds → files that lived over 3 × their prediction in
+    /// Real lifetime (milliseconds) → files that lived over 3 × their prediction in
     /// seconds.
-    pub second_misses: BTreeMap<u64, u64>,
+    pub ms_misses: BTreeMap<u64, u64>,
     /// Dead files timed in seconds (those created since the open).
     pub timed: u64,
 }
@@ -90,8 +91,7 @@ impl LifetimeStats {
         let bin = error.div_euclid(ERROR_BIN) * ERROR_BIN;
         *self.errors.entry(bin).or_default() += 1;
         if o.real() as f64 > MISS_FACTOR * o.file.lifetime as f64 {
-            let bin = o.real() / LIFETIME_BIN * LIFETIME_BIN;
-            *self.tick_misses.entry(bin).or_default() += 1;
+            *self.tick_misses.entry(o.real()).or_default() += 1;
         }
     }
 
@@ -100,14 +100,10 @@ impl LifetimeStats {
     pub fn add_timed(&mut self, real: f64, predicted: f64) {
         self.timed += 1;
         if real > MISS_FACTOR * predicted {
-            // Whole seconds (truncation intended; lifetimes are never negative).
-            *self.second_misses.entry(real as u64).or_default() += 1;
+            // Whole milliseconds (truncation intended; lifetimes are never negative).
+            let ms = (real * 1000.0) as u64;
+            *self.ms_misses.entry(ms).or_default() += 1;
         }
-    }
-
-    /// Files that lived over 3 × their prediction and longer than `gap` ticks.
-    pub fn tick_misses_beyond(&self, gap: u64) -> u64 {
-        self.tick_misses.range(gap..).map(|(_, n)| n).sum()
     }
 
     /// The share of predictions within ±20 ticks (0 with none).
@@ -166,11 +162,10 @@ mod tests {
         // Nothing lived over 3 × its prediction; a file predicted 2 ticks that lived 40 did.
         assert!(s.tick_misses.is_empty());
         s.add(&outcome(Case::C1, 1, 0, 2, 40, Death::D1));
-        assert_eq!(s.tick_misses_beyond(30), 1);
-        assert_eq!(s.tick_misses_beyond(50), 0);
-        s.add_timed(100.0, 30.0);
+        assert_eq!(s.tick_misses.get(&40).copied(), Some(1));
+        s.add_timed(100.5, 30.0);
         s.add_timed(100.0, 40.0);
-        assert_eq!((s.timed, s.second_misses.get(&100).copied()), (2, Some(1)));
+        assert_eq!((s.timed, s.ms_misses.get(&100_500).copied()), (2, Some(1)));
         assert_eq!(LifetimeStats::default().accuracy(), 0.0);
     }
 }

@@ -158,7 +158,9 @@ impl Lifetimes {
         };
         let deleted: HashSet<u64> = edit.deleted_files.iter().map(|&(_, n)| n).collect();
         for (_, f) in &edit.new_files {
-            if f.lifetime.is_some() && !deleted.contains(&f.number) {
+            // Before the clock has a rate (the tables recovery writes at open, at time 0)
+            // a file has no prediction in seconds: it is not timed.
+            if f.lifetime.is_some() && !deleted.contains(&f.number) && ns_per_tick > 0.0 {
                 self.born.insert(f.number, (now, ns_per_tick));
             }
         }
