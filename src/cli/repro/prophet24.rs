@@ -469,24 +469,30 @@ fn fig9(r: &Results) -> CliResult<Figure> {
 }
 
 fn fig11(r: &Results) -> CliResult<Figure> {
-    let mut f = Figure::new(
+    let f = Figure::new(
         "fig11",
         "Figure 11: the five compaction pickers at stop 45%",
         "Prophet's WA against LIZA's: -35% with Oldest_Largest_Seq_First, -31% with \
          Round_Robin, about the same with By_Compensated_Size (which compacts more).",
         "deterministic runs",
-    )
-    .columns(&[
-        "picker",
-        "LIZA WA",
-        "Prophet WA",
-        "change (%)",
-        "LIZA migrated (GiB)",
-        "Prophet migrated (GiB)",
-    ])
-    .needs(r, ExecMode::Deterministic);
+    );
+    pickers_figure(r, f, picker_of)
+}
+
+/// LIZA against Prophet under each picker: the runs of `variant_of(picker)`.
+fn pickers_figure(r: &Results, f: Figure, variant_of: fn(&str) -> String) -> CliResult<Figure> {
+    let mut f = f
+        .columns(&[
+            "picker",
+            "LIZA WA",
+            "Prophet WA",
+            "change (%)",
+            "LIZA migrated (GiB)",
+            "Prophet migrated (GiB)",
+        ])
+        .needs(r, ExecMode::Deterministic);
     for (picker, name) in PICKERS {
-        let v = picker_of(picker);
+        let v = variant_of(picker);
         let (liza, prophet) = (
             DEVICE_WA.of(r, "baseline", &v),
             DEVICE_WA.of(r, "prophet", &v),
@@ -506,7 +512,7 @@ fn fig11(r: &Results) -> CliResult<Figure> {
         values: PICKERS
             .iter()
             .map(|(p, _)| {
-                let v = picker_of(p);
+                let v = variant_of(p);
                 vec![m.of(r, "baseline", &v), m.of(r, "prophet", &v)]
             })
             .collect(),
@@ -569,54 +575,13 @@ fn fig10(r: &Results) -> CliResult<Figure> {
 }
 
 fn fig12(r: &Results) -> CliResult<Figure> {
-    let mut f = Figure::new(
+    let f = Figure::new(
         "fig12",
         "Figure 12: mixgraph under the five pickers at stop 45%",
         "Prophet below LIZA under every picker; the largest gain with Round_Robin (-30% WA).",
         "deterministic runs: mixgraph puts (3 key ranges, FAST'20 models), ~256-byte values",
-    )
-    .columns(&[
-        "picker",
-        "LIZA WA",
-        "Prophet WA",
-        "change (%)",
-        "LIZA migrated (GiB)",
-        "Prophet migrated (GiB)",
-    ])
-    .needs(r, ExecMode::Deterministic);
-    for (picker, name) in PICKERS {
-        let v = mixgraph_variant(picker);
-        let (liza, prophet) = (
-            DEVICE_WA.of(r, "baseline", &v),
-            DEVICE_WA.of(r, "prophet", &v),
-        );
-        f.rows.push(vec![
-            Cell::text(format!("{name} ({picker})")),
-            Cell::num(liza, 3),
-            Cell::num(prophet, 3),
-            Cell::num(change_pct(prophet, liza), 1),
-            Cell::num(COPY.of(r, "baseline", &v), 3),
-            Cell::num(COPY.of(r, "prophet", &v), 3),
-        ]);
-    }
-    let groups: Vec<&str> = PICKERS.iter().map(|p| p.0).collect();
-    let row = |m: &Metric| BarRow {
-        metric: m.name.into(),
-        values: PICKERS
-            .iter()
-            .map(|(p, _)| {
-                let v = mixgraph_variant(p);
-                vec![m.of(r, "baseline", &v), m.of(r, "prophet", &v)]
-            })
-            .collect(),
-    };
-    f.chart(r.ran(ExecMode::Deterministic), || {
-        bar_grid(
-            &[row(&DEVICE_WA), row(&COPY)],
-            &groups,
-            &["LIZA", "Prophet"],
-        )
-    })
+    );
+    pickers_figure(r, f, mixgraph_variant)
 }
 
 fn accuracy_report(r: &Results) -> Option<&Value> {
