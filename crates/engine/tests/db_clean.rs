@@ -6,18 +6,12 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::db::{Db, WriteOptions};
+use engine::db::Db;
 use engine::options::{ExecMode, Options};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use support::*;
 use zonefs::fs::{CleaningMode, FsOptions};
 
 const KEYS: u64 = 400;
-
-fn key(k: u64) -> Vec<u8> {
-    format!("key{k:04}").into_bytes()
-}
 
 fn compact_mode(start: u8, stop: u8) -> FsOptions {
     fs_options()
@@ -27,25 +21,11 @@ fn compact_mode(start: u8, stop: u8) -> FsOptions {
 
 /// Random overwrites and deletes; returns the model.
 fn churn(db: &Db, seed: u64, ops: u64) -> Model {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut model = Model::new();
-    let wo = WriteOptions::default();
-    for i in 0..ops {
-        let k = key(rng.random_range(0..KEYS));
-        if rng.random_bool(0.1) {
-            db.delete(&wo, &k).unwrap();
-            model.remove(&k);
-        } else {
-            let v = value(seed * 100_000 + i, rng.random_range(20..120));
-            db.put(&wo, &k, &v).unwrap();
-            model.insert(k, v);
-        }
-    }
-    model
+    support::churn(db, seed, ops, KEYS, 0.1)
 }
 
 fn keys() -> Vec<Vec<u8>> {
-    (0..KEYS).map(key).collect()
+    (0..KEYS).map(churn_key).collect()
 }
 
 fn options(mode: ExecMode) -> Options {

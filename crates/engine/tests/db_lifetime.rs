@@ -7,35 +7,20 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::db::{Db, WriteOptions};
+use engine::db::Db;
 use engine::options::{ExecMode, Options};
 use engine::version::FileMeta;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 use support::*;
 use zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
 
 const KEYS: u64 = 600;
 
-fn key(k: u64) -> Vec<u8> {
-    format!("key{k:04}").into_bytes()
-}
-
 fn churn(db: &Db, seed: u64, ops: u64) -> Model {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut model = Model::new();
-    let wo = WriteOptions::default();
-    for i in 0..ops {
-        let k = key(rng.random_range(0..KEYS));
-        let v = value(seed * 100_000 + i, rng.random_range(20..120));
-        db.put(&wo, &k, &v).unwrap();
-        model.insert(k, v);
-    }
-    model
+    support::churn(db, seed, ops, KEYS, 0.0)
 }
 
 fn keys() -> Vec<Vec<u8>> {
-    (0..KEYS).map(key).collect()
+    (0..KEYS).map(churn_key).collect()
 }
 
 fn options() -> Options {

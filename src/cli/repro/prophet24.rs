@@ -507,23 +507,31 @@ fn pickers_figure(r: &Results, f: Figure, variant_of: fn(&str) -> String) -> Cli
         ]);
     }
     let groups: Vec<&str> = PICKERS.iter().map(|p| p.0).collect();
-    let row = |m: &Metric| BarRow {
-        metric: m.name.into(),
-        values: PICKERS
-            .iter()
-            .map(|(p, _)| {
-                let v = variant_of(p);
-                vec![m.of(r, "baseline", &v), m.of(r, "prophet", &v)]
-            })
-            .collect(),
-    };
+    let variants: Vec<String> = PICKERS.iter().map(|(p, _)| variant_of(p)).collect();
     f.chart(r.ran(ExecMode::Deterministic), || {
-        bar_grid(
-            &[row(&DEVICE_WA), row(&COPY)],
-            &groups,
-            &["LIZA", "Prophet"],
-        )
+        liza_prophet_bars(r, &[&DEVICE_WA, &COPY], &variants, &groups)
     })
+}
+
+/// Bar panels: a row per metric, a panel per variant (titled by `groups`), LIZA's bar and
+/// Prophet's.
+fn liza_prophet_bars(
+    r: &Results,
+    metrics: &[&Metric],
+    variants: &[String],
+    groups: &[&str],
+) -> Result<String, String> {
+    let rows: Vec<BarRow> = metrics
+        .iter()
+        .map(|m| BarRow {
+            metric: m.name.into(),
+            values: variants
+                .iter()
+                .map(|v| vec![m.of(r, "baseline", v), m.of(r, "prophet", v)])
+                .collect(),
+        })
+        .collect();
+    bar_grid(&rows, groups, &["LIZA", "Prophet"])
 }
 
 const RUN_OPS: Metric = Metric::threaded("ops/s", &["ops_per_sec"], 1.0, 0).last_phase();
@@ -555,22 +563,9 @@ fn fig10(r: &Results) -> CliResult<Figure> {
         .map(|p| format!("{p}% reads"))
         .collect();
     let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
-    let row = |m: &Metric| BarRow {
-        metric: m.name.into(),
-        values: READ_PERCENTS
-            .iter()
-            .map(|&p| {
-                let v = read_variant(p);
-                vec![m.of(r, "baseline", &v), m.of(r, "prophet", &v)]
-            })
-            .collect(),
-    };
+    let variants: Vec<String> = READ_PERCENTS.iter().map(|&p| read_variant(p)).collect();
     f.chart(r.ran(ExecMode::Threaded), || {
-        bar_grid(
-            &[row(&RUN_OPS), row(&GET_P95)],
-            &groups,
-            &["LIZA", "Prophet"],
-        )
+        liza_prophet_bars(r, &[&RUN_OPS, &GET_P95], &variants, &groups)
     })
 }
 

@@ -284,6 +284,8 @@ mod tests {
         cursors: Vec<Option<Vec<u8>>>,
         clock: Clock,
         inputs: Vec<Arc<FileMeta>>,
+        /// SSTs the job already wrote into the new file's level.
+        outputs: Vec<FileMeta>,
     }
 
     /// C = 2 + 4 = 6; the L1 cursor at file 2, the L2 cursor at file 6.
@@ -301,6 +303,7 @@ mod tests {
                 ..Clock::default()
             },
             inputs: Vec::new(),
+            outputs: Vec::new(),
         }
     }
 
@@ -316,7 +319,7 @@ mod tests {
             free_ratio: 1.0,
             clock: &s.clock,
             job_inputs: &s.inputs,
-            job_outputs: &[],
+            job_outputs: &s.outputs,
         };
         predict(&ctx, level, new)
     }
@@ -350,24 +353,11 @@ mod tests {
 
     #[test]
     fn c2b_ranks_the_level_above_without_the_jobs_outputs() {
-        let s = setup();
-        let none = HashSet::new();
+        let mut s = setup();
         // Outputs the job already wrote into L2 (left of [g,h]) must not shift file 3's
         // rank in L1 (1 from the cursor at 2).
-        let outputs = [file(40, b"b", b"b", 10), file(41, b"c", b"c", 10)];
-        let ctx = PredictCtx {
-            version: &s.version,
-            options: &s.options,
-            picker: &RoundRobin,
-            cursors: &s.cursors,
-            compacting: &none,
-            zones: &NoZones,
-            free_ratio: 1.0,
-            clock: &s.clock,
-            job_inputs: &s.inputs,
-            job_outputs: &outputs,
-        };
-        let l = predict(&ctx, 2, &file(30, b"g", b"h", 10));
+        s.outputs = vec![file(40, b"b", b"b", 10), file(41, b"c", b"c", 10)];
+        let l = run(&s, &RoundRobin, 2, &file(30, b"g", b"h", 10));
         assert_eq!((l.case, l.lifetime), (Case::C2B, 12));
     }
 

@@ -6,11 +6,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use engine::db::{Db, ReadOptions};
+use engine::db::{Db, ReadOptions, WriteOptions};
 use engine::options::{ExecMode, Options};
 use engine::Error;
 use zns::{Geometry, IoCategory, MemDevice, ZoneState, ZonedDevice};
 use zonefs::fs::{FsOptions, ZoneFs};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 
 pub type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -87,6 +90,31 @@ pub fn value(seed: u64, len: usize) -> Vec<u8> {
 
 /// Rewrites a zone's written bytes after `f` changed them (a zone is only rewritable
 /// whole): a way to damage stored data on purpose. The file system must not be mounted.
+/// Key `k` of the churn tests: `key0042`.
+pub fn churn_key(k: u64) -> Vec<u8> {
+    format!("key{k:04}").into_bytes()
+}
+
+/// `ops` random writes over keys `0..keys` (values of 20..120 bytes), a `deletes` share of
+/// them deletes (none drawn when 0); returns the model of what they leave.
+pub fn churn(db: &Db, seed: u64, ops: u64, keys: u64, deletes: f64) -> Model {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut model = Model::new();
+    let wo = WriteOptions::default();
+    for i in 0..ops {
+        let k = churn_key(rng.random_range(0..keys));
+        if deletes > 0.0 && rng.random_bool(deletes) {
+            db.delete(&wo, &k).unwrap();
+            model.remove(&k);
+        } else {
+            let v = value(seed * 100_000 + i, rng.random_range(20..120));
+            db.put(&wo, &k, &v).unwrap();
+            model.insert(k, v);
+        }
+    }
+    model
+}
+
 pub fn rewrite_zone(dev: &dyn ZonedDevice, zone: u32, f: impl FnOnce(&mut Vec<u8>)) {
     let geo = dev.geometry();
     let info = dev.zone_info(zone).unwrap();
