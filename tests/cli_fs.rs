@@ -861,35 +861,15 @@ fn corrupt_metadata_is_a_clear_error() {
     let img = formatted_with_files();
     // Damage a record in the middle of the log, in both of its copies: later batches
     // follow it, so this is corruption, not an interrupted write.
-    let (frame, copy) = {
-        let dev = FileDevice::open_read_only(&img.path).unwrap();
-        let frames = dump_zone(&dev, 0).unwrap().frames;
-        let i = frames
-            .iter()
-            .position(|f| f.kind == FrameKind::FileUpdate)
-            .expect("a file update");
-        // Its batch runs from the frame after the previous commit to the next commit; the
-        // batch's copy follows it frame for frame.
-        let start = frames[..i]
-            .iter()
-            .rposition(|f| f.kind == FrameKind::Commit)
-            .map_or(0, |c| c + 1);
-        let commit = i + frames[i..]
-            .iter()
-            .position(|f| f.kind == FrameKind::Commit)
-            .unwrap();
-        let copy = frames[i + commit + 1 - start];
-        assert_eq!((copy.kind, copy.len), (frames[i].kind, frames[i].len));
-        (frames[i], copy.offset)
-    };
-    img.poke(0, frame.offset, |b| b[9] ^= 0xff);
+    let (frame, copy) = metadata_frame_copies(&img.path);
+    img.poke(0, frame, |b| b[9] ^= 0xff);
     img.poke(0, copy, |b| b[9] ^= 0xff);
     let before = img.bytes();
     for what in ["zones", "files", "df"] {
         let msg = fails(&img.inspect(what, &[]));
         let prefix = format!(
             "{}: the zkv file system is damaged: metadata zone 0, offset {}: corrupt metadata: ",
-            img.spec, frame.offset
+            img.spec, frame
         );
         assert!(msg.starts_with(&prefix), "{what}: {msg}");
         assert!(msg.contains("checksum mismatch"), "{msg}");
@@ -901,7 +881,7 @@ fn corrupt_metadata_is_a_clear_error() {
     let v = json(&run.stdout);
     assert_eq!(s(&v, "error"), msg);
     let z0 = &arr(&v, "metadata_zones")[0];
-    assert_eq!(u(&z0["stopped"], "offset"), frame.offset);
+    assert_eq!(u(&z0["stopped"], "offset"), frame);
     assert!(s(&z0["stopped"], "reason").contains("checksum mismatch"));
     assert!(img.bytes() == before);
 

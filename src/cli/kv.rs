@@ -292,7 +292,7 @@ fn print_json(entries: &[(Vec<u8>, Vec<u8>)], hex: bool, out: &mut Out) -> CliRe
 
 /// The options every command opens the database with: RocksDB's defaults, background work
 /// inline (one short command gains nothing from threads, and the result is repeatable).
-fn base_options() -> Options {
+pub(crate) fn base_options() -> Options {
     Options {
         mode: ExecMode::Deterministic,
         ..Options::default()
@@ -407,7 +407,7 @@ fn from_hex(text: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
-fn to_hex(bytes: &[u8]) -> String {
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -438,7 +438,7 @@ fn show(bytes: &[u8], hex: bool) -> String {
 }
 
 /// A key in a message: `'text'` (escaped as printed), or hex digits with `--hex`.
-fn quoted(bytes: &[u8], hex: bool) -> String {
+pub(crate) fn quoted(bytes: &[u8], hex: bool) -> String {
     if hex {
         format!("0x{}", to_hex(bytes))
     } else {

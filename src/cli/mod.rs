@@ -8,6 +8,7 @@
 //! line on stderr and exits 1, or 2 for a usage error (bad flag or value).
 
 pub mod bench;
+pub mod check;
 pub mod compare;
 pub mod device;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod levels;
 pub mod mkfs;
 pub mod pattern;
 pub mod repro;
+pub mod salvage;
 pub mod size;
 pub mod table;
 pub mod zone;
@@ -77,6 +79,12 @@ enum Command {
     Delete(kv::DeleteArgs),
     /// List keys and values in key order, within bounds; never writes the device
     Scan(kv::ScanArgs),
+    /// Verify a store without changing it: metadata, every extent, table block and WAL
+    /// record; exit 1 if anything is damaged
+    Check(check::CheckArgs),
+    /// Copy every key that can still be read from a damaged store into a new image or a
+    /// dump file, and say what was lost
+    Salvage(salvage::SalvageArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -91,6 +99,8 @@ fn run(cli: Cli) -> CliResult {
         Command::Get(args) => kv::get(args),
         Command::Delete(args) => kv::delete(args),
         Command::Scan(args) => kv::scan(args),
+        Command::Check(args) => check::run(args),
+        Command::Salvage(args) => salvage::run(args),
     }
 }
 

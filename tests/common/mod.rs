@@ -203,3 +203,29 @@ pub fn read_json(path: &Path) -> Value {
         .unwrap_or_else(|e| panic!("{}: the JSON was not written: {e}", path.display()));
     json(&text)
 }
+
+/// The offsets in metadata zone 0 of an image of a file-update frame and of the same frame
+/// in its batch's second copy: damaging both is corruption (later batches follow), one is
+/// repaired from the other.
+pub fn metadata_frame_copies(image: &Path) -> (u64, u64) {
+    use zonefs::meta::{dump_zone, FrameKind};
+    let dev = zns::FileDevice::open_read_only(image).expect("open the image");
+    let frames = dump_zone(&dev, 0).expect("dump zone 0").frames;
+    let i = frames
+        .iter()
+        .position(|f| f.kind == FrameKind::FileUpdate)
+        .expect("a file update");
+    // Its batch runs from the frame after the previous commit to the next commit; the
+    // batch's copy follows it frame for frame.
+    let start = frames[..i]
+        .iter()
+        .rposition(|f| f.kind == FrameKind::Commit)
+        .map_or(0, |c| c + 1);
+    let commit = i + frames[i..]
+        .iter()
+        .position(|f| f.kind == FrameKind::Commit)
+        .expect("a commit");
+    let copy = frames[i + commit + 1 - start];
+    assert_eq!((copy.kind, copy.len), (frames[i].kind, frames[i].len));
+    (frames[i].offset, copy.offset)
+}

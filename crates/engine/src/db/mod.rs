@@ -3,6 +3,8 @@
 //!
 //! - `api`: [`Db`], [`WriteOptions`], [`ReadOptions`];
 //! - `recovery`: open, read-write and read-only (version set, WAL replay, obsolete files);
+//! - `check`, `salvage`: verifying every file without writing, and copying out what can
+//!   still be read from a damaged database;
 //! - `write`: the write path, stalls, memtable switches; `read`: gets and iterators;
 //! - `flush`, `compact`: the jobs; `background`: threads and the zone cleaner's compaction
 //!   requests; `sim`: the deterministic mode's simulation of the threads;
@@ -12,6 +14,7 @@
 
 mod api;
 mod background;
+mod check;
 mod compact;
 mod files;
 mod flush;
@@ -21,6 +24,7 @@ mod inner;
 mod lifetimes;
 mod read;
 mod recovery;
+mod salvage;
 mod sim;
 mod snapshot;
 mod stall;
@@ -29,8 +33,10 @@ mod table_cache;
 mod write;
 
 pub use api::{Db, MemtableShape, ReadOptions, WriteOptions};
+pub use check::{check, CheckReport, Finding, KeyRange, Severity};
 pub use hints::neighbors_in;
 pub use recovery::{DroppedRegion, RecoveryReport};
+pub use salvage::{salvage, SalvageReport};
 pub use snapshot::Snapshot;
 pub use stats::{
     CompactionInput, CompactionOutput, CompactionRecord, DbStats, LevelShape, LifetimeSummary,

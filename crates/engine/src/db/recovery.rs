@@ -315,9 +315,9 @@ fn sort_files(fs: &ZoneFs, vs: &mut VersionSet) -> (Vec<u64>, Vec<String>) {
 }
 
 /// One WAL, decoded.
-struct Wal {
-    name: String,
-    contents: LogContents,
+pub(super) struct Wal {
+    pub name: String,
+    pub contents: LogContents,
 }
 
 fn read_wals(fs: &ZoneFs, wals: &[u64], report: &mut RecoveryReport) -> Result<Vec<Wal>> {
@@ -338,9 +338,9 @@ fn read_wals(fs: &ZoneFs, wals: &[u64], report: &mut RecoveryReport) -> Result<V
 
 /// The batches to replay, in order, and the regions left out.
 #[derive(Debug, Default)]
-struct Selected {
-    batches: Vec<WriteBatch>,
-    dropped: Vec<DroppedRegion>,
+pub(super) struct Selected {
+    pub batches: Vec<WriteBatch>,
+    pub dropped: Vec<DroppedRegion>,
 }
 
 /// What the recovery mode does with one bad spot.
@@ -384,7 +384,7 @@ const UNREPLAYABLE: &str = "an intact record that cannot be replayed is corrupti
 
 /// Applies the WAL recovery mode to the decoded WALs (see the module documentation):
 /// the batches to replay, or `Error::Corruption` naming the WAL and the offset.
-fn select(wals: Vec<Wal>, mode: WalRecoveryMode) -> Result<Selected> {
+pub(super) fn select(wals: Vec<Wal>, mode: WalRecoveryMode) -> Result<Selected> {
     let last_with_records = wals.iter().rposition(|w| !w.contents.records.is_empty());
     let mut out = Selected::default();
     // Point in time: where the replay stopped (WAL name, offset).
@@ -479,11 +479,12 @@ fn select(wals: Vec<Wal>, mode: WalRecoveryMode) -> Result<Selected> {
 
 /// What replay does with a memtable that reached `write_buffer_size` (replay then goes on
 /// in a new one). Without it, replay keeps every record in one memtable.
-type OnFull<'a> = Option<&'a mut dyn FnMut(&Arc<Memtable>, &mut RecoveryReport) -> Result<()>>;
+pub(super) type OnFull<'a> =
+    Option<&'a mut dyn FnMut(&Arc<Memtable>, &mut RecoveryReport) -> Result<()>>;
 
 /// Replays the batches into memtables, handing each full one to `on_full`; returns the
 /// last sequence number (`start` if no batch is newer) and the last memtable.
-fn replay(
+pub(super) fn replay(
     options: &Options,
     batches: Vec<WriteBatch>,
     start: SeqNo,

@@ -167,6 +167,18 @@ impl Block {
         Ok(())
     }
 
+    /// Every entry (key, value) in order; call after [`Block::validate`].
+    pub fn entries(&self) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut out = Vec::new();
+        let mut cursor = BlockCursor::default();
+        cursor.seek_to_first(self)?;
+        while cursor.valid() {
+            out.push((cursor.key().to_vec(), cursor.value(self).to_vec()));
+            cursor.next(self)?;
+        }
+        Ok(out)
+    }
+
     /// A corruption error naming this block.
     pub fn corrupt(&self, detail: String) -> Error {
         Error::corruption(self.origin.to_string(), detail)

@@ -51,14 +51,7 @@ fn origin(what: &str) -> Arc<str> {
 pub fn decode_data_block(contents: Vec<u8>) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let block = Block::new(contents, origin("data block"))?;
     block.validate(KeyBounds::default())?;
-    let mut out = Vec::new();
-    let mut cursor = BlockCursor::default();
-    cursor.seek_to_first(&block)?;
-    while cursor.valid() {
-        out.push((cursor.key().to_vec(), cursor.value(&block).to_vec()));
-        cursor.next(&block)?;
-    }
-    Ok(out)
+    block.entries()
 }
 
 /// Decodes and validates the contents (no trailer) of an index block: a block whose values

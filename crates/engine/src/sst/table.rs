@@ -101,6 +101,40 @@ impl Table {
         Ok(None)
     }
 
+    /// The number of data blocks.
+    pub fn data_blocks(&self) -> usize {
+        self.index.len()
+    }
+
+    /// The internal keys data block `i` lies between, both inclusive: the previous block's
+    /// index separator (the table's smallest key for the first block) and its own (the
+    /// largest key for the last). What a damaged block loses lies in this range.
+    pub fn data_block_bounds(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        let last = i.checked_add(1)? == self.index.len();
+        let upto = if last {
+            &self.props.largest[..]
+        } else {
+            &self.index.get(i)?.separator[..]
+        };
+        let after = match i.checked_sub(1) {
+            Some(p) => &self.index.get(p)?.separator[..],
+            None => &self.props.smallest[..],
+        };
+        Some((after, upto))
+    }
+
+    /// Every entry (internal key, value) of data block `i`, read, checksummed and validated
+    /// as a read would: for checks and repairs that go on past a damaged block.
+    pub fn data_block_entries(&self, i: usize) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        if i >= self.index.len() {
+            return Err(Error::corruption(
+                self.what.clone(),
+                format!("no data block {i} in {} blocks", self.index.len()),
+            ));
+        }
+        self.read_data_block(i)?.entries()
+    }
+
     /// A cursor over all entries of the table.
     pub fn iter(self: &Arc<Self>) -> TableIter {
         TableIter {

@@ -9,5 +9,6 @@ mod version;
 
 pub use edit::VersionEdit;
 pub use meta::{sst_file_name, FileMeta};
+pub(crate) use set::parse_manifest_name;
 pub use set::{manifest_file_name, wal_file_name, VersionSet, CURRENT, DEFAULT_MAX_MANIFEST_BYTES};
 pub use version::{FileTotals, Version};

@@ -96,7 +96,7 @@ pub fn wal_file_name(number: u64) -> String {
 }
 
 /// The number of a manifest file name, if `name` is one.
-fn parse_manifest_name(name: &str) -> Option<u64> {
+pub(crate) fn parse_manifest_name(name: &str) -> Option<u64> {
     let digits = name.strip_prefix(MANIFEST_PREFIX)?;
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -18,6 +18,7 @@
 
 mod alloc;
 mod budget;
+mod check;
 mod cleaner;
 mod error;
 mod files;
@@ -37,6 +38,7 @@ use zns::ZonedDevice;
 
 use crate::meta::{FileKind, FileMeta, FsState, MountReport};
 
+pub use check::FsFinding;
 pub use cleaner::{
     CleanReport, CleanStop, CleanerThread, CleaningMode, CompactionCandidate, CompactionRequester,
     InlineCleaning, VictimReport,
