@@ -73,6 +73,7 @@ fn sst(number: u64, lo: u64, hi: u64, size: u64) -> FileMeta {
         raw_key_size: size / 1040 * 16,
         raw_value_size: size / 1040 * 1024,
         lifetime: None,
+        oldest_blob_file: None,
     }
 }
 

@@ -213,7 +213,7 @@ impl WriteBatch {
 pub fn op_encoded_len(kind: ValueKind, key_len: usize, value_len: usize) -> usize {
     let prefixed = |len: usize| varint_len(len as u64) as usize + len;
     match kind {
-        ValueKind::Put => 1 + prefixed(key_len) + prefixed(value_len),
+        ValueKind::Put | ValueKind::BlobIndex => 1 + prefixed(key_len) + prefixed(value_len),
         ValueKind::Delete => 1 + prefixed(key_len),
     }
 }
@@ -242,12 +242,15 @@ fn decode_op(data: &[u8], at: usize) -> Result<(BatchOp<'_>, &[u8])> {
             format!("missing operation at offset {at}"),
         ));
     };
+    // A batch holds puts and deletes only: blob references exist in tables, never in a
+    // write.
     let kind = ValueKind::from_code(tag)
+        .filter(|k| *k != ValueKind::BlobIndex)
         .ok_or_else(|| Error::corruption(WHAT, format!("unknown tag {tag} at offset {at}")))?;
     let (key, rest) = get_slice(rest, at + 1)?;
     let (value, rest) = match kind {
-        ValueKind::Put => get_slice(rest, data.len() - rest.len() + at)?,
         ValueKind::Delete => (&[][..], rest),
+        _ => get_slice(rest, data.len() - rest.len() + at)?,
     };
     Ok((BatchOp { kind, key, value }, rest))
 }

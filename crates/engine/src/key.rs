@@ -16,23 +16,33 @@ pub const MAX_SEQ: SeqNo = (1 << 56) - 1;
 /// Length of the trailer that follows the user key.
 pub const TRAILER_LEN: usize = 8;
 
-/// What an entry says about its key (RocksDB's codes: deletion 0, value 1).
+/// What an entry says about its key (RocksDB's codes: deletion 0, value 1, blob index
+/// 0x11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ValueKind {
     Delete = 0,
     Put = 1,
+    /// The value lives in a blob file; the entry's value is the encoded
+    /// [`BlobIndex`](crate::blob::BlobIndex) that finds it.
+    BlobIndex = 0x11,
 }
 
 impl ValueKind {
     /// The largest kind: a seek key with it sorts before every entry of the same sequence.
-    pub const FOR_SEEK: ValueKind = ValueKind::Put;
+    pub const FOR_SEEK: ValueKind = ValueKind::BlobIndex;
 
     pub fn from_code(code: u8) -> Option<ValueKind> {
         match code {
             0 => Some(ValueKind::Delete),
             1 => Some(ValueKind::Put),
+            0x11 => Some(ValueKind::BlobIndex),
             _ => None,
         }
+    }
+
+    /// Whether the entry gives its key a value (inline or in a blob file).
+    pub fn is_value(self) -> bool {
+        self != ValueKind::Delete
     }
 }
 

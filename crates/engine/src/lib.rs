@@ -19,6 +19,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod batch;
+pub mod blob;
 pub mod coding;
 pub mod compaction;
 pub mod db;

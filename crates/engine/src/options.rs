@@ -179,6 +179,25 @@ pub struct Options {
     pub wal_recovery_mode: WalRecoveryMode,
     /// The deterministic mode's cost model (ignored in threaded mode).
     pub sim: SimCosts,
+    /// Key-value separation (RocksDB's integrated BlobDB): flushes and compactions write
+    /// values of at least `min_blob_size` bytes into blob files and keep a blob reference
+    /// in the table (off).
+    pub enable_blob_files: bool,
+    /// The smallest value written to a blob file (0: every value).
+    pub min_blob_size: u64,
+    /// A blob file is finished once it reaches this size (256 MiB).
+    pub blob_file_size: u64,
+    /// Compactions rewrite the live blobs of the oldest blob files they meet into new ones
+    /// (off).
+    pub enable_blob_garbage_collection: bool,
+    /// The oldest fraction of blob files whose blobs compactions rewrite (0.25).
+    pub blob_garbage_collection_age_cutoff: f64,
+    /// Once the garbage ratio of the oldest blob files (those within the age cutoff)
+    /// reaches this, the tables linked to the oldest one are compacted (1.0: never).
+    pub blob_garbage_collection_force_threshold: f64,
+    /// Flushes and compactions write blob files only for outputs of this level or deeper
+    /// (0: from flushes on).
+    pub blob_file_starting_level: u32,
 }
 
 /// How long things take on the deterministic mode's virtual clock. A foreground write costs
@@ -285,6 +304,13 @@ impl Default for Options {
             mode: ExecMode::Threaded,
             wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
             sim: SimCosts::default(),
+            enable_blob_files: false,
+            min_blob_size: 0,
+            blob_file_size: 256 * MIB,
+            enable_blob_garbage_collection: false,
+            blob_garbage_collection_age_cutoff: 0.25,
+            blob_garbage_collection_force_threshold: 1.0,
+            blob_file_starting_level: 0,
         }
     }
 }
@@ -366,6 +392,7 @@ impl Options {
             ));
         }
         self.check_acc()?;
+        self.check_blob()?;
         if self.block_size < 64 || self.block_restart_interval == 0 {
             return bad(
                 "block_size must be at least 64 and block_restart_interval positive".into(),
@@ -376,6 +403,38 @@ impl Options {
 }
 
 impl Options {
+    /// BlobDB's fractions and sizes, as RocksDB validates them.
+    fn check_blob(&self) -> Result<()> {
+        let fraction = |name: &str, v: f64| {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err(Error::InvalidOptions(format!(
+                    "{name} {v} is not in [0, 1]"
+                )))
+            }
+        };
+        fraction(
+            "blob_garbage_collection_age_cutoff",
+            self.blob_garbage_collection_age_cutoff,
+        )?;
+        fraction(
+            "blob_garbage_collection_force_threshold",
+            self.blob_garbage_collection_force_threshold,
+        )?;
+        if self.blob_file_size == 0 {
+            return Err(Error::InvalidOptions(
+                "blob_file_size must be positive".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether a flush or compaction writing to `level` writes blob files.
+    pub fn writes_blobs_at(&self, level: usize) -> bool {
+        self.enable_blob_files && level >= self.blob_file_starting_level as usize
+    }
+
     /// The adaptive picker's settings: a turning point is a fraction of free space, and a
     /// minimum level beyond the levels would silently turn ZACA off (a turning point of 0
     /// says that explicitly).

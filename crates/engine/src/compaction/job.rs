@@ -112,6 +112,47 @@ pub fn run_job_with(
     rules: &JobRules,
     emit: &mut dyn FnMut(BuiltTable) -> Result<()>,
 ) -> Result<JobStats> {
+    run_job_staged(input, params, rules, &mut KeepValues, emit)
+}
+
+/// What a job does with the values it reads and keeps, besides writing them: key-value
+/// separation writes large values to blob files and blob garbage collection relocates old
+/// blobs (both in [`crate::blob::BlobStage`]); without it, values are written as read.
+pub trait ValueStage {
+    /// Sees every input entry, kept or not (what it references flows out of the inputs).
+    fn read(&mut self, kind: ValueKind, user_key: &[u8], value: &[u8]) -> Result<()>;
+
+    /// Sees every entry the job keeps, before it is written: `Some((kind, value))` is
+    /// written in its place (same key and sequence number).
+    fn write(
+        &mut self,
+        kind: ValueKind,
+        user_key: &[u8],
+        value: &[u8],
+    ) -> Result<Option<(ValueKind, Vec<u8>)>>;
+}
+
+/// The stage of a job without blob files: every value is written as read.
+pub struct KeepValues;
+
+impl ValueStage for KeepValues {
+    fn read(&mut self, _: ValueKind, _: &[u8], _: &[u8]) -> Result<()> {
+        Ok(())
+    }
+
+    fn write(&mut self, _: ValueKind, _: &[u8], _: &[u8]) -> Result<Option<(ValueKind, Vec<u8>)>> {
+        Ok(None)
+    }
+}
+
+/// [`run_job_with`] with `stage` deciding the values written.
+pub fn run_job_staged(
+    input: &mut dyn InternalIterator,
+    params: &JobParams<'_>,
+    rules: &JobRules,
+    stage: &mut dyn ValueStage,
+    emit: &mut dyn FnMut(BuiltTable) -> Result<()>,
+) -> Result<JobStats> {
     if !params.snapshots.windows(2).all(|w| w[0] <= w[1]) {
         return Err(Error::InvalidArgument(
             "compaction snapshots must be ascending".into(),
@@ -122,6 +163,7 @@ pub fn run_job_with(
         outputs: Outputs::new(params, rules, emit),
         held: None,
         stats: JobStats::default(),
+        stage,
     };
     input.seek_to_first()?;
     while input.valid() {
@@ -143,28 +185,41 @@ enum Decision {
 }
 
 /// A job under way: the filter, the outputs, and a tombstone waiting for its fate.
-struct Job<'p, 'e> {
+struct Job<'p, 'e, 's> {
     filter: StripeFilter<'p>,
     outputs: Outputs<'p, 'e>,
     /// Internal key and value of the tombstone the filter held back.
     held: Option<(Vec<u8>, Vec<u8>)>,
     stats: JobStats,
+    stage: &'s mut dyn ValueStage,
 }
 
-impl Job<'_, '_> {
+impl Job<'_, '_, '_> {
     fn step(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
         self.stats.input_entries += 1;
         let parsed = key::parse(ikey)
             .ok_or_else(|| Error::corruption("compaction input", "malformed internal key"))?;
+        self.stage.read(parsed.kind, parsed.user_key, value)?;
         let decision = self.filter.decide(&parsed);
         self.settle_held(parsed.user_key, decision)?;
         match decision {
-            Decision::Keep => self.outputs.add(parsed.user_key, ikey, value)?,
+            Decision::Keep => self.keep(&parsed, ikey, value)?,
             Decision::DropShadowed => self.stats.dropped_shadowed += 1,
             Decision::DropTombstone => self.stats.dropped_tombstones += 1,
             Decision::Hold => self.held = Some((ikey.to_vec(), value.to_vec())),
         }
         Ok(())
+    }
+
+    /// Writes a kept entry, as the stage says.
+    fn keep(&mut self, parsed: &ParsedKey<'_>, ikey: &[u8], value: &[u8]) -> Result<()> {
+        match self.stage.write(parsed.kind, parsed.user_key, value)? {
+            None => self.outputs.add(parsed.user_key, ikey, value),
+            Some((kind, value)) => {
+                let ikey = key::internal_key(parsed.user_key, parsed.seq, kind);
+                self.outputs.add(parsed.user_key, &ikey, &value)
+            }
+        }
     }
 
     /// Decides the held tombstone, if any, given the next entry: an entry of the same key
@@ -695,6 +750,7 @@ mod tests {
             raw_key_size: 0,
             raw_value_size: 0,
             lifetime: None,
+            oldest_blob_file: None,
         }
     }
 

@@ -4,6 +4,7 @@
 //! functions they follow.
 
 mod acc;
+pub mod forced_blob_gc;
 mod min_overlap;
 mod oldest_largest_seq;
 mod oldest_smallest_seq;

@@ -42,6 +42,8 @@ pub enum CompactionReason {
     Requested,
     /// A user request.
     Manual,
+    /// Blob files past the garbage threshold (`blob_garbage_collection_force_threshold`).
+    ForcedBlobGc,
 }
 
 impl CompactionReason {
@@ -52,6 +54,7 @@ impl CompactionReason {
             CompactionReason::LevelSize => "level-size",
             CompactionReason::Requested => "requested",
             CompactionReason::Manual => "manual",
+            CompactionReason::ForcedBlobGc => "forced-blob-gc",
         }
     }
 }
@@ -156,7 +159,41 @@ pub fn pick_compaction(ctx: &PickCtx<'_>, picker: &dyn Picker) -> Option<Compact
             }
         }
     }
-    None
+    pick_forced_blob_gc(ctx)
+}
+
+/// RocksDB's forced blob garbage collection: the first marked table that can be compacted
+/// (see [`super::forced_blob_gc`]), to a clean cut of its level, into its own level.
+fn pick_forced_blob_gc(ctx: &PickCtx<'_>) -> Option<Compaction> {
+    let marked = super::forced_blob_gc::marked_files(ctx.version, ctx.options);
+    marked.into_iter().find_map(|(level, file)| {
+        if busy(ctx, std::slice::from_ref(&file)) || (level == 0 && l0_busy(ctx)) {
+            return None;
+        }
+        let inputs = if level == 0 {
+            let (b, e) = user_range(std::slice::from_ref(&file));
+            ctx.version.overlapping(0, Some(&b), Some(&e))
+        } else {
+            clean_cut(ctx, level, vec![file])?
+        };
+        let grandparents = grandparents_of(ctx.version, level, &inputs, &[]);
+        let score = scores_by_level(ctx.version, ctx.options, ctx.compacting)[level];
+        let shape = Shape {
+            level,
+            output_level: level,
+            inputs,
+            output_inputs: Vec::new(),
+            grandparents,
+            trivial_move: false,
+        };
+        Some(finish(
+            ctx,
+            shape,
+            score,
+            CompactionReason::ForcedBlobGc,
+            None,
+        ))
+    })
 }
 
 /// The zone cleaner asks to compact files `numbers` of `level` into the next level (the

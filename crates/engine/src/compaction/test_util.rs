@@ -32,6 +32,7 @@ pub fn file_seq(number: u64, smallest: (&[u8], u64), largest: (&[u8], u64), size
         raw_key_size: 100,
         raw_value_size: 100,
         lifetime: None,
+        oldest_blob_file: None,
     }
 }
 

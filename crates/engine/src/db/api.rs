@@ -12,7 +12,7 @@ use crate::compaction::{picker_by_name, scores_by_level};
 use crate::iter::DbIter;
 use crate::key::{SeqNo, ValueKind};
 use crate::options::{ExecMode, Options};
-use crate::version::FileMeta;
+use crate::version::{BlobFileMeta, FileMeta};
 use crate::{Error, Result};
 
 use super::background::{spawn_threads, Requester};
@@ -20,7 +20,7 @@ use super::hint_source::LiveHints;
 use super::inner::{DbInner, Parts};
 use super::recovery::{recover, recover_read_only, Recovered, RecoveryReport};
 use super::snapshot::Snapshot;
-use super::stats::{CompactionRecord, Counters, DbStats, LevelShape};
+use super::stats::{BlobStats, CompactionRecord, Counters, DbStats, LevelShape};
 
 /// Options of one write (RocksDB's `WriteOptions`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -346,6 +346,15 @@ impl Db {
             .collect()
     }
 
+    /// The blob files of the current version, oldest first.
+    pub fn blob_files(&self) -> Vec<BlobFileMeta> {
+        let version = Arc::clone(&self.inner.lock_state().version);
+        version
+            .blob_files()
+            .map(|b| BlobFileMeta::clone(b))
+            .collect()
+    }
+
     /// The memtables now (see [`MemtableShape`]).
     pub fn memtables(&self) -> MemtableShape {
         let st = self.inner.lock_state();
@@ -426,8 +435,28 @@ impl Db {
             levels,
             level_stats: inner.level_stats(),
             records: inner.lock_records().clone(),
+            blob: blob_stats(c, &version),
         }
     }
+}
+
+/// The blob counters and the version's blob files.
+fn blob_stats(c: &Counters, version: &crate::version::Version) -> BlobStats {
+    let mut s = BlobStats {
+        files_created: Counters::get(&c.blob_files_created),
+        bytes_written: Counters::get(&c.blob_file_bytes),
+        files_deleted: Counters::get(&c.blob_files_deleted),
+        gc_relocated: Counters::get(&c.blob_gc_relocated),
+        gc_relocated_bytes: Counters::get(&c.blob_gc_relocated_bytes),
+        ..BlobStats::default()
+    };
+    for b in version.blob_files() {
+        s.live_files += 1;
+        s.file_bytes += b.file_size;
+        s.total_bytes += b.total_bytes;
+        s.garbage_bytes += b.garbage_bytes;
+    }
+    s
 }
 
 impl Drop for Db {

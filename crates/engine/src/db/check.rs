@@ -9,12 +9,13 @@
 //! no version to tell live tables from leftovers: every table and every WAL on the file
 //! system is checked, as RocksDB's repair scans them all.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use zonefs::fs::ZoneFs;
 
 use crate::batch::WriteBatch;
+use crate::blob::{blob_file_name, BlobFileReader};
 use crate::key;
 use crate::log::{read_log, LogContents};
 use crate::options::Options;
@@ -88,6 +89,10 @@ pub struct CheckReport {
     pub wals: u64,
     pub wal_bytes: u64,
     pub wal_records: u64,
+    /// Blob files read, their bytes and the blobs in them.
+    pub blob_files: u64,
+    pub blob_bytes: u64,
+    pub blobs: u64,
     pub findings: Vec<Finding>,
 }
 
@@ -148,6 +153,7 @@ pub fn check(fs: &Arc<ZoneFs>, options: &Options) -> Result<CheckReport> {
 /// manifest cannot be read.
 struct Live {
     tables: BTreeMap<u64, FileMeta>,
+    blobs: BTreeSet<u64>,
     log_number: u64,
     manifest: u64,
 }
@@ -191,6 +197,17 @@ pub(crate) fn survey(fs: &Arc<ZoneFs>, options: &Options) -> Result<Survey> {
                 )
             }
             DbFile::Wal(n) => wals.push((n, f.name)),
+            DbFile::Blob(n) => {
+                present.insert(n);
+                match &live {
+                    Some(l) if !l.blobs.contains(&n) => survey.report.notice(
+                        &f.name,
+                        "a blob file no version holds (left by an interrupted flush or \
+                         compaction); the next read-write open deletes it",
+                    ),
+                    _ => check_blob_file(fs, &f.name, n, &mut survey.report),
+                }
+            }
             DbFile::Temp => survey.report.notice(
                 &f.name,
                 "a temporary file left by a crash; the next read-write open deletes it",
@@ -199,6 +216,15 @@ pub(crate) fn survey(fs: &Arc<ZoneFs>, options: &Options) -> Result<Survey> {
         }
     }
     if let Some(l) = &live {
+        for n in l.blobs.iter().filter(|n| !present.contains(n)) {
+            survey.report.damaged(
+                &blob_file_name(*n),
+                "the version holds this blob file but the file system has no such file: \
+                 the values it held are lost"
+                    .into(),
+                None,
+            );
+        }
         for (n, meta) in l.tables.iter().filter(|(n, _)| !present.contains(n)) {
             survey.report.damaged(
                 &sst_file_name(*n),
@@ -229,6 +255,7 @@ fn read_version(fs: &Arc<ZoneFs>, options: &Options, report: &mut CheckReport) -
             report.version_known = true;
             Some(Live {
                 tables: tables.collect(),
+                blobs: version.blob_files().map(|b| b.number).collect(),
                 log_number: vs.log_number(),
                 manifest: vs.manifest_number(),
             })
@@ -348,6 +375,27 @@ fn check_against_version(
             ),
             Some(KeyRange::of_file(meta)),
         );
+    }
+}
+
+/// Opens blob file `name` and reads every record (checksums, lengths).
+fn check_blob_file(fs: &ZoneFs, name: &str, number: u64, report: &mut CheckReport) {
+    let read = fs
+        .open(name)
+        .map_err(|e| Error::fs(format!("open blob file '{name}'"), e))
+        .and_then(|file| {
+            report.blob_files += 1;
+            report.blob_bytes += file.size();
+            BlobFileReader::open(Arc::new(file) as Arc<dyn RandomAccess>, number)
+        })
+        .and_then(|reader| reader.records());
+    match read {
+        Ok(records) => report.blobs += records.len() as u64,
+        Err(e) => report.damaged(
+            name,
+            format!("{e}: the values the file holds may be lost"),
+            None,
+        ),
     }
 }
 

@@ -8,15 +8,17 @@ use std::time::Instant;
 
 use zonefs::fs::{ZoneFs, ZoneStat};
 
-use crate::compaction::job::{run_job_with, JobParams, JobRules, JobStats};
+use crate::blob::{BlobOutcome, BlobStage};
+use crate::compaction::job::{run_job_staged, JobParams, JobRules, JobStats, ValueStage};
 use crate::compaction::{
     pick_compaction, pick_requested, Compaction, JobOutput, PickCtx, Picker, ZoneLookup,
 };
 use crate::iter::level::{LevelIterator, TableOpener};
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::{BlobFetch, InternalIterator, MergingIterator};
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::Result;
 
+use super::blobs::{blob_rules, FsBlobSinks};
 use super::files::{delete_file, sst_file_name, write_table};
 use super::inner::{writable, DbInner, Running, State};
 use super::stats::{self, CompactionInput, CompactionOutput, CompactionRecord, Counters};
@@ -257,8 +259,39 @@ impl DbInner {
         Ok(MergingIterator::new(children))
     }
 
-    /// Writes the outputs of `c`; on failure deletes the ones already written.
-    fn write_outputs(&self, p: &Picked) -> Result<(Vec<FileMeta>, JobStats)> {
+    /// Writes the outputs of `c` (tables and blob files); on failure deletes the ones
+    /// already written.
+    fn write_outputs(&self, p: &Picked) -> Result<(Vec<FileMeta>, JobStats, BlobOutcome)> {
+        let rules = blob_rules(&self.options, p.c.output_level, &p.version);
+        let pinned;
+        let fetch: Option<&dyn BlobFetch> = match rules.gc_cutoff {
+            Some(_) => {
+                pinned = self.blobs.pin(&p.version)?;
+                Some(&pinned)
+            }
+            None => None,
+        };
+        let sinks = FsBlobSinks {
+            inner: self,
+            level: p.c.output_level,
+        };
+        let mut stage = BlobStage::new(rules, fetch, sinks);
+        let written = self.write_tables(p, &mut stage);
+        let created = stage.created().to_vec();
+        let result = written.and_then(|(outputs, job)| Ok((outputs, job, stage.finish()?)));
+        if result.is_err() {
+            self.delete_blob_files(&created);
+        }
+        result
+    }
+
+    /// Writes the tables of `c`'s job, values through `stage`; on failure deletes the
+    /// tables already written.
+    fn write_tables(
+        &self,
+        p: &Picked,
+        stage: &mut dyn ValueStage,
+    ) -> Result<(Vec<FileMeta>, JobStats)> {
         let c = &p.c;
         let mut input = self.input_iterator(c)?;
         let snapshots = self.snapshots.list();
@@ -279,7 +312,7 @@ impl DbInner {
         };
         let inputs: Vec<Arc<FileMeta>> = c.input_files().cloned().collect();
         let mut outputs = Vec::new();
-        let result = run_job_with(&mut input, &params, &rules, &mut |table| {
+        let result = run_job_staged(&mut input, &params, &rules, stage, &mut |table| {
             let number = self.new_file_number();
             let extras = self.sst_extras(c.output_level, &table, number, &inputs, &outputs);
             let meta = write_table(&self.fs, number, c.output_level, &table, extras)?;
@@ -300,8 +333,11 @@ impl DbInner {
     fn merge(&self, p: &Picked) -> Result<Vec<u64>> {
         let c = &p.c;
         let start = std::time::Instant::now();
-        let (outputs, job) = self.write_outputs(p)?;
+        let (outputs, job, blobs) = self.write_outputs(p)?;
         let mut edit = VersionEdit::new();
+        self.count_blob_files(&blobs);
+        edit.blob_files = blobs.added;
+        edit.blob_garbage = blobs.garbage;
         for f in &c.inputs {
             edit.delete_file(c.level as u32, f.number);
         }
@@ -378,6 +414,7 @@ impl DbInner {
             level: c.level,
             output_level: c.output_level,
             requested: p.requested,
+            reason: c.reason.name(),
             s_same: stats::s_same(&zone_bytes),
             s_inval: stats::s_inval(&zone_bytes, self.zone_capacity, invalid_after),
             virtual_span: p.span,

@@ -1,7 +1,8 @@
 //! The database's files on the file layer: names, placement hints, and writing a table that
 //! was built in memory.
 //!
-//! Names: WALs `{number:06}.log`, SSTs `{number:06}.sst` (see [`sst_file_name`]); the
+//! Names: WALs `{number:06}.log`, SSTs `{number:06}.sst` (see [`sst_file_name`]), blob
+//! files `{number:06}.blob`; the
 //! manifest and CURRENT belong to the version set. Any name ending in `.tmp` or `.dbtmp` is a
 //! temporary file left by a crash and is deleted at open.
 
@@ -24,6 +25,7 @@ pub(crate) const BASE_LEVEL: u8 = 1;
 pub(crate) enum DbFile {
     Wal(u64),
     Sst(u64),
+    Blob(u64),
     Temp,
     /// Not one of the names above (the manifest, CURRENT, other users' files).
     Other,
@@ -40,6 +42,8 @@ pub(crate) fn parse_file_name(name: &str) -> DbFile {
         DbFile::Wal(n)
     } else if let Some(n) = numbered(".sst") {
         DbFile::Sst(n)
+    } else if let Some(n) = numbered(".blob") {
+        DbFile::Blob(n)
     } else if name.ends_with(".tmp") || name.ends_with(".dbtmp") {
         DbFile::Temp
     } else {
@@ -131,6 +135,7 @@ pub(crate) fn write_table(
     }
     let mut meta = built.props.file_meta(number, built.data.len() as u64);
     meta.lifetime = lifetime;
+    meta.oldest_blob_file = built.oldest_blob_file;
     Ok(meta)
 }
 
@@ -162,9 +167,10 @@ mod tests {
         assert_eq!(parse_file_name(&wal_file_name(12)), DbFile::Wal(12));
         assert_eq!(parse_file_name(&sst_file_name(7)), DbFile::Sst(7));
         assert_eq!(parse_file_name("1234567.sst"), DbFile::Sst(1_234_567));
+        assert_eq!(parse_file_name("000012.blob"), DbFile::Blob(12));
         assert_eq!(parse_file_name("CURRENT.dbtmp"), DbFile::Temp);
         assert_eq!(parse_file_name("x.tmp"), DbFile::Temp);
-        for other in ["CURRENT", "MANIFEST-000001", ".log", "a1.sst", "12.blob"] {
+        for other in ["CURRENT", "MANIFEST-000001", ".log", "a1.sst", "a12.blob"] {
             assert_eq!(parse_file_name(other), DbFile::Other, "{other}");
         }
     }

@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::compaction::job::{run_job, JobParams, JobStats};
+use crate::blob::BlobStage;
+use crate::compaction::job::{run_job_staged, JobParams, JobRules, JobStats, ValueStage};
 use crate::compaction::JobOutput;
 use crate::iter::{InternalIterator, MergingIterator};
 use crate::key::SeqNo;
@@ -12,6 +13,7 @@ use crate::sst::{BuiltTable, TableOptions};
 use crate::version::VersionEdit;
 use crate::{Error, Result};
 
+use super::blobs::{blob_rules, FsBlobSinks};
 use super::files::{delete_file, wal_file_name, write_table};
 use super::inner::{DbInner, Immutable};
 use super::stats::Counters;
@@ -23,6 +25,7 @@ pub(crate) fn build_l0(
     mems: &[Arc<Memtable>],
     snapshots: &[SeqNo],
     table: TableOptions,
+    stage: &mut dyn ValueStage,
 ) -> Result<(Option<BuiltTable>, JobStats)> {
     let mut input: Box<dyn InternalIterator> = match mems {
         [one] => Box::new(one.iter()),
@@ -42,7 +45,8 @@ pub(crate) fn build_l0(
         table,
     };
     let mut built = Vec::new();
-    let stats = run_job(&mut *input, &params, &mut |t| {
+    let rules = JobRules::default();
+    let stats = run_job_staged(&mut *input, &params, &rules, stage, &mut |t| {
         built.push(t);
         Ok(())
     })?;
@@ -101,16 +105,30 @@ impl DbInner {
     fn run_flush(&self, picked: &[Immutable], span: Option<(u64, u64)>) -> Result<()> {
         let start = std::time::Instant::now();
         let mems: Vec<Arc<Memtable>> = picked.iter().map(|p| Arc::clone(&p.mem)).collect();
-        let (built, job) = build_l0(&mems, &self.snapshots.list(), self.table_options)?;
+        let version = Arc::clone(&self.lock_state().version);
+        let rules = blob_rules(&self.options, 0, &version);
+        let mut stage = BlobStage::new(
+            rules,
+            None,
+            FsBlobSinks {
+                inner: self,
+                level: 0,
+            },
+        );
         let mut edit = VersionEdit::new();
-        let mut bytes = 0;
-        if let Some(table) = built {
-            let number = self.new_file_number();
-            let extras = self.sst_extras(0, &table, number, &[], &[]);
-            let meta = write_table(&self.fs, number, 0, &table, extras)?;
-            bytes = meta.size;
-            edit.add_file(0, meta);
-        }
+        let job = match self.flush_table(&mems, &mut stage, &mut edit) {
+            Ok(job) => job,
+            Err(e) => {
+                self.delete_blob_files(stage.created());
+                return Err(e);
+            }
+        };
+        let blobs = stage.finish()?;
+        // Table bytes only, as RocksDB's flush statistics count them (blob file bytes
+        // are counted apart).
+        let bytes = edit.new_files.iter().map(|(_, f)| f.size).sum::<u64>();
+        self.count_blob_files(&blobs);
+        edit.blob_files = blobs.added;
         edit.log_number = picked.last().map(|p| p.next_wal);
         let n = picked.len();
         self.apply_edit(edit, |st| {
@@ -127,6 +145,23 @@ impl DbInner {
             delete_file(&self.fs, &wal_file_name(p.wal))?;
         }
         Ok(())
+    }
+
+    /// Builds and writes the L0 table of `mems` (blobs through `stage`) into `edit`.
+    fn flush_table(
+        &self,
+        mems: &[Arc<Memtable>],
+        stage: &mut dyn ValueStage,
+        edit: &mut VersionEdit,
+    ) -> Result<JobStats> {
+        let (built, job) = build_l0(mems, &self.snapshots.list(), self.table_options, stage)?;
+        if let Some(table) = built {
+            let number = self.new_file_number();
+            let extras = self.sst_extras(0, &table, number, &[], &[]);
+            let meta = write_table(&self.fs, number, 0, &table, extras)?;
+            edit.add_file(0, meta);
+        }
+        Ok(job)
     }
 
     /// Counts a flush (also those recovery made at open) in the counters and in L0's

@@ -37,6 +37,7 @@ use crate::sst::TableOptions;
 use crate::version::{Version, VersionEdit, VersionSet};
 use crate::{Error, Result};
 
+use super::blobs::BlobCache;
 use super::sim::Sim;
 use super::snapshot::SnapshotList;
 use super::stall::{ConditionCache, DelayLimiter, DELAYED_WRITE_RATE};
@@ -172,6 +173,7 @@ pub(crate) struct DbInner {
     pub table_options: TableOptions,
     pub picker: Box<dyn Picker>,
     pub tables: Arc<TableCache>,
+    pub blobs: Arc<BlobCache>,
     pub snapshots: Arc<SnapshotList>,
     versions: Mutex<VersionSet>,
     state: Mutex<State>,
@@ -216,6 +218,7 @@ impl DbInner {
         DbInner {
             table_options: TableOptions::from(&p.options),
             tables: Arc::new(TableCache::new(Arc::clone(&p.fs))),
+            blobs: Arc::new(BlobCache::new(Arc::clone(&p.fs))),
             snapshots: Arc::new(SnapshotList::default()),
             state: Mutex::new(State {
                 mem: Arc::new(Memtable::new()),
@@ -356,6 +359,7 @@ impl DbInner {
         let seq = self.last_sequence().max(vs.last_sequence());
         vs.set_last_sequence(seq);
         vs.set_time(self.now_ns());
+        let before = vs.current();
         if let Err(e) = vs.log_and_apply(edit) {
             drop(vs);
             self.set_bg_error(&e);
@@ -371,6 +375,7 @@ impl DbInner {
         drop(st);
         drop(vs);
         self.notify();
+        self.delete_dropped_blobs(&before, &version)?;
         Ok(version)
     }
 

@@ -14,6 +14,7 @@
 
 mod api;
 mod background;
+mod blobs;
 mod check;
 mod compact;
 mod files;
@@ -39,5 +40,6 @@ pub use recovery::{DroppedRegion, RecoveryReport};
 pub use salvage::{salvage, SalvageReport};
 pub use snapshot::Snapshot;
 pub use stats::{
-    CompactionInput, CompactionOutput, CompactionRecord, DbStats, LevelShape, LifetimeSummary,
+    BlobStats, CompactionInput, CompactionOutput, CompactionRecord, DbStats, LevelShape,
+    LifetimeSummary,
 };

@@ -3,12 +3,13 @@
 use std::sync::Arc;
 
 use crate::iter::level::{LevelIterator, TableOpener};
-use crate::iter::{DbIter, InternalIterator, MergingIterator};
+use crate::iter::{BlobFetch, DbIter, InternalIterator, MergingIterator};
 use crate::key::{SeqNo, ValueKind};
 use crate::memtable::Memtable;
 use crate::version::Version;
 use crate::Result;
 
+use super::blobs::PinnedBlobs;
 use super::files::is_missing_file;
 use super::inner::DbInner;
 use super::ReadOptions;
@@ -61,12 +62,12 @@ impl DbInner {
             .chain(&view.imm)
             .find_map(|m| m.get(key, seq));
         if let Some(entry) = found {
-            return Ok(visible(entry));
+            return self.visible(key, entry);
         }
         for (_, file) in view.version.files_for_key(key) {
             // `Table::get` asks the bloom filter first.
             if let Some(entry) = self.tables.get(&file)?.get(key, seq)? {
-                return Ok(visible(entry));
+                return self.visible(key, entry);
             }
         }
         Ok(None)
@@ -81,18 +82,20 @@ impl DbInner {
             match self.iter_in(view) {
                 Err(e) if is_missing_file(&e) && attempt + 1 < READ_ATTEMPTS => attempt += 1,
                 Err(e) => return Err(e),
-                Ok(inner) => {
+                Ok((inner, blobs)) => {
                     let (lower, upper) = (opts.lower_bound.clone(), opts.upper_bound.clone());
-                    return Ok(DbIter::new(Box::new(inner), seq, lower, upper));
+                    let it = DbIter::new(Box::new(inner), seq, lower, upper);
+                    return Ok(it.with_blobs(Arc::new(blobs)));
                 }
             }
         }
     }
 
-    fn iter_in(&self, view: View) -> Result<MergingIterator> {
-        // Open every table now: the iterator keeps them (and their zones) even when a
-        // compaction deletes their files later.
+    fn iter_in(&self, view: View) -> Result<(MergingIterator, PinnedBlobs)> {
+        // Open every table and blob file now: the iterator keeps them (and their zones)
+        // even when a compaction deletes their files later.
         let pinned = Arc::new(self.tables.pin_version(&view.version)?);
+        let blobs = self.blobs.pin(&view.version)?;
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         children.push(Box::new(view.mem.iter()));
         for m in &view.imm {
@@ -109,10 +112,17 @@ impl DbInner {
                 children.push(Box::new(it));
             }
         }
-        Ok(MergingIterator::new(children))
+        Ok((MergingIterator::new(children), blobs))
     }
 }
 
-fn visible((kind, value): (ValueKind, Vec<u8>)) -> Option<Vec<u8>> {
-    (kind == ValueKind::Put).then_some(value)
+impl DbInner {
+    /// The value an entry gives its key: its own, the blob it refers to, or none.
+    fn visible(&self, key: &[u8], (kind, value): (ValueKind, Vec<u8>)) -> Result<Option<Vec<u8>>> {
+        match kind {
+            ValueKind::Put => Ok(Some(value)),
+            ValueKind::BlobIndex => self.blobs.fetch(key, &value).map(Some),
+            ValueKind::Delete => Ok(None),
+        }
+    }
 }

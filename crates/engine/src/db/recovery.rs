@@ -57,6 +57,7 @@ use crate::{Error, Result};
 
 use zonefs::placement::Neighbors;
 
+use crate::compaction::job::KeepValues;
 use crate::compaction::JobOutput;
 use crate::sst::BuiltTable;
 use crate::version::{FileMeta, Version};
@@ -295,6 +296,10 @@ fn sort_files(fs: &ZoneFs, vs: &mut VersionSet) -> (Vec<u64>, Vec<String>) {
                 vs.mark_file_number_used(n);
                 !live.contains(&n)
             }
+            DbFile::Blob(n) => {
+                vs.mark_file_number_used(n);
+                version.blob_file(n).is_none()
+            }
             DbFile::Wal(n) => {
                 vs.mark_file_number_used(n);
                 let replay = n >= vs.log_number();
@@ -530,7 +535,9 @@ impl RecoveryFlush<'_> {
         vs: &mut VersionSet,
         report: &mut RecoveryReport,
     ) -> Result<()> {
-        let (Some(built), job) = build_l0(std::slice::from_ref(mem), &[], self.table)? else {
+        let (Some(built), job) =
+            build_l0(std::slice::from_ref(mem), &[], self.table, &mut KeepValues)?
+        else {
             return Ok(());
         };
         let extras = self.extras(vs, &built);

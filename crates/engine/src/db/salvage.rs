@@ -19,13 +19,14 @@ use std::sync::Arc;
 
 use zonefs::fs::ZoneFs;
 
-use crate::iter::{InternalIterator, MergingIterator};
+use crate::iter::{BlobFetch, InternalIterator, MergingIterator};
 use crate::key::{self, ValueKind};
 use crate::options::{Options, WalRecoveryMode};
 use crate::sst::Table;
 use crate::Result;
 
-use super::check::{survey, CheckReport, CheckedTable};
+use super::blobs::BlobCache;
+use super::check::{survey, CheckReport, CheckedTable, Finding, KeyRange, Severity};
 use super::recovery::{replay, select, RecoveryReport, Selected, Wal};
 
 /// What a salvage copied and what it could not.
@@ -66,6 +67,7 @@ pub fn salvage(fs: &Arc<ZoneFs>, options: &Options, sink: KeySink<'_>) -> Result
         check: survey.report,
         ..SalvageReport::default()
     };
+    let blobs = BlobCache::new(Arc::clone(fs));
     let mut merged = MergingIterator::new(children);
     merged.seek_to_first()?;
     let mut last: Option<Vec<u8>> = None;
@@ -77,15 +79,47 @@ pub fn salvage(fs: &Arc<ZoneFs>, options: &Options, sink: KeySink<'_>) -> Result
         if last.as_deref() != Some(user_key) {
             last = Some(user_key.to_vec());
             // Entries come newest first within a user key: the first one decides.
-            if parsed.is_some_and(|p| p.kind == ValueKind::Put) {
-                sink(user_key, merged.value())?;
+            let value = match parsed.map(|p| p.kind) {
+                Some(ValueKind::Put) => Some(merged.value().to_vec()),
+                Some(ValueKind::BlobIndex) => {
+                    blob_value(&blobs, user_key, merged.value(), &mut report)
+                }
+                _ => None,
+            };
+            if let Some(value) = value {
+                sink(user_key, &value)?;
                 report.keys += 1;
-                report.value_bytes += merged.value().len() as u64;
+                report.value_bytes += value.len() as u64;
             }
         }
         merged.next()?;
     }
     Ok(report)
+}
+
+/// The value a blob reference points at; a blob that cannot be read is a loss of its key
+/// (added to the report's damage), not the end of the salvage.
+fn blob_value(
+    blobs: &BlobCache,
+    user_key: &[u8],
+    index: &[u8],
+    report: &mut SalvageReport,
+) -> Option<Vec<u8>> {
+    match blobs.fetch(user_key, index) {
+        Ok(value) => Some(value),
+        Err(e) => {
+            report.check.findings.push(Finding {
+                severity: Severity::Damage,
+                file: None,
+                what: format!("the value of a key cannot be read from its blob file: {e}"),
+                keys: Some(KeyRange {
+                    smallest: user_key.to_vec(),
+                    largest: user_key.to_vec(),
+                }),
+            });
+            None
+        }
+    }
 }
 
 /// A cursor over the data blocks of a table that passed the check, skipping the others.

@@ -137,6 +137,7 @@ mod tests {
             raw_key_size: 1,
             raw_value_size: 1,
             lifetime: None,
+            oldest_blob_file: None,
         }
     }
 

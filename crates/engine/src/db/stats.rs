@@ -37,6 +37,14 @@ pub(crate) struct Counters {
     pub neighbors_calls: AtomicU64,
     pub prediction_ns: AtomicU64,
     pub prediction_calls: AtomicU64,
+    /// Blob files written by flushes and compactions, and their bytes.
+    pub blob_files_created: AtomicU64,
+    pub blob_file_bytes: AtomicU64,
+    /// Blob files deleted once their version dropped them.
+    pub blob_files_deleted: AtomicU64,
+    /// Blobs and blob bytes that blob garbage collection read and wrote again.
+    pub blob_gc_relocated: AtomicU64,
+    pub blob_gc_relocated_bytes: AtomicU64,
 }
 
 impl Counters {
@@ -101,6 +109,8 @@ pub struct CompactionRecord {
     pub output_level: usize,
     /// Asked for by the zone cleaner (`compact`/`compensate` cleaning).
     pub requested: bool,
+    /// Why it ran (`CompactionReason::name`).
+    pub reason: &'static str,
     pub inputs: Vec<CompactionInput>,
     pub outputs: Vec<CompactionOutput>,
     /// Bytes of the inputs in each zone holding them (S_m), by zone.
@@ -213,6 +223,27 @@ pub struct DbStats {
     pub level_stats: CompactionStats,
     /// Every compaction record so far.
     pub records: Vec<CompactionRecord>,
+    /// Blob files (key-value separation).
+    pub blob: BlobStats,
+}
+
+/// Blob files since the open, and in the version now.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlobStats {
+    /// Blob files flushes and compactions wrote, and their bytes.
+    pub files_created: u64,
+    pub bytes_written: u64,
+    /// Blob files deleted once the version dropped them.
+    pub files_deleted: u64,
+    /// Blobs and their bytes that garbage collection read and wrote again.
+    pub gc_relocated: u64,
+    pub gc_relocated_bytes: u64,
+    /// In the version now: blob files, their file bytes, their blob bytes and the
+    /// garbage among them.
+    pub live_files: u64,
+    pub file_bytes: u64,
+    pub total_bytes: u64,
+    pub garbage_bytes: u64,
 }
 
 /// The lifetime clock now and how the predictions fared.

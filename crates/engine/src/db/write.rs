@@ -147,7 +147,7 @@ impl DbInner {
                 mem.add(seq, *kind, key, value);
                 match kind {
                     ValueKind::Delete => (1, 1, 0),
-                    ValueKind::Put => (1, 0, (key.len() + value.len()) as u64),
+                    _ => (1, 0, (key.len() + value.len()) as u64),
                 }
             }
         };
@@ -176,8 +176,8 @@ impl DbInner {
             Update::One { kind, key, value } => {
                 record.clear();
                 match kind {
-                    ValueKind::Put => record.put(key, value),
                     ValueKind::Delete => record.delete(key),
+                    _ => record.put(key, value),
                 }
                 record.set_sequence(seq);
                 record.data()

@@ -2,9 +2,18 @@
 //! snapshot, with deleted keys hidden, within `[lower, upper)` bounds (RocksDB's DBIter,
 //! forward direction).
 
+use std::sync::Arc;
+
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};
 use crate::{Error, Result};
+
+/// Reads the value a blob reference points at: the database's blob files, as a read sees
+/// them.
+pub trait BlobFetch: Send + Sync {
+    /// The value of `user_key` that the encoded blob index `index` points at.
+    fn fetch(&self, user_key: &[u8], index: &[u8]) -> Result<Vec<u8>>;
+}
 
 /// Entries skipped one by one before the iterator reseeks past them instead (RocksDB's
 /// `max_sequential_skip_in_iterations`, 8): many versions of one key cost a seek, not a scan.
@@ -23,6 +32,8 @@ pub struct DbIter {
     value: Vec<u8>,
     /// An error met while advancing for the `Iterator` impl, returned on the following call.
     pending_error: Option<Error>,
+    /// Where blob references are resolved (`None`: a blob reference is corruption).
+    blobs: Option<Arc<dyn BlobFetch>>,
 }
 
 impl DbIter {
@@ -44,7 +55,14 @@ impl DbIter {
             key: Vec::new(),
             value: Vec::new(),
             pending_error: None,
+            blobs: None,
         }
+    }
+
+    /// Resolves blob references through `blobs`.
+    pub fn with_blobs(mut self, blobs: Arc<dyn BlobFetch>) -> Self {
+        self.blobs = Some(blobs);
+        self
     }
 
     /// Moves to the first visible key (at or after the lower bound).
@@ -146,6 +164,18 @@ impl DbIter {
                 ValueKind::Put => {
                     self.key = parsed.user_key.to_vec();
                     self.value = self.inner.value().to_vec();
+                    self.valid = true;
+                    return Ok(());
+                }
+                ValueKind::BlobIndex => {
+                    let Some(blobs) = &self.blobs else {
+                        return Err(Error::corruption(
+                            "iterator",
+                            "a blob reference where no blob files are read",
+                        ));
+                    };
+                    self.value = blobs.fetch(parsed.user_key, self.inner.value())?;
+                    self.key = parsed.user_key.to_vec();
                     self.valid = true;
                     return Ok(());
                 }

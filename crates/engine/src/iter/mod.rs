@@ -53,6 +53,6 @@ pub mod merge;
 #[cfg(test)]
 pub(crate) mod test_util;
 
-pub use db_iter::DbIter;
+pub use db_iter::{BlobFetch, DbIter};
 pub use level::{LevelIterator, TableOpener};
 pub use merge::MergingIterator;

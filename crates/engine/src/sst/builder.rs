@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 use super::block::BlockBuilder;
 use super::format::{append_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use super::{filter, TableOptions, TableProps};
+use crate::blob::BlobIndex;
 use crate::key::{self, ValueKind, MAX_SEQ};
 use crate::{Error, Result};
 
@@ -24,6 +25,8 @@ pub struct BuiltTable {
     pub data: Vec<u8>,
     /// The properties stored in it.
     pub props: TableProps,
+    /// The lowest blob file number its blob references name (`None`: it holds none).
+    pub oldest_blob_file: Option<u64>,
 }
 
 /// Builds a table from entries added in strictly increasing internal-key order.
@@ -39,6 +42,7 @@ pub struct TableBuilder {
     /// Filter hashes of the distinct user keys so far.
     hashes: Vec<u64>,
     props: TableProps,
+    oldest_blob_file: Option<u64>,
 }
 
 impl TableBuilder {
@@ -54,6 +58,7 @@ impl TableBuilder {
             last_key: Vec::new(),
             hashes: Vec::new(),
             props: TableProps::default(),
+            oldest_blob_file: None,
         }
     }
 
@@ -85,6 +90,10 @@ impl TableBuilder {
         let new_user_key = self.is_empty() || key::user_key(&self.last_key) != parsed.user_key;
         if new_user_key && self.opts.bloom_bits_per_key > 0 {
             self.hashes.push(filter::key_hash(parsed.user_key));
+        }
+        if parsed.kind == ValueKind::BlobIndex {
+            let file = BlobIndex::decode(value)?.file;
+            self.oldest_blob_file = Some(self.oldest_blob_file.map_or(file, |f| f.min(file)));
         }
         self.data_block.add(ikey, value);
         self.count(ikey, parsed.seq, parsed.kind, value.len());
@@ -203,6 +212,7 @@ impl TableBuilder {
         Ok(BuiltTable {
             data: self.out,
             props: self.props,
+            oldest_blob_file: self.oldest_blob_file,
         })
     }
 }
@@ -318,6 +328,7 @@ mod tests {
             last_key: b.last_key.clone(),
             hashes: b.hashes.clone(),
             props: b.props.clone(),
+            oldest_blob_file: b.oldest_blob_file,
         }
     }
 }

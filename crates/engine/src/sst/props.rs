@@ -55,6 +55,7 @@ impl TableProps {
             raw_key_size: self.raw_key_size,
             raw_value_size: self.raw_value_size,
             lifetime: None,
+            oldest_blob_file: None,
         }
     }
 

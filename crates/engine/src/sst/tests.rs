@@ -85,8 +85,8 @@ fn model_strategy() -> impl Strategy<Value = Model> {
                     ValueKind::Delete
                 };
                 let value = match kind {
-                    ValueKind::Put => (0..vlen).map(|i| (i as u8) ^ (seq as u8)).collect(),
                     ValueKind::Delete => Vec::new(),
+                    _ => (0..vlen).map(|i| (i as u8) ^ (seq as u8)).collect(),
                 };
                 model.insert(InternalKey::new(&uk, seq, kind), value);
             }

@@ -13,6 +13,9 @@
 //! | 6 | compact cursor | varint32 level, bytes key |
 //! | 7 | lifetime clock | varint64 tick, compacting levels, compactions, deleted files, count n, then n × (Σ passive lifetime, passive deaths) |
 //! | 8 | file lifetime | varint64 number (of a file the edit adds, before it), created tick, predicted lifetime, case (1 c1, 2 c2A, 3 c2B, 4 c3), level, moved (0/1) |
+//! | 9 | blob file addition | varint64 number, blob count, blob bytes, file size |
+//! | 10 | blob file garbage | varint64 number, garbage blob count, garbage blob bytes |
+//! | 11 | oldest blob file | varint64 number (of a file the edit adds, before it), blob file number |
 //!
 //! `bytes` is a varint64 length followed by that many bytes. Varints are LEB128 (7 bits per
 //! byte, low bits first), at most 10 bytes for 64 bits and 5 for 32 bits.
@@ -32,7 +35,7 @@ use crate::key::{self, SeqNo};
 use crate::lifetime::{Case, Clock, FileLifetime};
 use crate::{Error, Result};
 
-use super::FileMeta;
+use super::{BlobFileMeta, BlobGarbage, FileMeta};
 
 const TAG_LOG_NUMBER: u32 = 1;
 const TAG_NEXT_FILE_NUMBER: u32 = 2;
@@ -42,6 +45,9 @@ const TAG_NEW_FILE: u32 = 5;
 const TAG_COMPACT_CURSOR: u32 = 6;
 const TAG_CLOCK: u32 = 7;
 const TAG_FILE_LIFETIME: u32 = 8;
+const TAG_BLOB_FILE: u32 = 9;
+const TAG_BLOB_GARBAGE: u32 = 10;
+const TAG_OLDEST_BLOB_FILE: u32 = 11;
 
 /// A change to the set of SSTs and to the counters of the version set (RocksDB's
 /// `VersionEdit`). Deletions apply before additions, so one edit can move a file from one
@@ -62,6 +68,10 @@ pub struct VersionEdit {
     pub compact_cursors: Vec<(u32, Vec<u8>)>,
     /// The lifetime clock after this edit, when the database predicts lifetimes.
     pub clock: Option<Clock>,
+    /// Blob files added (their garbage fields are 0: garbage comes in `blob_garbage`).
+    pub blob_files: Vec<BlobFileMeta>,
+    /// Blobs of existing blob files that became garbage.
+    pub blob_garbage: Vec<BlobGarbage>,
 }
 
 impl VersionEdit {
@@ -111,6 +121,23 @@ impl VersionEdit {
             if let Some(l) = &meta.lifetime {
                 put_varint64(&mut out, u64::from(TAG_FILE_LIFETIME));
                 encode_lifetime(&mut out, meta.number, l);
+            }
+            if let Some(blob) = meta.oldest_blob_file {
+                put_varint64(&mut out, u64::from(TAG_OLDEST_BLOB_FILE));
+                put_varint64(&mut out, meta.number);
+                put_varint64(&mut out, blob);
+            }
+        }
+        for b in &self.blob_files {
+            put_varint64(&mut out, u64::from(TAG_BLOB_FILE));
+            for v in [b.number, b.total_count, b.total_bytes, b.file_size] {
+                put_varint64(&mut out, v);
+            }
+        }
+        for g in &self.blob_garbage {
+            put_varint64(&mut out, u64::from(TAG_BLOB_GARBAGE));
+            for v in [g.number, g.count, g.bytes] {
+                put_varint64(&mut out, v);
             }
         }
         for (level, cursor) in &self.compact_cursors {
@@ -163,6 +190,29 @@ impl VersionEdit {
                     };
                     file.lifetime = Some(lifetime);
                 }
+                TAG_OLDEST_BLOB_FILE => {
+                    let number = r.varint64("number of a file linked to a blob file")?;
+                    let blob = r.varint64("oldest blob file")?;
+                    let file = edit.new_files.iter_mut().rev().map(|(_, f)| f);
+                    let Some(file) = file.into_iter().find(|f| f.number == number) else {
+                        return Err(bad(format!(
+                            "oldest blob file of file {number} at byte {at}: the edit adds no such file before it"
+                        )));
+                    };
+                    file.oldest_blob_file = Some(blob);
+                }
+                TAG_BLOB_FILE => edit.blob_files.push(BlobFileMeta {
+                    number: r.varint64("blob file number")?,
+                    total_count: r.varint64("blob count")?,
+                    total_bytes: r.varint64("blob bytes")?,
+                    file_size: r.varint64("blob file size")?,
+                    ..BlobFileMeta::default()
+                }),
+                TAG_BLOB_GARBAGE => edit.blob_garbage.push(BlobGarbage {
+                    number: r.varint64("number of a blob file with garbage")?,
+                    count: r.varint64("garbage blob count")?,
+                    bytes: r.varint64("garbage blob bytes")?,
+                }),
                 other => return Err(bad(format!("unknown tag {other} at byte {at}"))),
             }
         }
@@ -285,6 +335,7 @@ fn decode_file(r: &mut Reader<'_>) -> Result<FileMeta> {
         raw_key_size: r.varint64("raw key size")?,
         raw_value_size: r.varint64("raw value size")?,
         lifetime: None,
+        oldest_blob_file: None,
     };
     check_file(&meta)?;
     Ok(meta)
@@ -385,6 +436,7 @@ pub(crate) mod tests {
             raw_key_size: 100,
             raw_value_size: 900,
             lifetime: None,
+            oldest_blob_file: None,
         }
     }
 
@@ -397,8 +449,9 @@ pub(crate) mod tests {
             (0..key::MAX_SEQ, 0..key::MAX_SEQ),
             any::<[u64; 4]>(),
             proptest::option::of(arb_lifetime()),
+            proptest::option::of(any::<u64>()),
         )
-            .prop_map(|(number, size, a, b, (s1, s2), counts, lifetime)| {
+            .prop_map(|(number, size, a, b, (s1, s2), counts, lifetime, blob)| {
                 let (small, large) = if a <= b { (a, b) } else { (b, a) };
                 let (lo, hi) = (s1.min(s2), s1.max(s2));
                 FileMeta {
@@ -413,6 +466,7 @@ pub(crate) mod tests {
                     raw_key_size: counts[2],
                     raw_value_size: counts[3],
                     lifetime,
+                    oldest_blob_file: blob,
                 }
             })
             .prop_filter("smallest <= largest", |m| {
@@ -464,16 +518,40 @@ pub(crate) mod tests {
                 0..3,
             ),
             proptest::option::of(arb_clock()),
+            proptest::collection::vec(any::<[u64; 4]>(), 0..3),
+            proptest::collection::vec(any::<[u64; 3]>(), 0..3),
         )
             .prop_map(
-                |(log, next, last, new_files, deleted_files, cursors, clock)| VersionEdit {
-                    log_number: log,
-                    next_file_number: next,
-                    last_sequence: last,
-                    new_files,
-                    deleted_files,
-                    compact_cursors: cursors,
-                    clock,
+                |(log, next, last, new_files, deleted_files, cursors, clock, blobs, garbage)| {
+                    VersionEdit {
+                        log_number: log,
+                        next_file_number: next,
+                        last_sequence: last,
+                        new_files,
+                        deleted_files,
+                        compact_cursors: cursors,
+                        clock,
+                        blob_files: blobs
+                            .into_iter()
+                            .map(
+                                |[number, total_count, total_bytes, file_size]| BlobFileMeta {
+                                    number,
+                                    total_count,
+                                    total_bytes,
+                                    file_size,
+                                    ..BlobFileMeta::default()
+                                },
+                            )
+                            .collect(),
+                        blob_garbage: garbage
+                            .into_iter()
+                            .map(|[number, count, bytes]| BlobGarbage {
+                                number,
+                                count,
+                                bytes,
+                            })
+                            .collect(),
+                    }
                 },
             )
     }

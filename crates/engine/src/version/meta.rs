@@ -25,6 +25,10 @@ pub struct FileMeta {
     /// The lifetime predicted when the file was created, when the database predicts
     /// lifetimes (Prophet); kept in the manifest.
     pub lifetime: Option<FileLifetime>,
+    /// The lowest blob file number among the blob references the table holds (`None`:
+    /// none); the blob file is then "linked" to this table (RocksDB's
+    /// `oldest_blob_file_number`), which keeps it in the version until the table goes.
+    pub oldest_blob_file: Option<u64>,
 }
 
 impl FileMeta {
@@ -52,4 +56,41 @@ impl FileMeta {
 /// Name of SST number `number`.
 pub fn sst_file_name(number: u64) -> String {
     format!("{number:06}.sst")
+}
+
+/// A blob file of the version (RocksDB's `BlobFileMetaData`): what it was written with and
+/// how much of it is garbage (blobs no table references any more).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BlobFileMeta {
+    /// File number; the file is named `{number:06}.blob`.
+    pub number: u64,
+    /// Blobs written and their bytes (record header, key and value each).
+    pub total_count: u64,
+    pub total_bytes: u64,
+    /// Blobs and bytes no table references any more.
+    pub garbage_count: u64,
+    pub garbage_bytes: u64,
+    /// The file's size in bytes.
+    pub file_size: u64,
+}
+
+impl BlobFileMeta {
+    /// Whether every blob of the file is garbage.
+    pub fn all_garbage(&self) -> bool {
+        self.garbage_count >= self.total_count
+    }
+
+    /// Live bytes: written and not garbage.
+    pub fn live_bytes(&self) -> u64 {
+        self.total_bytes.saturating_sub(self.garbage_bytes)
+    }
+}
+
+/// Blobs of one blob file that an edit finds no table references any more (RocksDB's
+/// `BlobFileGarbage`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlobGarbage {
+    pub number: u64,
+    pub count: u64,
+    pub bytes: u64,
 }

@@ -8,7 +8,7 @@ mod set;
 mod version;
 
 pub use edit::VersionEdit;
-pub use meta::{sst_file_name, FileMeta};
+pub use meta::{sst_file_name, BlobFileMeta, BlobGarbage, FileMeta};
 pub(crate) use set::parse_manifest_name;
 pub use set::{manifest_file_name, wal_file_name, VersionSet, CURRENT, DEFAULT_MAX_MANIFEST_BYTES};
 pub use version::{FileTotals, Version};

@@ -64,7 +64,7 @@ use crate::options::Options;
 use crate::{Error, Result};
 
 use super::version::Builder;
-use super::{FileMeta, Version, VersionEdit};
+use super::{BlobFileMeta, BlobGarbage, FileMeta, Version, VersionEdit};
 
 /// Name of the file naming the live manifest.
 pub const CURRENT: &str = "CURRENT";
@@ -465,6 +465,25 @@ impl VersionSet {
             // A run that does not track keeps the clock it replayed: the files keep their
             // predictions, and a later run that tracks must go on from where they were made.
             clock: self.clock().or(self.replayed_clock.as_ref()).cloned(),
+            blob_files: self
+                .current
+                .blob_files()
+                .map(|b| BlobFileMeta {
+                    garbage_count: 0,
+                    garbage_bytes: 0,
+                    ..BlobFileMeta::clone(b)
+                })
+                .collect(),
+            blob_garbage: self
+                .current
+                .blob_files()
+                .filter(|b| b.garbage_count > 0)
+                .map(|b| BlobGarbage {
+                    number: b.number,
+                    count: b.garbage_count,
+                    bytes: b.garbage_bytes,
+                })
+                .collect(),
         }
     }
 

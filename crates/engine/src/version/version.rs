@@ -7,14 +7,14 @@
 //! continue in the next file), so user-key ranges of a deep level only ever touch.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::key;
 use crate::{Error, Result};
 
 use super::edit::{check_file, VersionEdit};
-use super::FileMeta;
+use super::{BlobFileMeta, FileMeta};
 
 /// The SSTs of every level. Cheap to share behind an `Arc`; changes make a new version
 /// ([`Version::apply`]).
@@ -23,6 +23,8 @@ pub struct Version {
     levels: Vec<Vec<Arc<FileMeta>>>,
     /// The [`FileTotals`] of each level, recomputed whenever an edit changes the level.
     totals: Vec<FileTotals>,
+    /// The blob files, by number.
+    blobs: BTreeMap<u64, Arc<BlobFileMeta>>,
 }
 
 /// Sums over some files of what compensated sizes are derived from (RocksDB's
@@ -66,7 +68,18 @@ impl Version {
         Version {
             levels: vec![Vec::new(); num_levels],
             totals: vec![FileTotals::default(); num_levels],
+            blobs: BTreeMap::new(),
         }
+    }
+
+    /// The blob files, oldest (lowest number) first.
+    pub fn blob_files(&self) -> impl Iterator<Item = &Arc<BlobFileMeta>> {
+        self.blobs.values()
+    }
+
+    /// Blob file `number`, if the version holds it.
+    pub fn blob_file(&self, number: u64) -> Option<&Arc<BlobFileMeta>> {
+        self.blobs.get(&number)
     }
 
     /// Number of levels (L0 included).
@@ -193,6 +206,8 @@ pub(super) struct Builder<'a> {
     levels: Vec<Option<BTreeMap<u64, Arc<FileMeta>>>>,
     /// The level of every file of the result.
     located: HashMap<u64, usize>,
+    /// Blob files changed so far; `None` = as in the base.
+    blobs: Option<BTreeMap<u64, Arc<BlobFileMeta>>>,
 }
 
 impl<'a> Builder<'a> {
@@ -201,6 +216,7 @@ impl<'a> Builder<'a> {
             base,
             levels: vec![None; base.num_levels()],
             located: base.all_files().map(|(l, f)| (f.number, l)).collect(),
+            blobs: None,
         }
     }
 
@@ -233,6 +249,42 @@ impl<'a> Builder<'a> {
         }
         for (level, _) in &edit.compact_cursors {
             self.check_level(*level, || "compact cursor".to_string())?;
+        }
+        self.apply_blobs(edit)
+    }
+
+    /// Blob file additions and garbage, checked as RocksDB's builder checks them.
+    fn apply_blobs(&mut self, edit: &VersionEdit) -> Result<()> {
+        if edit.blob_files.is_empty() && edit.blob_garbage.is_empty() {
+            return Ok(());
+        }
+        let base = self.base;
+        let blobs = self.blobs.get_or_insert_with(|| base.blobs.clone());
+        for b in &edit.blob_files {
+            if blobs.contains_key(&b.number) {
+                return Err(corrupt(format!(
+                    "blob file {} is added but already in the version",
+                    b.number
+                )));
+            }
+            blobs.insert(b.number, Arc::new(b.clone()));
+        }
+        for g in &edit.blob_garbage {
+            let Some(meta) = blobs.get_mut(&g.number) else {
+                return Err(corrupt(format!(
+                    "garbage of blob file {} that is not in the version",
+                    g.number
+                )));
+            };
+            let m = Arc::make_mut(meta);
+            m.garbage_count = m.garbage_count.saturating_add(g.count);
+            m.garbage_bytes = m.garbage_bytes.saturating_add(g.bytes);
+            if m.garbage_count > m.total_count || m.garbage_bytes > m.total_bytes {
+                return Err(corrupt(format!(
+                    "blob file {}: {} garbage blobs ({} bytes) of {} ({} bytes)",
+                    m.number, m.garbage_count, m.garbage_bytes, m.total_count, m.total_bytes
+                )));
+            }
         }
         Ok(())
     }
@@ -267,8 +319,33 @@ impl<'a> Builder<'a> {
             next.totals[level] = FileTotals::of(&files);
             next.levels[level] = files;
         }
+        if let Some(blobs) = self.blobs {
+            next.blobs = blobs;
+        }
+        drop_obsolete_blobs(&mut next)?;
         Ok(next)
     }
+}
+
+/// RocksDB's rule: a blob file leaves the version once every blob in it is garbage and no
+/// table is linked to it (no table's oldest blob file is this one). A table linked to a
+/// blob file the version does not hold is corruption.
+fn drop_obsolete_blobs(v: &mut Version) -> Result<()> {
+    if v.blobs.is_empty() && v.all_files().all(|(_, f)| f.oldest_blob_file.is_none()) {
+        return Ok(());
+    }
+    let linked: HashSet<u64> = v
+        .all_files()
+        .filter_map(|(_, f)| f.oldest_blob_file)
+        .collect();
+    if let Some(missing) = linked.iter().find(|n| !v.blobs.contains_key(n)) {
+        return Err(corrupt(format!(
+            "a table is linked to blob file {missing}, which is not in the version"
+        )));
+    }
+    v.blobs
+        .retain(|n, b| linked.contains(n) || !b.all_garbage());
+    Ok(())
 }
 
 fn corrupt(detail: String) -> Error {

@@ -1,0 +1,192 @@
+//! The database's blob files on the file layer: a cache of open readers that resolves blob
+//! references, the blob files a job creates, and the files a version drops.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use zonefs::fs::{FileWriter, FsError, ZoneFs};
+use zonefs::meta::FileKind;
+use zonefs::placement::{Lifetime, PlacementHint};
+
+use crate::blob::{blob_file_name, BlobFileReader, BlobIndex, BlobOutcome, BlobRules, BlobSinks};
+use crate::iter::BlobFetch;
+use crate::options::Options;
+use crate::source::RandomAccess;
+use crate::version::Version;
+use crate::{Error, Result};
+
+use super::files::{delete_file, BASE_LEVEL};
+use super::inner::DbInner;
+use super::stats::Counters;
+
+/// Open blob file readers by number, opened on first use.
+pub(crate) struct BlobCache {
+    fs: Arc<ZoneFs>,
+    readers: Mutex<HashMap<u64, Arc<BlobFileReader>>>,
+}
+
+impl BlobCache {
+    pub(crate) fn new(fs: Arc<ZoneFs>) -> BlobCache {
+        BlobCache {
+            fs,
+            readers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<BlobFileReader>>> {
+        self.readers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The reader of blob file `number`.
+    pub(crate) fn reader(&self, number: u64) -> Result<Arc<BlobFileReader>> {
+        if let Some(r) = self.lock().get(&number) {
+            return Ok(Arc::clone(r));
+        }
+        let name = blob_file_name(number);
+        let file = self
+            .fs
+            .open(&name)
+            .map_err(|e| Error::fs(format!("open blob file '{name}'"), e))?;
+        let reader = Arc::new(BlobFileReader::open(
+            Arc::new(file) as Arc<dyn RandomAccess>,
+            number,
+        )?);
+        // A file deleted meanwhile is not cached: its reader would keep its zones.
+        if self.fs.exists(&name) {
+            self.lock().insert(number, Arc::clone(&reader));
+        }
+        Ok(reader)
+    }
+
+    /// Forgets the reader of a deleted blob file.
+    pub(crate) fn evict(&self, number: u64) {
+        self.lock().remove(&number);
+    }
+
+    /// The readers of every blob file of `version`, for an iterator that must keep reading
+    /// them after a compaction drops them.
+    pub(crate) fn pin(&self, version: &Version) -> Result<PinnedBlobs> {
+        let readers = version
+            .blob_files()
+            .map(|b| Ok((b.number, self.reader(b.number)?)))
+            .collect::<Result<_>>()?;
+        Ok(PinnedBlobs { readers })
+    }
+}
+
+impl BlobFetch for BlobCache {
+    fn fetch(&self, user_key: &[u8], index: &[u8]) -> Result<Vec<u8>> {
+        let index = BlobIndex::decode(index)?;
+        self.reader(index.file)?.get(user_key, &index)
+    }
+}
+
+/// The blob files of one version, open.
+pub(crate) struct PinnedBlobs {
+    readers: HashMap<u64, Arc<BlobFileReader>>,
+}
+
+impl BlobFetch for PinnedBlobs {
+    fn fetch(&self, user_key: &[u8], index: &[u8]) -> Result<Vec<u8>> {
+        let index = BlobIndex::decode(index)?;
+        let reader = self.readers.get(&index.file).ok_or_else(|| {
+            Error::corruption(
+                blob_file_name(index.file),
+                "a table refers to a blob file its version does not hold",
+            )
+        })?;
+        reader.get(user_key, &index)
+    }
+}
+
+/// What a job writing to `level` does with blobs, given the version it started from.
+pub(crate) fn blob_rules(options: &Options, level: usize, version: &Version) -> BlobRules {
+    let gc_cutoff = options.enable_blob_garbage_collection.then(|| {
+        let numbers: Vec<u64> = version.blob_files().map(|b| b.number).collect();
+        crate::blob::gc_cutoff_file(&numbers, options.blob_garbage_collection_age_cutoff)
+    });
+    BlobRules {
+        min_blob_size: options
+            .writes_blobs_at(level)
+            .then_some(options.min_blob_size),
+        blob_file_size: options.blob_file_size,
+        gc_cutoff: gc_cutoff.flatten(),
+    }
+}
+
+/// The blob files of a job writing to `level`, created on the file layer.
+pub(crate) struct FsBlobSinks<'a> {
+    pub inner: &'a DbInner,
+    pub level: usize,
+}
+
+impl BlobSinks for FsBlobSinks<'_> {
+    type Sink = FileWriter;
+
+    fn create(&mut self) -> Result<(u64, FileWriter)> {
+        let number = self.inner.new_file_number();
+        let name = blob_file_name(number);
+        let level = u8::try_from(self.level).unwrap_or(u8::MAX);
+        let hint = PlacementHint {
+            kind: Some(FileKind::Blob),
+            level: Some(level),
+            lifetime: Lifetime::for_file(FileKind::Blob, Some(level), BASE_LEVEL),
+            size: self.inner.options.blob_file_size,
+            ..PlacementHint::default()
+        };
+        let writer = self
+            .inner
+            .fs
+            .create(&name, FileKind::Blob, hint)
+            .map_err(|e| failed("create", &name, e))?;
+        Ok((number, writer))
+    }
+
+    fn close(&mut self, sink: FileWriter) -> Result<()> {
+        let name = sink.name().to_string();
+        sink.close().map_err(|e| failed("close", &name, e))
+    }
+}
+
+/// A blob file that cannot be written: out of space is a job without room for its output
+/// (the threaded mode retries it once the cleaner made room), as for tables.
+fn failed(step: &str, name: &str, e: FsError) -> Error {
+    let context = format!("{step} blob file '{name}'");
+    if e.is_out_of_space() {
+        Error::NoRoomForOutput { context, source: e }
+    } else {
+        Error::fs(context, e)
+    }
+}
+
+impl DbInner {
+    /// Deletes the blob files `before` held and `after` does not (RocksDB deletes a blob
+    /// file once the version dropped it).
+    pub(crate) fn delete_dropped_blobs(&self, before: &Version, after: &Version) -> Result<()> {
+        for b in before.blob_files() {
+            if after.blob_file(b.number).is_none() {
+                delete_file(&self.fs, &blob_file_name(b.number))?;
+                self.blobs.evict(b.number);
+                Counters::add(&self.counters.blob_files_deleted, 1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Counts what a job's blob stage did.
+    pub(crate) fn count_blob_files(&self, outcome: &BlobOutcome) {
+        let c = &self.counters;
+        Counters::add(&c.blob_files_created, outcome.added.len() as u64);
+        let bytes = outcome.added.iter().map(|b| b.file_size).sum();
+        Counters::add(&c.blob_file_bytes, bytes);
+        Counters::add(&c.blob_gc_relocated, outcome.relocated.count);
+        Counters::add(&c.blob_gc_relocated_bytes, outcome.relocated.bytes);
+    }
+
+    /// Deletes blob files a failed job created.
+    pub(crate) fn delete_blob_files(&self, numbers: &[u64]) {
+        for &n in numbers {
+            let _ = delete_file(&self.fs, &blob_file_name(n));
+        }
+    }
+}
