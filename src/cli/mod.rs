@@ -11,6 +11,7 @@ pub mod bench;
 pub mod compare;
 pub mod device;
 pub mod error;
+pub mod fsinfo;
 pub mod fsview;
 pub mod geometry;
 pub mod inspect;
