@@ -7,6 +7,7 @@
 //! Contract (docs/CLI.md): success exits 0; a failure prints exactly one `error: <message>`
 //! line on stderr and exits 1, or 2 for a usage error (bad flag or value).
 
+pub mod backup;
 pub mod bench;
 pub mod compare;
 pub mod device;
@@ -20,6 +21,7 @@ pub mod levels;
 pub mod mkfs;
 pub mod pattern;
 pub mod repro;
+pub mod restore;
 pub mod size;
 pub mod table;
 pub mod zone;
@@ -78,6 +80,13 @@ enum Command {
     Delete(kv::DeleteArgs),
     /// List keys and values in key order, within bounds; never writes the device
     Scan(kv::ScanArgs),
+    /// Copy every file of a zkv file system to a directory, with a checksummed manifest;
+    /// never writes the device
+    #[command(arg_required_else_help = true)]
+    Backup(backup::BackupArgs),
+    /// Format a device and write a backup's files back onto it, checksums verified first
+    #[command(arg_required_else_help = true)]
+    Restore(restore::RestoreArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -92,6 +101,8 @@ fn run(cli: Cli) -> CliResult {
         Command::Get(args) => kv::get(args),
         Command::Delete(args) => kv::delete(args),
         Command::Scan(args) => kv::scan(args),
+        Command::Backup(args) => backup::run(args),
+        Command::Restore(args) => restore::run(args),
     }
 }
 
