@@ -184,7 +184,7 @@ fn warn_if_it_cannot_fill(path: &Path, size: u64) {
     }
 }
 
-fn limit(n: u32) -> String {
+pub fn limit(n: u32) -> String {
     if n == 0 {
         "unlimited".into()
     } else {

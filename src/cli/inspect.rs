@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use zns::{DeviceSpec, Geometry, ZoneState};
 use zonefs::fs::FsOptions;
 use zonefs::meta::{self, dump_zone, FileKind, FrameKind, MetaError, ZoneDump, DEFAULT_META_ZONES};
@@ -31,6 +31,7 @@ Examples:
   zkv inspect df    --device file:/tmp/zns.img
   zkv inspect dump  --device file:/tmp/zns.img > dump.json
   zkv inspect levels --device file:/tmp/zns.img
+  zkv inspect fs-info --device file:/tmp/zns.img
 
 The device is never written: an image is opened read-only, the file system is mounted
 read-only with the options its metadata records, and what a read-write mount would change
@@ -59,6 +60,9 @@ enum InspectCommand {
     /// The LSM tree: files, bytes and compaction score per level, and RocksDB's
     /// compaction stats table
     Levels(super::levels::LevelsArgs),
+    /// The file system itself: geometry, metadata zones, format versions, the metadata
+    /// log's generation and commit, and the recorded options
+    FsInfo(ListArgs),
 }
 
 #[derive(Debug, Args)]
@@ -124,6 +128,10 @@ pub fn run(args: InspectArgs) -> CliResult {
         }
         InspectCommand::Dump(a) => dump(&a.dev.device, a.reserved_zones, &mut out)?,
         InspectCommand::Levels(a) => return super::levels::run(a),
+        InspectCommand::FsInfo(a) => {
+            let view = open(&a.dev.device)?;
+            super::fsinfo::show(&view, &a.dev.device, a.json, &mut out)?;
+        }
     }
     out.flush()
 }
@@ -136,7 +144,7 @@ fn open(spec: &DeviceSpec) -> CliResult<FsView> {
 // ---------------------------------------------------------------------------------------
 // Names
 
-fn kind_name(kind: FileKind) -> &'static str {
+pub(super) fn kind_name(kind: FileKind) -> &'static str {
     match kind {
         FileKind::Wal => "wal",
         FileKind::Manifest => "manifest",
@@ -147,7 +155,7 @@ fn kind_name(kind: FileKind) -> &'static str {
 }
 
 /// The LIZA lifetime a class byte stands for.
-fn lifetime_name(code: u8) -> Option<&'static str> {
+pub(super) fn lifetime_name(code: u8) -> Option<&'static str> {
     Some(match Lifetime::from_code(code)? {
         Lifetime::NotSet => "not_set",
         Lifetime::None => "none",
@@ -294,26 +302,27 @@ fn file_rows(view: &FsView, with_extents: bool) -> Vec<FileRow> {
     rows
 }
 
-/// The options the file system records (and the read-only mount runs with).
-#[derive(Clone, Debug, Serialize)]
-struct OptionsJson {
-    reserved_zones: u32,
-    placement: String,
-    finish_threshold: Option<u8>,
-    gc_start: u8,
-    gc_stop: u8,
-    gc_mode: &'static str,
+/// The options the file system records (and the read-only mount runs with); a backup's
+/// manifest records them the same way.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OptionsJson {
+    pub reserved_zones: u32,
+    pub placement: String,
+    pub finish_threshold: Option<u8>,
+    pub gc_start: u8,
+    pub gc_stop: u8,
+    pub gc_mode: String,
 }
 
 impl OptionsJson {
-    fn of(o: &FsOptions) -> OptionsJson {
+    pub fn of(o: &FsOptions) -> OptionsJson {
         OptionsJson {
             reserved_zones: o.reserved_zones,
             placement: o.placement.clone(),
             finish_threshold: o.finish_threshold,
             gc_start: o.gc_start,
             gc_stop: o.gc_stop,
-            gc_mode: o.gc_mode.name(),
+            gc_mode: o.gc_mode.name().to_string(),
         }
     }
 }
@@ -461,14 +470,14 @@ struct MountJson {
 }
 
 #[derive(Clone, Debug, Serialize)]
-struct Envelope {
+pub(super) struct Envelope {
     device: String,
     geometry: Geometry,
     meta_zones: u32,
     mount: MountJson,
 }
 
-fn envelope(view: &FsView) -> Envelope {
+pub(super) fn envelope(view: &FsView) -> Envelope {
     let changes = view.changes();
     let log = view.mount.as_ref().map(|m| LogJson {
         zone: m.zone,
@@ -513,11 +522,11 @@ fn envelope(view: &FsView) -> Envelope {
 
 /// An inspect JSON object: the envelope's fields, then the command's own.
 #[derive(Serialize)]
-struct Enveloped<T> {
+pub(super) struct Enveloped<T> {
     #[serde(flatten)]
-    envelope: Envelope,
+    pub envelope: Envelope,
     #[serde(flatten)]
-    body: T,
+    pub body: T,
 }
 
 // ---------------------------------------------------------------------------------------
@@ -542,7 +551,7 @@ fn heading(view: &FsView, out: &mut Out) -> CliResult {
 }
 
 /// What a read-write mount would change, after the figures.
-fn mount_notes(view: &FsView, out: &mut Out) -> CliResult {
+pub(super) fn mount_notes(view: &FsView, out: &mut Out) -> CliResult {
     let notes = view.mount_notes();
     if notes.is_empty() {
         return Ok(());

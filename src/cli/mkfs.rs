@@ -5,7 +5,7 @@
 //! `zkv zone create`; an existing image or a zoned block device keeps its geometry. A device
 //! that already holds a zkv file system is refused unless `--force` is given.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::builder::PossibleValuesParser;
@@ -92,7 +92,7 @@ pub struct FsArgs {
     pub gc_mode: Option<CleaningMode>,
 }
 
-fn parse_gc_mode(s: &str) -> Result<CleaningMode, String> {
+pub fn parse_gc_mode(s: &str) -> Result<CleaningMode, String> {
     CleaningMode::from_name(s).ok_or_else(|| {
         let known: Vec<&str> = CleaningMode::ALL.iter().map(|m| m.name()).collect();
         format!("unknown cleaning mode (known: {})", known.join(", "))
@@ -137,33 +137,64 @@ impl MkfsArgs {
 
 pub fn run(a: MkfsArgs) -> CliResult {
     let mut out = Out::new();
-    let opts = a.options();
-    let device = a.device.to_string();
-    match &a.device {
-        DeviceSpec::Mem => return Err(refuse_mem()),
+    format_device(&a.device, &a.geometry, a.options(), a.force, &mut out)?;
+    out.flush()
+}
+
+/// A device formatted by [`format_device`].
+pub struct Formatted {
+    pub fs: ZoneFs,
+    /// The image created for it: a caller whose next step fails removes it again, so that
+    /// a failed command leaves nothing behind.
+    pub created: Option<PathBuf>,
+}
+
+/// Formats `spec` with `opts` as `zkv mkfs` does, printing what mkfs prints: a `file:`
+/// image that does not exist yet is created with `geometry`; an existing device keeps its
+/// own (flags may repeat it, not contradict it) and is refused when it holds a zkv file
+/// system, unless `force`.
+pub fn format_device(
+    spec: &DeviceSpec,
+    geometry: &GeometryArgs,
+    opts: FsOptions,
+    force: bool,
+    out: &mut Out,
+) -> CliResult<Formatted> {
+    let device = spec.to_string();
+    let existing = |fs| Formatted { fs, created: None };
+    match spec {
+        DeviceSpec::Mem => Err(refuse_mem()),
         DeviceSpec::File(path) => match path.symlink_metadata() {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                new_image(path, &a, opts, &mut out)?
+                let fs = new_image(path, geometry, opts, out)?;
+                Ok(Formatted {
+                    fs,
+                    created: Some(path.clone()),
+                })
             }
             _ => {
                 let dev = FileDevice::open(path)?;
-                a.geometry.check_matches(&device, &dev.geometry())?;
-                format_existing(Arc::new(dev), &device, opts, a.force, &mut out)?;
+                geometry.check_matches(&device, &dev.geometry())?;
+                format_existing(Arc::new(dev), &device, opts, force, out).map(existing)
             }
         },
         DeviceSpec::Zbd(_) => {
-            a.geometry.refuse(&device)?;
-            let dev = open_persistent(&a.device, Access::ReadWrite)?;
-            format_existing(dev, &device, opts, a.force, &mut out)?;
+            geometry.refuse(&device)?;
+            let dev = open_persistent(spec, Access::ReadWrite)?;
+            format_existing(dev, &device, opts, force, out).map(existing)
         }
     }
-    out.flush()
 }
 
 /// Creates the image, then formats it; a format that fails removes the new image again, so
 /// that a refused command leaves nothing behind.
-fn new_image(path: &Path, a: &MkfsArgs, opts: FsOptions, out: &mut Out) -> CliResult {
-    let geo = a.geometry.geometry(&format!(
+fn new_image(
+    path: &Path,
+    geometry: &GeometryArgs,
+    opts: FsOptions,
+    out: &mut Out,
+) -> CliResult<ZoneFs> {
+    let geo = geometry.geometry(&format!(
         ": {} does not exist yet, and mkfs needs a geometry to create it \
          (see 'zkv mkfs --help')",
         path.display()
@@ -173,10 +204,9 @@ fn new_image(path: &Path, a: &MkfsArgs, opts: FsOptions, out: &mut Out) -> CliRe
     let dev: Arc<dyn ZonedDevice> = Arc::new(dev);
     match ZoneFs::format(dev, opts) {
         Ok(fs) => {
-            let summary = summary(&fs);
-            drop(fs);
             out.line(format!("created {created}"))?;
-            summary.iter().try_for_each(|l| out.line(l))
+            summary(&fs).iter().try_for_each(|l| out.line(l))?;
+            Ok(fs)
         }
         Err(e) => {
             // The image is this command's own creation: take it back.
@@ -192,7 +222,7 @@ fn format_existing(
     opts: FsOptions,
     force: bool,
     out: &mut Out,
-) -> CliResult {
+) -> CliResult<ZoneFs> {
     let found = meta::probe(dev.as_ref());
     let formatted = match &found {
         Err(MetaError::NotFormatted) => false,
@@ -219,7 +249,8 @@ fn format_existing(
             if written == 1 { "" } else { "s" }
         ))?;
     }
-    summary(&fs).iter().try_for_each(|l| out.line(l))
+    summary(&fs).iter().try_for_each(|l| out.line(l))?;
+    Ok(fs)
 }
 
 /// A short description of the file system found, for the refusal message. It is read

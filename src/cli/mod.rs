@@ -7,11 +7,13 @@
 //! Contract (docs/CLI.md): success exits 0; a failure prints exactly one `error: <message>`
 //! line on stderr and exits 1, or 2 for a usage error (bad flag or value).
 
+pub mod backup;
 pub mod bench;
 pub mod check;
 pub mod compare;
 pub mod device;
 pub mod error;
+pub mod fsinfo;
 pub mod fsview;
 pub mod geometry;
 pub mod inspect;
@@ -20,6 +22,7 @@ pub mod levels;
 pub mod mkfs;
 pub mod pattern;
 pub mod repro;
+pub mod restore;
 pub mod salvage;
 pub mod size;
 pub mod table;
@@ -85,6 +88,13 @@ enum Command {
     /// Copy every key that can still be read from a damaged store into a new image or a
     /// dump file, and say what was lost
     Salvage(salvage::SalvageArgs),
+    /// Copy every file of a zkv file system to a directory, with a checksummed manifest;
+    /// never writes the device
+    #[command(arg_required_else_help = true)]
+    Backup(backup::BackupArgs),
+    /// Format a device and write a backup's files back onto it, checksums verified first
+    #[command(arg_required_else_help = true)]
+    Restore(restore::RestoreArgs),
 }
 
 fn run(cli: Cli) -> CliResult {
@@ -101,6 +111,8 @@ fn run(cli: Cli) -> CliResult {
         Command::Scan(args) => kv::scan(args),
         Command::Check(args) => check::run(args),
         Command::Salvage(args) => salvage::run(args),
+        Command::Backup(args) => backup::run(args),
+        Command::Restore(args) => restore::run(args),
     }
 }
 

@@ -24,7 +24,8 @@ use crate::error::{Result, ZnsError};
 use crate::types::{Geometry, ZoneState};
 
 const MAGIC: &[u8; 8] = b"ZKVZNSIM";
-const VERSION: u32 = 1;
+/// The image format this build writes, and the only one it reads.
+pub const IMAGE_FORMAT_VERSION: u32 = 1;
 const HEADER_LEN: u64 = 4096;
 const ENTRY_LEN: u64 = 16;
 /// Bytes of the header covered by its checksum.
@@ -68,7 +69,7 @@ fn data_offset(zones: u32) -> u64 {
 fn encode_header(geo: &Geometry) -> Vec<u8> {
     let mut h = Vec::with_capacity(HEADER_LEN as usize);
     h.extend_from_slice(MAGIC);
-    h.extend_from_slice(&VERSION.to_le_bytes());
+    h.extend_from_slice(&IMAGE_FORMAT_VERSION.to_le_bytes());
     h.extend_from_slice(&geo.zones.to_le_bytes());
     h.extend_from_slice(&geo.block_size.to_le_bytes());
     h.extend_from_slice(&geo.max_open.to_le_bytes());
@@ -100,10 +101,10 @@ fn decode_header(path: &Path, h: &[u8]) -> Result<Geometry> {
         return Err(bad(path, "not a zkv zone image (bad magic)"));
     }
     let version = u32_at(h, 8);
-    if version != VERSION {
+    if version != IMAGE_FORMAT_VERSION {
         return Err(bad(
             path,
-            format!("image format version {version} is not supported (this build reads {VERSION})"),
+            format!("image format version {version} is not supported (this build reads {IMAGE_FORMAT_VERSION})"),
         ));
     }
     if crc32c::crc32c(&h[..HEADER_BODY]) != u32_at(h, HEADER_BODY) {

@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use rand::{Rng, SeedableRng};
 
 pub use crash::CrashPoint;
-pub use file::FileStorage;
+pub use file::{FileStorage, IMAGE_FORMAT_VERSION};
 pub use mem::MemStorage;
 
 use crate::device::{Counters, DeviceStats, ZonedDevice};
