@@ -10,12 +10,12 @@ use std::sync::Arc;
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use zns::{DeviceSpec, FileDevice, ZoneState, ZonedDevice};
+use zns::{DeviceSpec, ZoneState, ZonedDevice};
 use zonefs::fs::{CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_GC_STOP};
 use zonefs::meta::{self, MetaError, ProbeInfo, DEFAULT_META_ZONES};
 use zonefs::placement::POLICIES;
 
-use super::device::{open_persistent, parse_device, refuse_mem, Access};
+use super::device::{open_persistent, parse_device, refuse_mem, Access, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::{describe_options, fs_error};
 use super::geometry::{create_image, describe, GeometryArgs};
@@ -58,6 +58,9 @@ pub struct MkfsArgs {
     /// Format even if the device already holds a zkv file system (its files are lost)
     #[arg(long)]
     force: bool,
+
+    #[command(flatten)]
+    wait: WaitArg,
 }
 
 /// The file system options a new file system is made with, shared by `zkv mkfs` (which
@@ -146,14 +149,14 @@ pub fn run(a: MkfsArgs) -> CliResult {
                 new_image(path, &a, opts, &mut out)?
             }
             _ => {
-                let dev = FileDevice::open(path)?;
+                let dev = open_persistent(&a.device, Access::ReadWrite, a.wait.wait)?;
                 a.geometry.check_matches(&device, &dev.geometry())?;
-                format_existing(Arc::new(dev), &device, opts, a.force, &mut out)?;
+                format_existing(dev, &device, opts, a.force, &mut out)?;
             }
         },
         DeviceSpec::Zbd(_) => {
             a.geometry.refuse(&device)?;
-            let dev = open_persistent(&a.device, Access::ReadWrite)?;
+            let dev = open_persistent(&a.device, Access::ReadWrite, a.wait.wait)?;
             format_existing(dev, &device, opts, a.force, &mut out)?;
         }
     }
