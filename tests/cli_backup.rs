@@ -450,7 +450,7 @@ fn fs_info_shows_geometry_formats_metadata_and_options() {
     assert_eq!(field("max active zones"), "8");
     assert_eq!(field("metadata zones"), "3 (zones 0-2)");
     assert_eq!(field("data zones"), "13 (zones 3-15)");
-    assert_eq!(field("image format"), "version 1");
+    assert_eq!(field("image format"), "version 2");
     assert!(field("metadata format").starts_with("version 3 ("), "{out}");
     assert!(
         field("metadata log").starts_with("generation 1 in zone 0, commit "),
@@ -465,7 +465,7 @@ fn fs_info_shows_geometry_formats_metadata_and_options() {
     assert_eq!(j["geometry"]["max_active"], 8);
     assert_eq!(j["meta_zones"], 3);
     assert_eq!(j["data_zones"], 13);
-    assert_eq!(j["image_format_version"], 1);
+    assert_eq!(j["image_format_version"], 2);
     assert_eq!(j["metadata_format_version"], 3);
     assert_eq!(j["metadata_versions_read"], serde_json::json!([2, 3]));
     assert_eq!(j["mount"]["log"]["generation"], 1);

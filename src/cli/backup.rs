@@ -22,7 +22,7 @@ use zns::{DeviceSpec, Geometry};
 use zonefs::fs::FileInfo;
 use zonefs::meta::{self, FileKind};
 
-use super::device::{open_persistent, parse_device, Access};
+use super::device::{open_persistent, parse_device, Access, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::{fs_error, meta_error, FsView};
 use super::inspect::{kind_name, lifetime_name, OptionsJson};
@@ -63,6 +63,9 @@ pub struct BackupArgs {
     /// is not empty
     #[arg(long, value_name = "DIR")]
     to: PathBuf,
+
+    #[command(flatten)]
+    wait: WaitArg,
 }
 
 /// What a backup directory's `zkv-backup.json` holds.
@@ -147,7 +150,10 @@ pub fn run(a: BackupArgs) -> CliResult {
     let dir = &a.to;
     let exists = check_destination(dir)?;
     let device = a.device.to_string();
-    let view = FsView::open(open_persistent(&a.device, Access::ReadOnly)?, &device)?;
+    let view = FsView::open(
+        open_persistent(&a.device, Access::ReadOnly, a.wait.wait)?,
+        &device,
+    )?;
     let dest = Destination::create(dir, exists)?;
     let manifest = match write_backup(&view, dir) {
         Ok(manifest) => manifest,

@@ -14,10 +14,10 @@ use std::sync::Arc;
 use clap::Args;
 use engine::db::{CheckReport, Finding, KeyRange, Severity};
 use serde::Serialize;
-use zns::DeviceSpec;
+use zns::{DeviceSpec, ZonedDevice};
 use zonefs::fs::{FsFinding, ZoneFs};
 
-use super::device::{open_persistent, parse_device, Access};
+use super::device::{parse_device, read_device, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
 use super::kv::{base_options, db_error, quoted, to_hex};
@@ -42,6 +42,9 @@ pub struct CheckArgs {
     /// Print the report as JSON (field names in docs/CLI.md)
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    wait: WaitArg,
 }
 
 /// One finding as printed: from either layer.
@@ -95,7 +98,9 @@ struct CheckJson {
 
 pub fn run(args: CheckArgs) -> CliResult {
     let spec = &args.device;
-    let checked = check(spec)?;
+    // A check that met a zone a writer reset under it runs again (see docs/CLI.md,
+    // "Sharing a device").
+    let checked = read_device(spec, args.wait.wait, |dev| check(spec, dev))?;
     let mut out = Out::new();
     if args.json {
         out.json(&checked)?;
@@ -114,8 +119,7 @@ pub fn run(args: CheckArgs) -> CliResult {
 }
 
 /// Runs both layers' checks.
-fn check(spec: &DeviceSpec) -> CliResult<CheckJson> {
-    let dev = open_persistent(spec, Access::ReadOnly)?;
+fn check(spec: &DeviceSpec, dev: Arc<dyn ZonedDevice>) -> CliResult<CheckJson> {
     let mut checked = CheckJson {
         device: spec.to_string(),
         clean: true,

@@ -3,7 +3,7 @@
 //! log's generation and commit, and the options the metadata records.
 
 use serde::Serialize;
-use zns::emu::IMAGE_FORMAT_VERSION;
+use zns::emu::image_format_version;
 use zns::DeviceSpec;
 use zonefs::meta::{self, FORMAT_VERSION, MIN_READ_VERSION};
 
@@ -36,7 +36,10 @@ fn fs_info(view: &FsView, spec: &DeviceSpec) -> CliResult<FsInfo> {
     let files = view.fs.list();
     Ok(FsInfo {
         data_zones: view.geo.zones.saturating_sub(view.meta_zones),
-        image_format_version: matches!(spec, DeviceSpec::File(_)).then_some(IMAGE_FORMAT_VERSION),
+        image_format_version: match spec {
+            DeviceSpec::File(path) => Some(image_format_version(path)?),
+            _ => None,
+        },
         metadata_format_version: newest.version(),
         metadata_versions_read: [MIN_READ_VERSION, FORMAT_VERSION],
         options: OptionsJson::of(view.fs.options()),

@@ -1,8 +1,9 @@
 //! `zkv inspect`: what a zkv file system holds, without changing the device.
 //!
-//! The device is opened read-only (an image takes a shared lock) and the file system is
-//! mounted read-only ([`super::fsview`]): nothing is written, and the output says what a
-//! read-write mount would change. Figures describe the device as it is, as the file layer
+//! The device is opened read-only (an image takes no lock: a writer may be at work, see
+//! [`super::device::read_device`]) and the file system is mounted read-only
+//! ([`super::fsview`]): nothing is written, and the output says what a read-write mount
+//! would change. Figures describe the device as it is, as the file layer
 //! counts them: written bytes from the zone report (a full zone counts its whole capacity),
 //! valid bytes from the recovered metadata (Σ extents of the files in the zone).
 
@@ -11,12 +12,12 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
-use zns::{DeviceSpec, Geometry, ZoneState};
+use zns::{DeviceSpec, Geometry, ZoneState, ZonedDevice};
 use zonefs::fs::FsOptions;
 use zonefs::meta::{self, dump_zone, FileKind, FrameKind, MetaError, ZoneDump, DEFAULT_META_ZONES};
 use zonefs::placement::Lifetime;
 
-use super::device::{open_persistent, parse_device, Access};
+use super::device::{parse_device, read_device, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::{describe_options, meta_error, FsView};
 use super::geometry::describe;
@@ -70,6 +71,9 @@ struct DeviceArg {
     /// The device: file:PATH or zbd:/dev/DEV, formatted by 'zkv mkfs'
     #[arg(long, value_name = "DEVICE", value_parser = parse_device)]
     device: DeviceSpec,
+
+    #[command(flatten)]
+    wait: WaitArg,
 }
 
 #[derive(Debug, Args)]
@@ -115,30 +119,30 @@ pub fn run(args: InspectArgs) -> CliResult {
     let mut out = Out::new();
     match args.command {
         InspectCommand::Zones(a) => {
-            let view = open(&a.dev.device)?;
+            let view = open(&a.dev)?;
             zones(&view, a.json, &mut out)?;
         }
         InspectCommand::Files(a) => {
-            let view = open(&a.dev.device)?;
+            let view = open(&a.dev)?;
             files(&view, a.json, &mut out)?;
         }
         InspectCommand::Df(a) => {
-            let view = open(&a.dev.device)?;
+            let view = open(&a.dev)?;
             df(&view, a.reserved_zones, a.json, &mut out)?;
         }
-        InspectCommand::Dump(a) => dump(&a.dev.device, a.reserved_zones, &mut out)?,
+        InspectCommand::Dump(a) => dump(&a.dev, a.reserved_zones, &mut out)?,
         InspectCommand::Levels(a) => return super::levels::run(a),
         InspectCommand::FsInfo(a) => {
-            let view = open(&a.dev.device)?;
+            let view = open(&a.dev)?;
             super::fsinfo::show(&view, &a.dev.device, a.json, &mut out)?;
         }
     }
     out.flush()
 }
 
-fn open(spec: &DeviceSpec) -> CliResult<FsView> {
-    let dev = open_persistent(spec, Access::ReadOnly)?;
-    FsView::open(dev, &spec.to_string())
+fn open(dev: &DeviceArg) -> CliResult<FsView> {
+    let spec = &dev.device;
+    read_device(spec, dev.wait.wait, |d| FsView::open(d, &spec.to_string()))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -863,31 +867,25 @@ struct FailedDumpJson {
     metadata_zones: Vec<MetaZoneJson>,
 }
 
-fn dump(spec: &DeviceSpec, reserved_zones: Option<u32>, out: &mut Out) -> CliResult {
-    let base = open_persistent(spec, Access::ReadOnly)?;
-    let device = spec.to_string();
-    let meta_zones = match meta::probe(base.as_ref()) {
-        Ok(found) => found.meta_zones(),
-        // Damaged superblocks only: the frames may still show where the damage is.
-        Err(MetaError::Corrupt { .. }) => DEFAULT_META_ZONES,
-        Err(e) => return Err(meta_error(&device, e)),
-    };
-    let view = match FsView::open(Arc::clone(&base), &device) {
-        Ok(view) => view,
-        Err(e) => {
-            // Damaged metadata: print what can be read, then fail with the error.
-            out.json(&FailedDumpJson {
-                device,
-                geometry: base.geometry(),
-                meta_zones,
-                error: e.to_string(),
-                metadata_zones: metadata_zones(base.as_ref(), spec, meta_zones)?,
-            })?;
-            out.flush()?;
-            return Err(e);
-        }
-    };
-    let metadata_zones = metadata_zones(base.as_ref(), spec, view.meta_zones)?;
+/// What dump read: the mounted file system and its metadata zones, or, when the metadata
+/// cannot be recovered, what can be read of it and the error.
+enum Dumped {
+    Mounted(Box<FsView>, Vec<MetaZoneJson>),
+    Damaged(Box<FailedDumpJson>, CliError),
+}
+
+fn dump(dev: &DeviceArg, reserved_zones: Option<u32>, out: &mut Out) -> CliResult {
+    let spec = &dev.device;
+    let (view, metadata_zones) =
+        match read_device(spec, dev.wait.wait, |base| read_dump(spec, base))? {
+            Dumped::Mounted(view, zones) => (view, zones),
+            Dumped::Damaged(failed, e) => {
+                // Damaged metadata: print what can be read, then fail with the error.
+                out.json(&failed)?;
+                out.flush()?;
+                return Err(e);
+            }
+        };
     let rows = zone_rows(&view);
     out.json(&Enveloped {
         envelope: envelope(&view),
@@ -897,5 +895,32 @@ fn dump(spec: &DeviceSpec, reserved_zones: Option<u32>, out: &mut Out) -> CliRes
             files: file_rows(&view, true),
             metadata_zones,
         },
+    })
+}
+
+/// Reads all that dump prints, and prints nothing: [`read_device`] may run it again.
+fn read_dump(spec: &DeviceSpec, base: Arc<dyn ZonedDevice>) -> CliResult<Dumped> {
+    let device = spec.to_string();
+    let meta_zones = match meta::probe(base.as_ref()) {
+        Ok(found) => found.meta_zones(),
+        // Damaged superblocks only: the frames may still show where the damage is.
+        Err(MetaError::Corrupt { .. }) => DEFAULT_META_ZONES,
+        Err(e) => return Err(meta_error(&device, e)),
+    };
+    Ok(match FsView::open(Arc::clone(&base), &device) {
+        Ok(view) => {
+            let zones = metadata_zones(base.as_ref(), spec, view.meta_zones)?;
+            Dumped::Mounted(Box::new(view), zones)
+        }
+        Err(e) => {
+            let failed = FailedDumpJson {
+                device,
+                geometry: base.geometry(),
+                meta_zones,
+                error: e.to_string(),
+                metadata_zones: metadata_zones(base.as_ref(), spec, meta_zones)?,
+            };
+            Dumped::Damaged(Box::new(failed), e)
+        }
     })
 }

@@ -5,11 +5,13 @@
 //! space runs low, as `bench` does in deterministic mode. Writes are synced to the WAL before the command
 //! returns. Reads mount the file system read-only and open the database read-only
 //! ([`Db::open_read_only`]: the WAL's writes are replayed into memory only): the device is
-//! only read, and reads may share an image with other readers.
+//! only read, and reads may share an image with other readers and with a writer; they see
+//! what the writer had synced when they opened the image.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
@@ -20,7 +22,7 @@ use serde::Serialize;
 use zns::DeviceSpec;
 use zonefs::fs::{InlineCleaning, ZoneFs};
 
-use super::device::{open_persistent, parse_device, Access};
+use super::device::{open_persistent, parse_device, read_device, Access, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
 use super::Out;
@@ -37,7 +39,9 @@ Examples:
 
 The device must hold a zkv file system ('zkv mkfs'); the first put creates the database.
 put and delete are synced before the command returns. get and scan never write the device:
-the file system is mounted read-only and the database opened read-only.
+the file system is mounted read-only and the database opened read-only. They may run while
+a put or a bench writes the image, and see what it had synced; two writers exclude each
+other (--wait SECONDS waits for the other one).
 
 A damaged WAL record makes every command fail with a corruption error (the default
 --wal-recovery-mode absolute-consistency). put and delete can open such a database with
@@ -53,6 +57,9 @@ struct DbDevice {
     /// Keys and values are hex digits (binary data) instead of UTF-8 text
     #[arg(long)]
     hex: bool,
+
+    #[command(flatten)]
+    wait: WaitArg,
 }
 
 /// `--wal-recovery-mode`: what opening the database does with a bad WAL record. Shared by
@@ -158,7 +165,7 @@ pub fn put(args: PutArgs) -> CliResult {
         (None, None) => return Err(CliError::invalid("put: give a value or --value-file")),
     };
     let spec = &args.db.dev.device;
-    let db = open_for_write(spec, true, args.db.recovery.wal_recovery_mode)?;
+    let db = open_for_write(&args.db, true)?;
     let result = db.put(&WriteOptions::synced(), &key, &value);
     finish_write(spec, db, result)
 }
@@ -166,7 +173,7 @@ pub fn put(args: PutArgs) -> CliResult {
 pub fn delete(args: DeleteArgs) -> CliResult {
     let key = decode(&args.key, args.db.dev.hex, "key")?;
     let spec = &args.db.dev.device;
-    let db = open_for_write(spec, false, args.db.recovery.wal_recovery_mode)?;
+    let db = open_for_write(&args.db, false)?;
     let result = db.delete(&WriteOptions::synced(), &key);
     finish_write(spec, db, result)
 }
@@ -174,11 +181,10 @@ pub fn delete(args: DeleteArgs) -> CliResult {
 pub fn get(args: KeyArgs) -> CliResult {
     let key = decode(&args.key, args.dev.hex, "key")?;
     let spec = &args.dev.device;
-    let db = open_for_read(spec)?;
-    let found = db
-        .get(&ReadOptions::default(), &key)
-        .map_err(|e| db_error(spec, e))?;
-    close(spec, db)?;
+    let found = read_db(spec, args.dev.wait.wait, |db| {
+        db.get(&ReadOptions::default(), &key)
+            .map_err(|e| db_error(spec, e))
+    })?;
     let Some(value) = found else {
         return Err(CliError::invalid(format!(
             "key {} not found on {spec}",
@@ -220,11 +226,10 @@ pub fn scan(args: ScanArgs) -> CliResult {
         ..ReadOptions::default()
     };
     let spec = &args.dev.device;
-    let db = open_for_read(spec)?;
-    let entries =
-        collect(&db, &opts, args.limit.unwrap_or(usize::MAX)).map_err(|e| db_error(spec, e));
-    close(spec, db)?;
-    let entries = entries?;
+    let limit = args.limit.unwrap_or(usize::MAX);
+    let entries = read_db(spec, args.dev.wait.wait, |db| {
+        collect(db, &opts, limit).map_err(|e| db_error(spec, e))
+    })?;
     let mut out = Out::new();
     if args.json {
         print_json(&entries, hex, &mut out)?;
@@ -299,11 +304,13 @@ pub(crate) fn base_options() -> Options {
     }
 }
 
-/// Mounts the device read-write and opens the database with WAL recovery mode `mode`;
-/// `create`: create it if the file system holds none. Every WAL region the recovery did
-/// not replay is printed on stderr as a warning.
-fn open_for_write(spec: &DeviceSpec, create: bool, mode: WalRecoveryMode) -> CliResult<Db> {
-    let dev = open_persistent(spec, Access::ReadWrite)?;
+/// Mounts the device read-write and opens the database with the WAL recovery mode asked
+/// for; `create`: create it if the file system holds none. Every WAL region the recovery
+/// did not replay is printed on stderr as a warning.
+fn open_for_write(args: &WriteDb, create: bool) -> CliResult<Db> {
+    let spec = &args.dev.device;
+    let mode = args.recovery.wal_recovery_mode;
+    let dev = open_persistent(spec, Access::ReadWrite, args.dev.wait.wait)?;
     let fs = mount(spec, dev)?;
     if !create && !VersionSet::exists(&fs) {
         return Err(no_database(spec));
@@ -325,16 +332,26 @@ fn open_for_write(spec: &DeviceSpec, create: bool, mode: WalRecoveryMode) -> Cli
     Ok(db)
 }
 
-/// Opens the database for reading; fails if the file system holds none.
-fn open_for_read(spec: &DeviceSpec) -> CliResult<Db> {
-    open_read_only(spec)?.ok_or_else(|| no_database(spec))
+/// Opens the database read-only, runs `read` on it and closes it; fails if the file
+/// system holds none. Runs again on a new open when a writer changed the image under it
+/// ([`read_device`]).
+fn read_db<T>(
+    spec: &DeviceSpec,
+    wait: Duration,
+    read: impl Fn(&Db) -> CliResult<T>,
+) -> CliResult<T> {
+    read_device(spec, wait, |dev| {
+        let db = open_read_only(spec, dev)?.ok_or_else(|| no_database(spec))?;
+        let found = read(&db)?;
+        close(spec, db)?;
+        Ok(found)
+    })
 }
 
-/// Opens the device read-only (an image takes a shared lock), mounts the file system
-/// read-only and opens the database read-only with the options `put` uses: nothing is
-/// written. `None` if the file system holds no database.
-pub fn open_read_only(spec: &DeviceSpec) -> CliResult<Option<Db>> {
-    let dev = open_persistent(spec, Access::ReadOnly)?;
+/// Mounts the file system on `dev` (opened read-only, see [`read_device`]) read-only and
+/// opens the database read-only with the options `put` uses: nothing is written. `None`
+/// if the file system holds no database.
+pub fn open_read_only(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliResult<Option<Db>> {
     let fs = ZoneFs::mount_read_only(dev).map_err(|e| fs_error(&spec.to_string(), e))?;
     if !VersionSet::exists(&fs) {
         return Ok(None);

@@ -11,7 +11,7 @@ use engine::db::{Db, MemtableShape};
 use serde::Serialize;
 use zns::DeviceSpec;
 
-use super::device::parse_device;
+use super::device::{parse_device, read_device, WaitArg};
 use super::error::CliResult;
 use super::kv::{db_error, open_read_only};
 use super::size::format_size;
@@ -27,6 +27,9 @@ pub struct LevelsArgs {
     /// Print JSON instead of tables (field names in docs/CLI.md)
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    wait: WaitArg,
 }
 
 /// One level now.
@@ -75,10 +78,11 @@ struct Lsm {
 
 pub fn run(args: LevelsArgs) -> CliResult {
     let spec = &args.device;
-    let lsm = match open_read_only(spec)? {
-        Some(db) => Some(read_lsm(spec, db)?),
-        None => None,
-    };
+    let lsm = read_device(spec, args.wait.wait, |dev| {
+        open_read_only(spec, dev)?
+            .map(|db| read_lsm(spec, db))
+            .transpose()
+    })?;
     let mut out = Out::new();
     if args.json {
         print_json(spec, lsm.as_ref(), &mut out)?;

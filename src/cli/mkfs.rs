@@ -7,15 +7,16 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use zns::{DeviceSpec, FileDevice, ZoneState, ZonedDevice};
+use zns::{DeviceSpec, ZoneState, ZonedDevice};
 use zonefs::fs::{CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_GC_STOP};
 use zonefs::meta::{self, MetaError, ProbeInfo, DEFAULT_META_ZONES};
 use zonefs::placement::POLICIES;
 
-use super::device::{open_persistent, parse_device, refuse_mem, Access};
+use super::device::{open_persistent, parse_device, refuse_mem, Access, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::{describe_options, fs_error};
 use super::geometry::{create_image, describe, GeometryArgs};
@@ -58,6 +59,9 @@ pub struct MkfsArgs {
     /// Format even if the device already holds a zkv file system (its files are lost)
     #[arg(long)]
     force: bool,
+
+    #[command(flatten)]
+    wait: WaitArg,
 }
 
 /// The file system options a new file system is made with, shared by `zkv mkfs` (which
@@ -137,7 +141,14 @@ impl MkfsArgs {
 
 pub fn run(a: MkfsArgs) -> CliResult {
     let mut out = Out::new();
-    format_device(&a.device, &a.geometry, a.options(), a.force, &mut out)?;
+    format_device(
+        &a.device,
+        &a.geometry,
+        a.options(),
+        a.force,
+        a.wait.wait,
+        &mut out,
+    )?;
     out.flush()
 }
 
@@ -152,12 +163,14 @@ pub struct Formatted {
 /// Formats `spec` with `opts` as `zkv mkfs` does, printing what mkfs prints: a `file:`
 /// image that does not exist yet is created with `geometry`; an existing device keeps its
 /// own (flags may repeat it, not contradict it) and is refused when it holds a zkv file
-/// system, unless `force`.
+/// system, unless `force`. An existing device held by another command is waited for up to
+/// `wait`.
 pub fn format_device(
     spec: &DeviceSpec,
     geometry: &GeometryArgs,
     opts: FsOptions,
     force: bool,
+    wait: Duration,
     out: &mut Out,
 ) -> CliResult<Formatted> {
     let device = spec.to_string();
@@ -173,14 +186,14 @@ pub fn format_device(
                 })
             }
             _ => {
-                let dev = FileDevice::open(path)?;
+                let dev = open_persistent(spec, Access::ReadWrite, wait)?;
                 geometry.check_matches(&device, &dev.geometry())?;
-                format_existing(Arc::new(dev), &device, opts, force, out).map(existing)
+                format_existing(dev, &device, opts, force, out).map(existing)
             }
         },
         DeviceSpec::Zbd(_) => {
             geometry.refuse(&device)?;
-            let dev = open_persistent(spec, Access::ReadWrite)?;
+            let dev = open_persistent(spec, Access::ReadWrite, wait)?;
             format_existing(dev, &device, opts, force, out).map(existing)
         }
     }

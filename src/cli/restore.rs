@@ -14,6 +14,7 @@ use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
@@ -347,7 +348,14 @@ pub fn run(a: RestoreArgs) -> CliResult {
     };
     let device = a.device.to_string();
     let mut out = Out::new();
-    let formatted = format_device(&a.device, &geometry, opts, a.force, &mut out)?;
+    let formatted = format_device(
+        &a.device,
+        &geometry,
+        opts,
+        a.force,
+        Duration::ZERO,
+        &mut out,
+    )?;
     if let Err(e) = restore_files(&formatted.fs, &backup, &device) {
         return Err(abandon(formatted, e, &device));
     }

@@ -22,7 +22,7 @@ use zonefs::fs::{InlineCleaning, ZoneFs};
 
 use super::check::plural;
 use super::check::{db_finding, finding_text, FindingJson};
-use super::device::{open_persistent, parse_device, Access};
+use super::device::{open_persistent, parse_device, Access, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
 use super::geometry::create_image;
@@ -61,6 +61,9 @@ pub struct SalvageArgs {
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
+
+    #[command(flatten)]
+    wait: WaitArg,
 }
 
 #[derive(Serialize)]
@@ -85,7 +88,7 @@ enum Sink {
 
 pub fn run(args: SalvageArgs) -> CliResult {
     let spec = &args.device;
-    let dev = open_persistent(spec, Access::ReadOnly)?;
+    let dev = open_persistent(spec, Access::ReadOnly, args.wait.wait)?;
     let fs = ZoneFs::mount_read_only(Arc::clone(&dev)).map_err(|e| {
         CliError::invalid(format!(
             "cannot salvage: {}",

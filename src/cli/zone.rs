@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use clap::{ArgGroup, Args, Subcommand};
 use zns::{DeviceSpec, Geometry, IoCategory, ZnsError, ZoneInfo, ZoneOp, ZoneState};
 
-use super::device::{open_persistent, parse_device, refuse_mem, Access};
+use super::device::{open_persistent, parse_device, read_device, refuse_mem, Access, WaitArg};
 use super::error::{CliError, CliResult};
 use super::geometry::{create_image, describe, GeometryArgs};
 use super::pattern;
@@ -75,6 +75,9 @@ struct DeviceArg {
     /// The device: file:PATH (an image made by 'zkv zone create') or zbd:/dev/DEV
     #[arg(long, value_name = "DEVICE", value_parser = parse_device)]
     device: DeviceSpec,
+
+    #[command(flatten)]
+    wait: WaitArg,
 }
 
 #[derive(Debug, Args)]
@@ -232,7 +235,7 @@ fn wp_offset(z: &ZoneInfo) -> u64 {
 }
 
 fn report(a: ReportArgs, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device, Access::ReadOnly)?;
+    let dev = read_device(&a.dev.device, a.dev.wait.wait, Ok)?;
     let geo = dev.geometry();
     let zones = match a.zone {
         None => dev.report_zones(0, geo.zones)?,
@@ -310,7 +313,7 @@ fn check_len_fits(geo: &Geometry, zone: &ZoneInfo, offset: u64, len: u64) -> Cli
 }
 
 fn write(a: WriteArgs, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device, Access::ReadWrite)?;
+    let dev = open_persistent(&a.dev.device, Access::ReadWrite, a.dev.wait.wait)?;
     let geo = dev.geometry();
     let info = dev.zone_info(a.zone)?;
     if a.offset >= geo.zone_size {
@@ -338,7 +341,7 @@ fn write(a: WriteArgs, out: &mut Out) -> CliResult {
 }
 
 fn append(a: AppendArgs, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device, Access::ReadWrite)?;
+    let dev = open_persistent(&a.dev.device, Access::ReadWrite, a.dev.wait.wait)?;
     let geo = dev.geometry();
     let info = dev.zone_info(a.zone)?;
     check_len_fits(&geo, &info, wp_offset(&info), a.len)?;
@@ -433,7 +436,9 @@ impl HexDump {
 }
 
 fn read(a: ReadArgs, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device, Access::ReadOnly)?;
+    // Bytes go out as they are read, so only the open is retried: a zone a writer resets
+    // under the read fails it with "zone N was reset by a writer while it was read".
+    let dev = read_device(&a.dev.device, a.dev.wait.wait, Ok)?;
     let geo = dev.geometry();
     let info = dev.zone_info(a.zone)?;
     if a.offset > geo.zone_size {
@@ -562,7 +567,7 @@ fn selected_by_all(op: ZoneOp, state: ZoneState) -> bool {
 }
 
 fn manage(a: ManageArgs, op: ZoneOp, out: &mut Out) -> CliResult {
-    let dev = open_persistent(&a.dev.device, Access::ReadWrite)?;
+    let dev = open_persistent(&a.dev.device, Access::ReadWrite, a.dev.wait.wait)?;
     let geo = dev.geometry();
     let targets: Vec<ZoneInfo> = match a.zone {
         Some(first) => {

@@ -72,6 +72,16 @@ pub enum ZnsError {
     #[error("{path}: image is already in use by another process")]
     InUse { path: PathBuf },
 
+    /// A reader (an image opened read-only) read bytes of a zone that a writer reset after
+    /// the reader had read the zone table: they may be the writer's new data, so they are
+    /// not returned. Opening the image again sees the new state.
+    #[error("{path}: zone {zone} was reset by a writer while it was read")]
+    ZoneChanged { path: PathBuf, zone: u32 },
+
+    /// A reader could not read the zone table in one piece: a writer kept changing it.
+    #[error("{path}: the zone table kept changing while it was read (a writer is busy)")]
+    TableChanging { path: PathBuf },
+
     #[error("invalid device spec '{spec}': {reason}")]
     BadSpec { spec: String, reason: String },
 
@@ -103,6 +113,15 @@ impl ZnsError {
         }
     }
 
+    /// True when a writer changed an image under a reader ([`ZnsError::ZoneChanged`],
+    /// [`ZnsError::TableChanging`]): opening it again may well succeed.
+    pub fn is_concurrent_change(&self) -> bool {
+        matches!(
+            self,
+            ZnsError::ZoneChanged { .. } | ZnsError::TableChanging { .. }
+        )
+    }
+
     /// A short stable name of the error kind, used by the conformance suite to compare
     /// backends without comparing message text.
     pub fn kind(&self) -> &'static str {
@@ -121,6 +140,8 @@ impl ZnsError {
             ZnsError::InvalidGeometry { .. } => "invalid_geometry",
             ZnsError::BadImage { .. } => "bad_image",
             ZnsError::InUse { .. } => "in_use",
+            ZnsError::ZoneChanged { .. } => "zone_changed",
+            ZnsError::TableChanging { .. } => "table_changing",
             ZnsError::BadSpec { .. } => "bad_spec",
             ZnsError::Injected { .. } => "injected",
             ZnsError::ReadOnlyDevice { .. } => "read_only_device",

@@ -20,7 +20,7 @@ use std::sync::Mutex;
 use rand::{Rng, SeedableRng};
 
 pub use crash::CrashPoint;
-pub use file::{FileStorage, IMAGE_FORMAT_VERSION};
+pub use file::{image_format_version, FileStorage, IMAGE_FORMAT_VERSION};
 pub use mem::MemStorage;
 
 use crate::device::{Counters, DeviceStats, ZonedDevice};
@@ -747,10 +747,20 @@ impl FileDevice {
         Emulated::with_zones(geo, storage, zones)
     }
 
-    /// Opens an existing image for reading only (report, read): nothing is ever written, and
-    /// several readers may share the image while no writer holds it.
+    /// Opens an existing image for reading only (report, read): nothing is ever written.
+    /// Readers take no lock, so any number of them may share the image with each other and
+    /// with one writer. The device shows the image as it was at one instant of the open;
+    /// a read of a zone that a writer has reset since fails with [`ZnsError::ZoneChanged`]
+    /// and never returns the writer's new bytes (see [`FileDevice::saw_zone_change`]).
     pub fn open_read_only(path: &std::path::Path) -> Result<FileDevice> {
         let (storage, geo, zones) = FileStorage::open(path, false)?;
         Emulated::with_zones(geo, storage, zones)
+    }
+
+    /// Whether a read of this read-only device failed because a writer reset the zone
+    /// under it. An error that the layers above report after such a read (a corrupt block,
+    /// a short file) may be the writer's doing: opening the image again is worth a try.
+    pub fn saw_zone_change(&self) -> bool {
+        self.storage().saw_zone_change()
     }
 }
