@@ -8,6 +8,7 @@
 
 pub(crate) mod charts;
 pub(crate) mod schemes;
+pub(crate) mod style;
 pub(crate) mod table;
 
 use std::ffi::OsString;
