@@ -8,6 +8,7 @@
 mod lifetime;
 mod mixgraph;
 mod preset;
+mod progress;
 mod report;
 mod runner;
 mod verify;
@@ -19,6 +20,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use bench::ycsb::MAX_VALUE_SIZE;
 use bench::{
@@ -45,6 +47,7 @@ use super::geometry::{create_image, GeometryArgs};
 use super::mkfs::FsArgs;
 use super::size::{format_size, parse_positive_size, MIB};
 use super::Out;
+use progress::Progress;
 use report::Report;
 use runner::{Job, Runner};
 use verify::VerifyResult;
@@ -251,6 +254,12 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     sample_interval: Option<u64>,
 
+    /// Print a progress line on stderr every SECONDS (0.2 is fine) instead of the progress
+    /// bar; 0: no progress at all [default: the bar on a terminal, else a line every 10 s]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_progress_interval,
+          allow_negative_numbers = true)]
+    progress_interval: Option<Duration>,
+
     /// Write the JSON report (docs/CLI.md, "JSON") to this file
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
@@ -314,6 +323,11 @@ fn parse_idle_seconds(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// `--progress-interval`: seconds as `--idle-seconds` takes them.
+pub(crate) fn parse_progress_interval(s: &str) -> Result<Duration, String> {
+    parse_idle_seconds(s).map(Duration::from_secs_f64)
+}
+
 /// The store a run works on. Field order is drop order: the database before the cleaner.
 struct Store {
     db: Db,
@@ -337,7 +351,7 @@ pub fn run(mut a: BenchArgs) -> CliResult {
     for line in note {
         out.line(line)?;
     }
-    let done = execute(&a, plan, &mut out, true)?;
+    let done = execute(&a, plan, &mut out, true, "bench")?;
     if let Some((path, file)) = json {
         write_json(&path, file, &done.report)?;
     }
@@ -385,16 +399,30 @@ pub(crate) fn config(a: &BenchArgs, plan: &Plan) -> Value {
 }
 
 /// Runs `a` as `plan` (from [`check`]) says, printing only the result lines; `zkv compare`
-/// prints its own table.
-pub(crate) fn run_quiet(a: &BenchArgs, plan: Plan, out: &mut Out) -> CliResult<Finished> {
-    execute(a, plan, out, false)
+/// prints its own table. `context` starts its progress lines (`compare: run 2/4 caza`).
+pub(crate) fn run_quiet(
+    a: &BenchArgs,
+    plan: Plan,
+    out: &mut Out,
+    context: &str,
+) -> CliResult<Finished> {
+    execute(a, plan, out, false, context)
 }
 
 /// The run itself: the workloads, the statistics, the verification and the report, printed
-/// for people if `human`.
-fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResult<Finished> {
+/// for people if `human`; `context` starts its progress lines.
+fn execute(
+    a: &BenchArgs,
+    mut plan: Plan,
+    out: &mut Out,
+    human: bool,
+    context: &str,
+) -> CliResult<Finished> {
     let jobs = std::mem::take(&mut plan.jobs);
     let store = a.open_store(&plan)?;
+    // What stdout holds so far (a preset's note, a heading) goes before the first progress
+    // line on stderr, for a log that takes both.
+    out.flush()?;
     let interval = a.sample_interval_or_default();
     let runner = Runner::new(
         &store.db,
@@ -403,6 +431,7 @@ fn execute(a: &BenchArgs, mut plan: Plan, out: &mut Out, human: bool) -> CliResu
         a.value_size as usize,
         interval,
         a.verify,
+        Progress::new(a.progress_interval, context),
     )?
     .with_write_rate_limit(a.benchmark_write_rate_limit);
     let (mut measured, failed) = runner.run(jobs, out);

@@ -3,17 +3,15 @@
 //! sampling the time series. Writes can be paced to a byte rate, and mixgraph's operations
 //! to its sine rate, both on the database's clock.
 
-use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use bench::mixgraph::{RateSchedule, SineRate};
 use bench::{DbBenchGenerator, MixGraphGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
 use engine::db::{Db, ReadOptions, WriteOptions};
 use hdrhistogram::Histogram;
-use indicatif::{ProgressBar, ProgressStyle};
-
 use zonefs::fs::InvalidRatios;
 
+use super::progress::Progress;
 use super::report::{rate_line, result_line};
 use super::verify::Oracle;
 use crate::cli::error::{CliError, CliResult};
@@ -76,9 +74,6 @@ pub struct Latency {
     pub get: Histogram<u64>,
     pub scan: Histogram<u64>,
 }
-
-/// Operations between updates of the progress bar.
-const PROGRESS_STEP: u64 = 1024;
 
 /// Up to an hour per operation; longer ones are recorded as an hour.
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
@@ -163,6 +158,7 @@ pub struct Runner<'a> {
     mix: Option<Option<OpPacer>>,
     /// When the runner started (the threaded mode's clock).
     origin: Instant,
+    progress: Progress,
     m: Measured,
 }
 
@@ -233,6 +229,7 @@ impl<'a> Runner<'a> {
         value_size: usize,
         sample_interval: u64,
         verify: bool,
+        progress: Progress,
     ) -> CliResult<Runner<'a>> {
         Ok(Runner {
             db,
@@ -245,6 +242,7 @@ impl<'a> Runner<'a> {
             pacer: None,
             mix: None,
             origin: Instant::now(),
+            progress,
             m: Measured {
                 phases: Vec::new(),
                 latency: Latency::new()?,
@@ -382,7 +380,7 @@ impl<'a> Runner<'a> {
         out: &mut Out,
         mut next: impl FnMut() -> CliResult<Option<Op>>,
     ) -> CliResult {
-        let bar = progress_bar(name, total);
+        self.progress.start(name, total);
         let mut r = PhaseResult {
             name: name.to_string(),
             ..PhaseResult::default()
@@ -393,9 +391,6 @@ impl<'a> Runner<'a> {
             p.due.next = clock(self.db, self.origin);
         }
         self.start_mix(&mut r);
-        // The bar is advanced in steps: even a hidden bar's update costs more than a
-        // memtable insert's share of a put.
-        let mut unshown = 0u64;
         let outcome = loop {
             let op = match next() {
                 Ok(Some(op)) => op,
@@ -414,17 +409,13 @@ impl<'a> Runner<'a> {
             if self.ops_done.is_multiple_of(self.sample_interval) {
                 self.sample(name);
             }
-            unshown += 1;
-            if unshown == PROGRESS_STEP {
-                bar.inc(unshown);
-                unshown = 0;
-            }
+            self.progress.advance(r.ops);
         };
         r.seconds = start.elapsed().as_secs_f64();
         r.virtual_seconds = virtual_start
             .zip(self.db.virtual_time())
             .map(|(from, to)| (to - from).as_secs_f64());
-        bar.finish_and_clear();
+        self.progress.finish();
         // The phase's last point, unless its last operation has just taken it (a failed
         // operation may still have changed the store: sampled again).
         let sampled = r.ops > 0 && self.ops_done.is_multiple_of(self.sample_interval);
@@ -545,21 +536,6 @@ fn none_found_warning(name: &str, mixgraph: bool) -> String {
         "{name} found none of the keys it read: the store holds none of them ({why}run a fill \
          workload first, e.g. --workload fillrandom,{name})"
     )
-}
-
-/// A progress bar on a terminal; nothing when stderr is a pipe or a file.
-fn progress_bar(name: &str, total: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(total);
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg:>12} [{bar:40}] {pos}/{len} ops, {per_sec}, eta {eta}")
-    {
-        bar.set_style(style.progress_chars("=> "));
-    }
-    bar.set_message(name.to_string());
-    bar
 }
 
 #[cfg(test)]

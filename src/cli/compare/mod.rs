@@ -8,6 +8,7 @@
 
 pub(crate) mod charts;
 pub(crate) mod schemes;
+pub(crate) mod style;
 pub(crate) mod table;
 
 use std::ffi::OsString;
@@ -119,8 +120,10 @@ pub fn run(a: CompareArgs) -> CliResult {
     let mut reports = Vec::new();
     let mut failed = None;
     for (i, run) in plan.runs.into_iter().enumerate() {
-        out.line(format!("== {} ({}/{count})", run.entry.label, i + 1))?;
-        let (report, error) = execute(run, &mut out)?;
+        let at = format!("{}/{count}", i + 1);
+        out.line(format!("== {} ({at})", run.entry.label))?;
+        let context = format!("compare: run {at} {}", run.entry.label);
+        let (report, error) = execute(run, &mut out, &context)?;
         reports.push(report);
         // A failed run still has a report; the others still run, and the first failure
         // ends the command once everything is written.
@@ -141,12 +144,17 @@ pub fn run(a: CompareArgs) -> CliResult {
     failed.map_or(Ok(()), Err)
 }
 
-/// Runs one checked run, printing its db_bench result lines. Returns its report (labelled
-/// with the entry) and, apart, the run's failure: a failed run still has a report. An
-/// error before the run started (the store could not be opened) is returned as such.
-pub(crate) fn execute(run: Run, out: &mut Out) -> CliResult<(Value, Option<CliError>)> {
+/// Runs one checked run, printing its db_bench result lines; `context` starts its progress
+/// lines. Returns its report (labelled with the entry) and, apart, the run's failure: a
+/// failed run still has a report. An error before the run started (the store could not be
+/// opened) is returned as such.
+pub(crate) fn execute(
+    run: Run,
+    out: &mut Out,
+    context: &str,
+) -> CliResult<(Value, Option<CliError>)> {
     let Run { entry, args, plan } = run;
-    let mut done = bench::run_quiet(&args, plan, out).map_err(|e| labelled(&entry, e))?;
+    let mut done = bench::run_quiet(&args, plan, out, context).map_err(|e| labelled(&entry, e))?;
     let report = label_report(std::mem::take(&mut done.report), &entry.label);
     let failed = done.result().err().map(|e| labelled(&entry, e));
     Ok((report, failed))

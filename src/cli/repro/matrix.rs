@@ -349,7 +349,7 @@ pub fn run_one(
     out.line(format!("== {id} ({at}){heading}{rerun}"))?;
     out.flush()?;
     let start = Instant::now();
-    let (report, failed) = compare::execute(run, out)?;
+    let (report, failed) = compare::execute(run, out, &format!("repro: run {at} {id}"))?;
     let seconds = start.elapsed().as_secs_f64();
     write_run(dir, &id, &report)?;
     let error = failed.as_ref().map(ToString::to_string);

@@ -124,6 +124,12 @@ pub struct ReproArgs {
     #[arg(long, value_name = "ID", conflicts_with = "resume")]
     run: Option<String>,
 
+    /// Print a progress line of the run on stderr every SECONDS (0.2 is fine) instead of
+    /// the progress bar; 0: none [default: the bar on a terminal, else a line every 10 s]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_progress_interval,
+          allow_negative_numbers = true)]
+    progress_interval: Option<String>,
+
     /// Bench flags for every run, after `--`
     #[arg(last = true, value_name = "BENCH_FLAGS", allow_hyphen_values = true)]
     bench_flags: Vec<OsString>,
@@ -227,7 +233,7 @@ fn figures(experiment: &dyn Experiment, results: &Results) -> CliResult<Vec<figu
 
 /// `--plan`: one command per run of the listed modes, every run checked first.
 fn print_plan(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult {
-    let common = common_words(experiment.preset(), a.quick, &a.bench_flags);
+    let common = common_words(experiment.preset(), a);
     let specs = matrix::repeated(experiment.specs(&a.modes.0), a.repeat);
     let steps = matrix::fresh(specs, &common)?;
     let exe = std::env::current_exe().unwrap_or_else(|_| "zkv".into());
@@ -246,6 +252,9 @@ fn print_plan(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResu
         }
         if a.repeat > 1 {
             words.extend(["--repeat".into(), a.repeat.to_string()]);
+        }
+        if let Some(every) = &a.progress_interval {
+            words.extend(["--progress-interval".into(), every.clone()]);
         }
         words.extend(["--out".into(), word(dir.as_os_str())?]);
         words.extend(["--run".into(), step.spec.id()]);
@@ -290,7 +299,7 @@ fn run_alone(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path, id: &str) -
             known.join(", ")
         )));
     };
-    let common = common_words(experiment.preset(), a.quick, &a.bench_flags);
+    let common = common_words(experiment.preset(), a);
     let run = matrix::prepare_one(&spec, &common)?;
     figure::create_runs_dir(dir)?;
     let mut out = Out::new();
@@ -302,7 +311,7 @@ fn run_alone(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path, id: &str) -
 /// The runs to do, every one checked: the listed modes' runs, or with `--resume` the
 /// runs of every mode that are to be run or reused.
 fn steps(experiment: &dyn Experiment, a: &ReproArgs, dir: &Path) -> CliResult<Vec<Step>> {
-    let common = common_words(experiment.preset(), a.quick, &a.bench_flags);
+    let common = common_words(experiment.preset(), a);
     if a.resume {
         return resume::steps(experiment, &a.modes.0, a.repeat, &common, dir);
     }
@@ -332,14 +341,24 @@ fn experiment(name: &str) -> CliResult<Box<dyn Experiment>> {
     )))
 }
 
-/// Flags of every run: the preset, `--quick`, then the flags after `--`.
-fn common_words(name: &str, quick: bool, extra: &[OsString]) -> Vec<OsString> {
-    let mut words: Vec<OsString> = vec![format!("--preset={name}").into()];
-    if quick {
+/// Flags of every run: the preset, `--quick`, `--progress-interval`, then the flags after
+/// `--`.
+fn common_words(preset: &str, a: &ReproArgs) -> Vec<OsString> {
+    let mut words: Vec<OsString> = vec![format!("--preset={preset}").into()];
+    if a.quick {
         words.push("--quick".into());
     }
-    words.extend(extra.iter().cloned());
+    if let Some(every) = &a.progress_interval {
+        words.push(format!("--progress-interval={every}").into());
+    }
+    words.extend(a.bench_flags.iter().cloned());
     words
+}
+
+/// `--progress-interval`, checked as `zkv bench` checks it and kept as written for the
+/// runs' flags.
+fn parse_progress_interval(s: &str) -> Result<String, String> {
+    crate::cli::bench::parse_progress_interval(s).map(|_| s.to_string())
 }
 
 fn default_dir(name: &str, quick: bool) -> PathBuf {
@@ -350,6 +369,14 @@ fn default_dir(name: &str, quick: bool) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    /// `zkv repro`'s flags alone.
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ReproArgs,
+    }
 
     #[test]
     fn blocked_experiments_name_what_they_need() {
@@ -373,8 +400,12 @@ mod tests {
 
     #[test]
     fn every_run_gets_the_preset_and_the_extra_flags() {
-        let words = common_words("caza22", true, &["--num".into(), "10".into()]);
+        let a = Cli::parse_from(["repro", "caza22", "--quick", "--", "--num", "10"]).args;
+        let words = common_words("caza22", &a);
         assert_eq!(words, ["--preset=caza22", "--quick", "--num", "10"]);
+        let a = Cli::parse_from(["repro", "caza22", "--progress-interval", "0.5"]).args;
+        let words = common_words("caza22", &a);
+        assert_eq!(words, ["--preset=caza22", "--progress-interval=0.5"]);
         assert_eq!(default_dir("caza22", true), Path::new("repro-caza22-quick"));
     }
 }

@@ -2,7 +2,10 @@
 //! line charts (one line per scheme in every panel), and a grid of bar panels (one bar per
 //! scheme) over one legend.
 
-use crate::cli::compare::charts::{bar_legend, bar_panel, line_chart, render_sized, Look};
+use crate::cli::compare::charts::{
+    bar_legend, bar_panel, category_height, legend_height, line_chart, render_sized, Look,
+    CATEGORY_ROW,
+};
 
 /// Size of one panel of a grid.
 const PANEL: (u32, u32) = (560, 380);
@@ -51,9 +54,12 @@ pub struct BarRow {
 /// Bar panels, a row per metric and a column per group, over one legend of the schemes.
 pub fn bar_grid(rows: &[BarRow], groups: &[&str], labels: &[&str]) -> Result<String, String> {
     let columns = groups.len().max(1);
-    let legend = 24 * labels.len() as u32 + 12;
-    let width = (PANEL.0 / 2 + 40) * columns.max(2) as u32;
-    let height = (PANEL.1 * 3 / 4) * rows.len().max(1) as u32 + legend;
+    let legend = legend_height(labels);
+    let panel_width = PANEL.0 / 2 + 40;
+    let width = panel_width * columns.max(2) as u32;
+    // Every panel taller by what its bars' labels need beyond one row.
+    let labels_height = category_height(labels, panel_width).saturating_sub(CATEGORY_ROW);
+    let height = (PANEL.1 * 3 / 4 + labels_height) * rows.len().max(1) as u32 + legend;
     render_sized((width, height), |area| {
         let (top, bottom) = area.split_vertically(height - legend);
         bar_legend(&bottom, labels)?;
@@ -65,8 +71,7 @@ pub fn bar_grid(rows: &[BarRow], groups: &[&str], labels: &[&str]) -> Result<Str
                 .map(move |(g, v)| (row, g, v))
         });
         for (cell, (row, group, values)) in cells.iter().zip(panels) {
-            let values: Vec<f64> = values.iter().map(|v| v.unwrap_or(0.0)).collect();
-            bar_panel(cell, &format!("{group}: {}", row.metric), &values)?;
+            bar_panel(cell, &format!("{group}: {}", row.metric), labels, values)?;
         }
         Ok(())
     })
@@ -81,6 +86,7 @@ fn grid(n: usize, columns: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::compare::charts::tests::{outside, texts};
 
     #[test]
     fn grids_hold_every_panel() {
@@ -108,5 +114,42 @@ mod tests {
         };
         let svg = bar_grid(&[row], &["fillrandom", "zipfian"], &["a", "b"]).unwrap();
         assert!(svg.contains("fillrandom: copies") && svg.contains("zipfian: copies"));
+    }
+
+    /// The width and height of an SVG document.
+    fn size(svg: &str) -> (u32, u32) {
+        let number = |name: &str| {
+            let at = svg.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+            let len = svg[at..].find('"').unwrap();
+            svg[at..at + len].parse().unwrap()
+        };
+        (number("width"), number("height"))
+    }
+
+    #[test]
+    fn long_bar_labels_stand_in_taller_panels_and_every_text_fits() {
+        let labels = ["baseline", "min-overlap-caza", "drain-liza"];
+        let row = BarRow {
+            metric: "device writes per user byte".into(),
+            values: vec![vec![Some(350_000.0), Some(2.5), None]; 2],
+        };
+        let svg = bar_grid(&[row], &["fillrandom", "zipfian"], &labels).unwrap();
+        let (width, height) = size(&svg);
+        let short = bar_grid(&[], &["fillrandom", "zipfian"], &labels[..1]).unwrap();
+        assert!(height > size(&short).1 + 24 * 2, "{height}");
+        assert_eq!(outside(&svg, width), Vec::<String>::new());
+        assert!(texts(&svg).iter().any(|t| t.text == labels[1] && t.rotated));
+        let lines = vec![vec![(0.0, 1.0), (2_000_000.0, 3.0)]];
+        let panel = LinePanel {
+            caption: "c".into(),
+            x: "operations".into(),
+            y: "y".into(),
+            x_range: None,
+            y_range: None,
+            x_labels: None,
+            lines,
+        };
+        let svg = line_grid(&[panel], &["a"], 2).unwrap();
+        assert_eq!(outside(&svg, size(&svg).0), Vec::<String>::new());
     }
 }
