@@ -7,6 +7,7 @@
 //!   record log, the skiplist memtable);
 //! - [`coding`]: varints and length-prefixed strings, shared by the on-disk formats;
 //! - [`sst`]: the table format (blocks, index, bloom filter, properties, footer);
+//! - [`blob`]: the blob file format (values separated from their keys) and blob indexes;
 //! - [`version`]: files per level, version edits, the manifest and CURRENT;
 //! - [`compaction`]: level scores, the pickers (`compaction_pri`), the choice of inputs and
 //!   the compaction job;
@@ -19,6 +20,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod batch;
+pub mod blob;
 pub mod coding;
 pub mod compaction;
 pub mod db;
