@@ -7,6 +7,7 @@
 //! decoders behind the checksums). The fix-ups only follow the layout; they never decide
 //! anything the decoders decide.
 
+use engine::blob::{FOOTER_LEN, HEADER_LEN, RECORD_HEADER_LEN};
 use engine::coding::mask_crc;
 use engine::sst::parts;
 use zonefs::meta::{frames_start, MAGIC, SUPERBLOCK_LEN};
@@ -68,6 +69,65 @@ pub fn sst_table(data: &[u8]) -> Vec<u8> {
         sst_block(&mut t, h);
     }
     t
+}
+
+// ---- engine blob file ------------------------------------------------------------------
+
+/// One record of a blob file found by following the record lengths from the header: where
+/// it starts, where its value starts (after the key), where it ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlobSpan {
+    pub start: usize,
+    pub value_at: usize,
+    pub end: usize,
+}
+
+/// The records the lengths lead to, from the end of the header up to the footer (the last
+/// 28 bytes), stopping at the first that does not fit.
+pub fn blob_spans(data: &[u8]) -> Vec<BlobSpan> {
+    let (header, footer) = (HEADER_LEN as usize, FOOTER_LEN as usize);
+    let Some(records_end) = data.len().checked_sub(footer).filter(|&e| e >= header) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut pos = header;
+    while pos + RECORD_HEADER_LEN as usize <= records_end {
+        let (Some(key_len), Some(value_len)) = (u32_at(data, pos + 4), u32_at(data, pos + 8))
+        else {
+            break;
+        };
+        let value_at = pos + RECORD_HEADER_LEN as usize + key_len as usize;
+        let end = value_at + value_len as usize;
+        if end > records_end {
+            break;
+        }
+        out.push(BlobSpan {
+            start: pos,
+            value_at,
+            end,
+        });
+        pos = end;
+    }
+    out
+}
+
+/// The header's checksum (bytes 0..20, at 20), the footer's (its bytes 0..24, at 24) and
+/// every record's the lengths lead to (bytes 4.. of the record, at 0), all masked CRC32C.
+pub fn blob_file(data: &[u8]) -> Vec<u8> {
+    let mut d = data.to_vec();
+    if d.len() < (HEADER_LEN + FOOTER_LEN) as usize {
+        return d;
+    }
+    let crc = mask_crc(crc32c::crc32c(&d[..20]));
+    put_u32(&mut d, 20, crc);
+    let footer = d.len() - FOOTER_LEN as usize;
+    let crc = mask_crc(crc32c::crc32c(&d[footer..footer + 24]));
+    put_u32(&mut d, footer + 24, crc);
+    for span in blob_spans(&d) {
+        let crc = mask_crc(crc32c::crc32c(&d[span.start + 4..span.end]));
+        put_u32(&mut d, span.start, crc);
+    }
+    d
 }
 
 // ---- engine record log ------------------------------------------------------------------
@@ -189,6 +249,7 @@ mod tests {
             let fix: fn(&[u8]) -> Vec<u8> = match target {
                 "sst_footer" => sst_footer,
                 "sst_table" => sst_table,
+                "blob_file" => blob_file,
                 "engine_wal" | "engine_manifest" => record_log,
                 "meta_frame" => meta_frame,
                 "meta_superblock" => meta_superblock,

@@ -76,6 +76,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("sst_filter", targets::sst_filter),
     ("sst_props", targets::sst_props),
     ("sst_table", targets::sst_table),
+    ("blob_file", targets::blob_file),
+    ("blob_index", targets::blob_index),
     ("engine_wal", targets::engine_wal),
     ("engine_manifest", targets::engine_manifest),
     ("version_edit", targets::version_edit),

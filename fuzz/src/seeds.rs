@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use engine::batch::WriteBatch;
+use engine::blob::{BlobFileReader, BlobFileWriter};
 use engine::key::{internal_key, ValueKind};
 use engine::lifetime::{Case, Clock, FileLifetime};
 use engine::log::LogWriter;
@@ -16,7 +17,7 @@ use zonefs::meta::{
     MetaLog, Record, StoredOptions, Superblock, ZonePlacement, FORMAT_VERSION,
 };
 
-use crate::targets::{meta_geometry, meta_layout, META_ZONES};
+use crate::targets::{blob_sample, meta_geometry, meta_layout, BLOB_FILE, META_ZONES};
 
 /// A named input.
 pub type Seed = (String, Vec<u8>);
@@ -56,6 +57,8 @@ pub fn all() -> Vec<(&'static str, Vec<Seed>)> {
         ("sst_filter", with_damage(filters)),
         ("sst_props", with_damage(props)),
         ("sst_table", with_damage(tables)),
+        ("blob_file", with_damage(blob_files())),
+        ("blob_index", with_damage(blob_indexes())),
         ("engine_wal", with_damage(logs("wal", &batches))),
         ("engine_manifest", with_damage(logs("manifest", &edits))),
         ("version_edit", with_damage(edits)),
@@ -230,6 +233,39 @@ fn logs(kind: &str, records: &[Seed]) -> Vec<Seed> {
         (format!("{kind}-all"), write(records)),
         (format!("{kind}-first"), write(&records[..1])),
     ]
+}
+
+// ---- engine blob files -------------------------------------------------------------
+
+/// The sample `blob_index` reads, a file of one blob, and one of none.
+fn blob_files() -> Vec<Seed> {
+    let file = |blobs: &[(&[u8], &[u8])]| {
+        let mut w = BlobFileWriter::new(Vec::new(), BLOB_FILE).expect("a blob file starts");
+        for (k, v) in blobs {
+            w.add(k, v).expect("a blob is added");
+        }
+        w.finish().expect("the blob file finishes").0
+    };
+    vec![
+        ("sample".into(), blob_sample()),
+        ("one".into(), file(&[(b"key0005", b"value")])),
+        ("no-blobs".into(), file(&[])),
+    ]
+}
+
+/// The index of every blob of the sample, and one of another file.
+fn blob_indexes() -> Vec<Seed> {
+    let file = Arc::new(engine::source::MemFile::new("sample", blob_sample()));
+    let reader = BlobFileReader::open(file, BLOB_FILE).expect("the sample opens");
+    let records = reader.records().expect("the sample's records read");
+    let mut out: Vec<Seed> = records
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (format!("sample-{i}"), r.index(BLOB_FILE).encode()))
+        .collect();
+    let other = records[1].index(BLOB_FILE + 1);
+    out.push(("other-file".into(), other.encode()));
+    out
 }
 
 // ---- zonefs metadata ----------------------------------------------------------------------

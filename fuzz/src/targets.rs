@@ -12,6 +12,10 @@ use std::sync::Arc;
 use crate::fixup;
 
 use engine::batch::WriteBatch;
+use engine::blob::{
+    blob_file_name, BlobFileReader, BlobFileWriter, BlobIndex, BlobRecord, HEADER_LEN,
+    RECORD_HEADER_LEN,
+};
 use engine::iter::InternalIterator;
 use engine::key::{self, ValueKind, MAX_SEQ};
 use engine::log::read_log;
@@ -154,6 +158,118 @@ fn read_table(data: &[u8]) {
         let _ = table.get(user_key, MAX_SEQ);
         let _ = table.get(user_key, 3);
     }
+}
+
+// ---- engine blob files ------------------------------------------------------------------
+
+/// The number of the blob files the blob targets open (and the seeds are written with).
+pub const BLOB_FILE: u64 = 7;
+
+/// A small blob file (number [`BLOB_FILE`]): keys like the probe keys', an empty key, an
+/// empty value, values of a few sizes. The `blob_index` target reads it; it is also a seed
+/// of `blob_file`.
+pub fn blob_sample() -> Vec<u8> {
+    let mut w = BlobFileWriter::new(Vec::new(), BLOB_FILE).expect("a blob file starts");
+    for i in 0..6u8 {
+        let key = format!("key{:04}", u32::from(i) * 5);
+        let value = vec![b'a' + i; usize::from(i) * usize::from(i) * 3];
+        w.add(key.as_bytes(), &value).expect("a blob is added");
+    }
+    w.add(b"", b"a value under the empty key")
+        .expect("a blob is added");
+    w.finish().expect("the blob file finishes").0
+}
+
+fn open_blob_file(data: &[u8]) -> Option<BlobFileReader> {
+    let file = Arc::new(MemFile::new(blob_file_name(BLOB_FILE), data.to_vec()));
+    BlobFileReader::open(file, BLOB_FILE).ok()
+}
+
+/// A get must return the value of the record the index and key name, or fail: never
+/// another value.
+fn check_get(reader: &BlobFileReader, records: &[BlobRecord], key: &[u8], index: &BlobIndex) {
+    let Ok(value) = reader.get(key, index) else {
+        return;
+    };
+    let found = records
+        .iter()
+        .any(|r| r.key == key && r.offset_of_value == index.offset && r.value == value);
+    assert!(
+        found,
+        "a get returns the value of the record its index and key name"
+    );
+}
+
+/// A whole blob file: open (header, footer), get every record the record lengths lead to,
+/// walk the records, read each back through its index, and get through indexes that do not
+/// fit the file.
+pub fn blob_file(data: &[u8]) {
+    raw_and_fixed(data, fixup::blob_file, read_blob_file);
+}
+
+fn read_blob_file(data: &[u8]) {
+    let Some(reader) = open_blob_file(data) else {
+        return;
+    };
+    if let Ok(records) = reader.records() {
+        assert_eq!(records.len() as u64, reader.summary().blob_count);
+        for r in records.iter().take(64) {
+            let got = reader.get(&r.key, &r.index(BLOB_FILE));
+            assert_eq!(
+                got.ok().as_ref(),
+                Some(&r.value),
+                "a record of the walk reads back through its index"
+            );
+        }
+    }
+    // The records the lengths lead to, damaged or not, as reads through tables meet them.
+    for span in fixup::blob_spans(data).into_iter().take(64) {
+        let key = &data[span.start + RECORD_HEADER_LEN as usize..span.value_at];
+        let value = &data[span.value_at..span.end];
+        let index = BlobIndex {
+            file: BLOB_FILE,
+            offset: span.value_at as u64,
+            size: value.len() as u64,
+        };
+        if let Ok(got) = reader.get(key, &index) {
+            assert_eq!(got, value, "a get returns the bytes its index points at");
+        }
+    }
+    let first = HEADER_LEN + RECORD_HEADER_LEN;
+    for (offset, size) in [
+        (first, 0),
+        (first, u64::MAX),
+        (u64::MAX, 1),
+        (data.len() as u64, 0),
+    ] {
+        let index = BlobIndex {
+            file: BLOB_FILE,
+            offset,
+            size,
+        };
+        let _ = reader.get(b"", &index);
+        let _ = reader.get(b"key0005", &index);
+    }
+}
+
+/// A blob index (what a table stores in place of a separated value): decode, re-encode,
+/// then get from [`blob_sample`] with every key of the sample, which must return the value
+/// of the record the index and key name or fail.
+pub fn blob_index(data: &[u8]) {
+    let Ok(index) = BlobIndex::decode(data) else {
+        return;
+    };
+    assert_eq!(
+        BlobIndex::decode(&index.encode()).ok(),
+        Some(index),
+        "a decoded index re-encodes"
+    );
+    let reader = open_blob_file(&blob_sample()).expect("the sample opens");
+    let records = reader.records().expect("the sample's records read");
+    for r in &records {
+        check_get(&reader, &records, &r.key, &index);
+    }
+    check_get(&reader, &records, b"key0010x", &index);
 }
 
 // ---- engine logs, edits, batches ------------------------------------------------------

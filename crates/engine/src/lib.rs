@@ -7,6 +7,7 @@
 //!   record log, the skiplist memtable);
 //! - [`coding`]: varints and length-prefixed strings, shared by the on-disk formats;
 //! - [`sst`]: the table format (blocks, index, bloom filter, properties, footer);
+//! - [`blob`]: the blob file format (values separated from their keys) and blob indexes;
 //! - [`version`]: files per level, version edits, the manifest and CURRENT;
 //! - [`compaction`]: level scores, the pickers (`compaction_pri`), the choice of inputs and
 //!   the compaction job;

@@ -250,7 +250,9 @@ impl RecordHeader {
         out
     }
 
-    pub fn decode(bytes: &[u8; RECORD_HEADER_LEN as usize]) -> RecordHeader {
+    /// The header in the first [`RECORD_HEADER_LEN`] bytes of `bytes` (the caller checked
+    /// they are there).
+    pub fn decode(bytes: &[u8]) -> RecordHeader {
         RecordHeader {
             crc: le_u32(bytes, 0),
             key_len: le_u32(bytes, 4),

@@ -41,6 +41,15 @@ pub struct BlobFileReader {
     summary: BlobFileSummary,
 }
 
+impl std::fmt::Debug for BlobFileReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlobFileReader")
+            .field("file", &self.file.what())
+            .field("summary", &self.summary)
+            .finish()
+    }
+}
+
 impl BlobFileReader {
     /// Opens blob file `number`: checks the header (magic, checksum, format version, the
     /// file number) and the footer (magic, checksum, and that its blob bytes are exactly
@@ -95,36 +104,34 @@ impl BlobFileReader {
     /// match, its key must be `user_key`. An index of another file or pointing outside the
     /// records is corruption, found before anything is read.
     pub fn get(&self, user_key: &[u8], index: &BlobIndex) -> Result<Vec<u8>> {
-        let start = self.record_start(user_key.len() as u64, index)?;
-        let what = self.record_what(start);
         let key_len = user_key.len();
+        let start = self.record_start(key_len as u64, index)?;
+        let what = self.record_what(start);
+        let value_at = RECORD_HEADER_LEN as usize + key_len;
         // Bounded by the file size: record_start checked the record lies inside the file.
-        let mut record = vec![0u8; RECORD_HEADER_LEN as usize + key_len + index.size as usize];
+        let mut record = vec![0u8; value_at + index.size as usize];
         self.file.read_exact_at(start, &mut record)?;
-        let (header, rest) = record.split_at(RECORD_HEADER_LEN as usize);
-        let mut header_bytes = [0u8; RECORD_HEADER_LEN as usize];
-        header_bytes.copy_from_slice(header);
-        let header = RecordHeader::decode(&header_bytes);
-        if (u64::from(header.key_len), u64::from(header.value_len)) != (key_len as u64, index.size)
-        {
+        let header = RecordHeader::decode(&record);
+        let lengths = (u64::from(header.key_len), u64::from(header.value_len));
+        if lengths != (key_len as u64, index.size) {
             return Err(Error::corruption(
                 what,
                 format!(
-                    "record of a {}-byte key and a {}-byte value, the index expects a {}-byte key and a {}-byte value",
-                    header.key_len, header.value_len, key_len, index.size
+                    "record of a {}-byte key and a {}-byte value, the index expects a {key_len}-byte key and a {}-byte value",
+                    lengths.0, lengths.1, index.size
                 ),
             ));
         }
         header
-            .check(&[&header_bytes[4..], rest])
+            .check(&[&record[4..]])
             .map_err(|d| Error::corruption(what.as_str(), d))?;
-        if &rest[..key_len] != user_key {
+        if &record[RECORD_HEADER_LEN as usize..value_at] != user_key {
             return Err(Error::corruption(
                 what,
                 "the record holds another key than the one the index was read with",
             ));
         }
-        record.drain(..RECORD_HEADER_LEN as usize + key_len);
+        record.drain(..value_at);
         Ok(record)
     }
 
@@ -178,18 +185,16 @@ impl BlobFileReader {
             ));
         }
         // Bounded by the file size: the record lies before the footer.
-        let mut value = vec![0u8; (len - RECORD_HEADER_LEN) as usize];
-        self.file
-            .read_exact_at(at + RECORD_HEADER_LEN, &mut value)?;
+        let mut body = vec![0u8; (len - RECORD_HEADER_LEN) as usize];
+        self.file.read_exact_at(at + RECORD_HEADER_LEN, &mut body)?;
         header
-            .check(&[&header_bytes[4..], &value])
+            .check(&[&header_bytes[4..], &body])
             .map_err(|d| Error::corruption(what, d))?;
-        let key: Vec<u8> = value.drain(..header.key_len as usize).collect();
-        let offset_of_value = at + RECORD_HEADER_LEN + key.len() as u64;
+        let key: Vec<u8> = body.drain(..header.key_len as usize).collect();
         let record = BlobRecord {
-            offset_of_value,
+            offset_of_value: at + RECORD_HEADER_LEN + key.len() as u64,
             key,
-            value,
+            value: body,
         };
         Ok((record, len))
     }
