@@ -5,6 +5,7 @@
 //! device's room for the data, the JSON path); a failure during the run (out of space)
 //! still prints and writes the report of what ran, then exits non-zero.
 
+mod blob;
 mod lifetime;
 mod mixgraph;
 mod preset;
@@ -275,6 +276,9 @@ pub struct BenchArgs {
 
     #[command(flatten)]
     mixgraph: mixgraph::MixGraphArgs,
+
+    #[command(flatten)]
+    blob: blob::BlobArgs,
 }
 
 /// `--workload`, parsed by clap so that an unknown name is a usage error.
@@ -586,6 +590,7 @@ impl BenchArgs {
             sim: self.sim_costs()?,
             ..d
         };
+        let o = self.blob.apply(o)?;
         o.check().map_err(|e| CliError::invalid(e.to_string()))?;
         Ok(o)
     }
@@ -1091,8 +1096,11 @@ fn engine_config(o: &Options) -> Value {
         "bloom_bits": o.bloom_bits_per_key, "sst_block_size": o.block_size,
         "block_restart_interval": o.block_restart_interval,
     });
-    if let (Value::Object(m), Value::Object(more)) = (&mut m, more) {
+    if let (Value::Object(m), Value::Object(more), Value::Object(blob)) =
+        (&mut m, more, blob::config(o))
+    {
         m.extend(more);
+        m.extend(blob);
         // The cost model has no effect on a threaded run (nor on whether its report can
         // be reused by `zkv repro --resume`).
         if o.mode == ExecMode::Deterministic {

@@ -1,9 +1,9 @@
 //! The bench report: db_bench-style lines, the latency summary, the compaction stats table
-//! and the zone/cleaning summary for people; the DESIGN.md section 9 JSON for programs.
+//! and the zone/cleaning summary for people; the JSON of docs/CLI.md for programs.
 //!
 //! Sections without a source are left out rather than filled with zeros that would look
-//! measured: `lifetime` when the run predicts no lifetimes, BlobDB's `blob` (not in zkv
-//! yet), the device's
+//! measured: `lifetime` when the run predicts no lifetimes, BlobDB's `blob` without
+//! `--enable-blob-files`, the device's
 //! `busy_ns` and `timing` without `--timing`, and a `policy_us` figure whose policy was
 //! never called.
 
@@ -137,10 +137,15 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-/// WAL + flush + compaction output (+ blob writes, of which zkv has none yet): what the
-/// LSM asked the file layer to write (DESIGN.md section 7).
+/// WAL + flush + compaction output + blob files: what the LSM asked the file layer to
+/// write (docs/CLI.md, "JSON").
 fn lsm_bytes(db: &DbStats) -> u64 {
-    db.wal_bytes + db.flush_bytes + db.compaction_write_bytes
+    db.wal_bytes + db.flush_bytes + db.compaction_write_bytes + db.blob.bytes_written
+}
+
+/// Whether the run separated values into blob files (its report then has a `blob` section).
+fn blob_run(r: &Report<'_>) -> bool {
+    r.config.get("enable_blob_files") == Some(&Value::Bool(true))
 }
 
 // ---------------------------------------------------------------- human output
@@ -155,6 +160,9 @@ pub fn print_human(r: &Report<'_>, out: &mut Out) -> CliResult {
     out.line("")?;
     for line in zone_lines(r) {
         out.line(line)?;
+    }
+    if blob_run(r) {
+        out.line(super::blob::line(&r.db, &r.fs))?;
     }
     if let Some(l) = &r.db.lifetime {
         out.line("")?;
@@ -196,7 +204,7 @@ fn latency_lines(l: &Latency) -> Vec<String> {
 }
 
 /// Approximate binary size for reading (`12.3 MiB`); the JSON keeps exact bytes.
-fn human_bytes(b: u64) -> String {
+pub(super) fn human_bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
     let mut v = b as f64;
     let mut unit = 0;
@@ -329,6 +337,9 @@ pub fn to_json(r: &Report<'_>) -> Value {
     if let Some(l) = &r.db.lifetime {
         top.insert("lifetime".into(), super::lifetime::to_json(l));
     }
+    if blob_run(r) {
+        top.insert("blob".into(), super::blob::to_json(&r.db, &r.fs));
+    }
     if let Some(v) = &r.verify {
         top.insert(
             "verify".into(),
@@ -427,7 +438,8 @@ fn user_json(phases: &[PhaseResult], db: &DbStats) -> Value {
 fn lsm_json(db: &DbStats) -> Value {
     json!({
         "flush_bytes": db.flush_bytes, "compaction_bytes": db.compaction_write_bytes,
-        "compaction_read_bytes": db.compaction_read_bytes, "blob_bytes": 0,
+        "compaction_read_bytes": db.compaction_read_bytes,
+        "blob_bytes": db.blob.bytes_written,
         "wal_bytes": db.wal_bytes, "manifest_bytes": db.manifest_bytes,
         "wa": db.lsm_write_amp(), "flushes": db.flushes, "compactions": db.compactions,
         "trivial_moves": db.trivial_moves, "trivial_move_bytes": db.trivial_move_bytes,

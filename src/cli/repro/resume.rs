@@ -165,6 +165,25 @@ fn as_stored(config: &Value) -> Value {
         .unwrap_or_else(|| config.clone())
 }
 
+/// Config keys that reports gained after reports had been committed, with the value every
+/// earlier run had: a report without the key ran with that value, so it is still the run's.
+const ADDED_KEYS: &[(&str, &str)] = &[
+    ("short_threshold", "2"),
+    ("enable_blob_files", "false"),
+    ("min_blob_size", "0"),
+    ("blob_file_size", "268435456"),
+    ("enable_blob_garbage_collection", "false"),
+    ("blob_garbage_collection_age_cutoff", "0.25"),
+    ("blob_garbage_collection_force_threshold", "1.0"),
+    ("blob_file_starting_level", "0"),
+];
+
+/// The value a report without `key` ran with, if the key is one added later.
+fn value_before(key: &str) -> Option<Value> {
+    let (_, text) = ADDED_KEYS.iter().find(|(k, _)| *k == key)?;
+    serde_json::from_str(text).ok()
+}
+
 /// The first key (in name order) whose values differ, as `key: stored vs wanted`.
 fn first_difference(stored: &Map<String, Value>, wanted: &Map<String, Value>) -> Option<String> {
     let mut keys: Vec<&String> = stored.keys().chain(wanted.keys()).collect();
@@ -172,8 +191,9 @@ fn first_difference(stored: &Map<String, Value>, wanted: &Map<String, Value>) ->
     keys.dedup();
     let show = |v: Option<&Value>| v.map_or_else(|| "absent".to_string(), Value::to_string);
     keys.into_iter().find_map(|k| {
-        let (s, w) = (stored.get(k), wanted.get(k));
-        (s != w).then(|| format!("{k}: {} vs {}", show(s), show(w)))
+        let s = stored.get(k).cloned().or_else(|| value_before(k));
+        let w = wanted.get(k);
+        (s.as_ref() != w).then(|| format!("{k}: {} vs {}", show(s.as_ref()), show(w)))
     })
 }
 
@@ -209,6 +229,16 @@ mod tests {
     fn report(config: Value) -> Vec<u8> {
         let r = json!({ "label": "x", "config": config, "user": { "ops": 1 } });
         serde_json::to_vec_pretty(&r).unwrap()
+    }
+
+    #[test]
+    fn a_report_from_before_a_key_was_added_ran_with_its_old_value() {
+        let mut now = config();
+        now["short_threshold"] = json!(2);
+        assert!(reusable(&report(config()), &now).is_ok());
+        now["short_threshold"] = json!(3);
+        let why = reusable(&report(config()), &now).unwrap_err();
+        assert_eq!(why, "config differs (short_threshold: 2 vs 3)");
     }
 
     #[test]

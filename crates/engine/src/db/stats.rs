@@ -261,13 +261,14 @@ pub struct LifetimeSummary {
 }
 
 impl DbStats {
-    /// LSM write amplification: (flush + compaction bytes written) / user bytes (RocksDB's
-    /// W-Amp; WAL excluded). 0 before any user byte.
+    /// LSM write amplification: (flush + compaction + blob file bytes written) / user
+    /// bytes (RocksDB's W-Amp; WAL excluded). 0 before any user byte.
     pub fn lsm_write_amp(&self) -> f64 {
         if self.user_bytes == 0 {
             return 0.0;
         }
-        (self.flush_bytes + self.compaction_write_bytes) as f64 / self.user_bytes as f64
+        let written = self.flush_bytes + self.compaction_write_bytes + self.blob.bytes_written;
+        written as f64 / self.user_bytes as f64
     }
 
     /// Mean S_same and S_inval over the compaction records (0 without records).

@@ -723,11 +723,12 @@ impl Shared {
                     None => vec![*e],
                 })
                 .collect();
+            let blob = updated.kind == FileKind::Blob;
             recs.push(Record::FileUpdate {
                 id: f.id,
                 meta: updated,
             });
-            kept.push(extents);
+            kept.push((blob, extents));
         }
         if !recs.is_empty() {
             // On failure the batch may or may not be durable: the copies and the victim
@@ -742,12 +743,15 @@ impl Shared {
             }
         }
         let mut release = mover.into_written();
-        let mut copied = 0;
-        for (old, pieces) in kept.iter().flatten() {
-            copied += old.len;
-            for p in pieces {
-                if let Some(w) = release.get_mut(&p.zone) {
-                    *w = w.saturating_sub(p.len);
+        let (mut copied, mut blob_copied) = (0, 0);
+        for (blob, extents) in &kept {
+            for (old, pieces) in extents {
+                copied += old.len;
+                blob_copied += if *blob { old.len } else { 0 };
+                for p in pieces {
+                    if let Some(w) = release.get_mut(&p.zone) {
+                        *w = w.saturating_sub(p.len);
+                    }
                 }
             }
         }
@@ -759,6 +763,7 @@ impl Shared {
         }
         self.release_live(release);
         Counters::add(&self.counters.gc_copy_bytes, copied);
+        Counters::add(&self.counters.gc_blob_copy_bytes, blob_copied);
         rep.copied_bytes = copied;
         rep.files_copied = kept.len() as u32;
         rep.cleaned = self.was_reset(zone, epoch) || meta.state.valid_bytes(zone) == 0;

@@ -102,6 +102,7 @@ impl ZoneFs {
                 runs: Counters::get(&c.gc_runs),
                 victims: Counters::get(&c.gc_victims),
                 copy_bytes: Counters::get(&c.gc_copy_bytes),
+                blob_copy_bytes: Counters::get(&c.gc_blob_copy_bytes),
                 compacted_bytes: Counters::get(&c.gc_compacted_bytes),
                 resets: victim_copy_bytes.len() as u64,
                 victim_copy_bytes,

@@ -73,6 +73,8 @@ pub(crate) struct Counters {
     pub gc_runs: AtomicU64,
     pub gc_victims: AtomicU64,
     pub gc_copy_bytes: AtomicU64,
+    /// The share of `gc_copy_bytes` that belonged to blob files.
+    pub gc_blob_copy_bytes: AtomicU64,
     pub gc_compacted_bytes: AtomicU64,
     pub gc_blocking_ns: AtomicU64,
     pub gc_blocking_events: AtomicU64,

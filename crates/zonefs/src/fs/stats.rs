@@ -58,6 +58,8 @@ pub struct GcStats {
     /// of committed migrations; the device bytes, block rounding and abandoned copies
     /// included, are `device_write_bytes[gc_copy]`).
     pub copy_bytes: u64,
+    /// The share of `copy_bytes` that belonged to blob files.
+    pub blob_copy_bytes: u64,
     /// Bytes of victims freed by the engine compacting (and deleting) the files the
     /// cleaner asked it to compact: Σ victim bytes of the files it reported compacted
     /// that are gone after the call.
