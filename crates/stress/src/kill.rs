@@ -67,6 +67,9 @@ pub struct ChildArgs {
     /// On an out-of-space error, log it and exit with [`CHILD_OUT_OF_SPACE`].
     #[arg(long)]
     pub tolerate_out_of_space: bool,
+    /// BlobDB on (see `Setup::blob`).
+    #[arg(long)]
+    pub blob: bool,
 }
 
 /// The exit code of a child that ran out of space, with `--tolerate-out-of-space`.
@@ -95,6 +98,9 @@ impl ChildArgs {
         if self.tolerate_out_of_space {
             a.push("--tolerate-out-of-space".into());
         }
+        if self.blob {
+            a.push("--blob".into());
+        }
         let pairs = [
             ("--exec", self.exec.name().to_string()),
             ("--gc-mode", self.gc_mode.name().to_string()),
@@ -117,6 +123,7 @@ impl ChildArgs {
             max_value: self.max_value,
             gc_mode: self.gc_mode,
             tolerate_out_of_space: self.tolerate_out_of_space,
+            blob: self.blob,
             ..Setup::new(CrashKind::Kill, self.sync, self.exec, self.seed)
         }
     }
@@ -327,6 +334,7 @@ impl Killed {
             first_version: self.oracle.next_version(),
             ops: 100_000,
             tolerate_out_of_space: self.setup.tolerate_out_of_space,
+            blob: self.setup.blob,
         };
         // An empty log now: a stale one must not be read as this child's.
         std::fs::write(&self.log, b"").map_err(|e| format!("empty the log: {e}"))?;

@@ -67,6 +67,10 @@ struct Cli {
     /// as `out_of_space`, a known bug of threaded mode, and the store is crashed there).
     #[arg(long)]
     strict_space: bool,
+    /// BlobDB in every store: values of 512 bytes and more in blob files, blob garbage
+    /// collection on.
+    #[arg(long)]
+    blob: bool,
     /// Seconds between progress lines.
     #[arg(long, default_value_t = 30)]
     progress: u64,
@@ -133,6 +137,7 @@ fn setups(cli: &Cli) -> Result<Vec<Setup>, String> {
             max_value: cli.max_value.unwrap_or(d.max_value),
             gc_mode: gc_mode.unwrap_or(d.gc_mode),
             tolerate_out_of_space: !cli.strict_space,
+            blob: cli.blob,
             ..d
         })
         .collect();

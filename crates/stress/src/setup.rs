@@ -62,6 +62,10 @@ pub struct Setup {
     /// background cleaner, see `tests/known_bugs.rs`) and crash the store there, instead of
     /// failing the run.
     pub tolerate_out_of_space: bool,
+    /// BlobDB: values of 512 bytes and more go to blob files of 32 KiB, with blob garbage
+    /// collection of the oldest half (so that flushes, compactions and blob GC all write
+    /// and drop blob files between crashes).
+    pub blob: bool,
 }
 
 impl Setup {
@@ -83,6 +87,7 @@ impl Setup {
             gc_mode: CleaningMode::Copy,
             seed,
             tolerate_out_of_space: false,
+            blob: false,
         }
     }
 
@@ -113,11 +118,12 @@ impl Setup {
     /// A short name for progress lines and failures.
     pub fn label(&self) -> String {
         format!(
-            "{} wal-sync={} exec={} gc={} seed={}",
+            "{} wal-sync={} exec={} gc={}{} seed={}",
             self.kind.name(),
             if self.sync { "on" } else { "off" },
             self.exec.name(),
             self.gc_mode.name(),
+            if self.blob { " blob" } else { "" },
             self.seed
         )
     }
@@ -149,6 +155,11 @@ impl Setup {
             num_levels: 5,
             block_size: 1024,
             mode: self.exec,
+            enable_blob_files: self.blob,
+            min_blob_size: 512,
+            blob_file_size: 32 * 1024,
+            enable_blob_garbage_collection: self.blob,
+            blob_garbage_collection_age_cutoff: 0.5,
             ..Options::default()
         }
     }
@@ -258,6 +269,8 @@ impl Stack {
             gc_copy_bytes: fs.gc.copy_bytes,
             gc_resets: fs.gc.resets,
             zone_resets: fs.zone_resets,
+            blob_files_created: db.blob.files_created,
+            blob_files_deleted: db.blob.files_deleted,
         }
     }
 
@@ -323,5 +336,8 @@ crate::counters! {
         gc_resets,
         /// Data zones reset, by the cleaner or because nothing live was left in them.
         zone_resets,
+        /// Blob files written by flushes and compactions, and deleted once dropped.
+        blob_files_created,
+        blob_files_deleted,
     }
 }

@@ -263,14 +263,10 @@ impl DbInner {
     /// already written.
     fn write_outputs(&self, p: &Picked) -> Result<(Vec<FileMeta>, JobStats, BlobOutcome)> {
         let rules = blob_rules(&self.options, p.c.output_level, &p.version);
-        let pinned;
-        let fetch: Option<&dyn BlobFetch> = match rules.gc_cutoff {
-            Some(_) => {
-                pinned = self.blobs.pin(&p.version)?;
-                Some(&pinned)
-            }
-            None => None,
-        };
+        // The blobs a compaction relocates are those its inputs reference, and their files
+        // stay in the version while the inputs do: the cache finds them. (Not every blob
+        // file of the picked version: another job may have dropped one since.)
+        let fetch = rules.gc_cutoff.map(|_| &*self.blobs as &dyn BlobFetch);
         let sinks = FsBlobSinks {
             inner: self,
             level: p.c.output_level,
