@@ -81,6 +81,9 @@ struct DatabaseJson {
     wals: u64,
     wal_bytes: u64,
     wal_records: u64,
+    blob_files: u64,
+    blob_bytes: u64,
+    blobs: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -216,6 +219,9 @@ fn database_json(r: &CheckReport) -> DatabaseJson {
         wals: r.wals,
         wal_bytes: r.wal_bytes,
         wal_records: r.wal_records,
+        blob_files: r.blob_files,
+        blob_bytes: r.blob_bytes,
+        blobs: r.blobs,
     }
 }
 
@@ -240,8 +246,17 @@ fn what_was_checked(c: &CheckJson) -> String {
         return "checked the file system; it holds no database".into();
     };
     let manifest = d.manifest.as_deref().unwrap_or("no readable manifest");
+    let blobs = match d.blob_files {
+        0 => String::new(),
+        n => format!(
+            "; {}, {}",
+            plural(n as usize, "blob file"),
+            plural(d.blobs as usize, "blob")
+        ),
+    };
     format!(
-        "checked the file system and the database ({manifest}, {}, {} data blocks, {}; {}, {})",
+        "checked the file system and the database ({manifest}, {}, {} data blocks, {}; {}, \
+         {}{blobs})",
         plural(d.tables as usize, "table"),
         d.data_blocks,
         plural(d.entries as usize, "entry"),

@@ -217,3 +217,32 @@ fn the_force_threshold_compacts_the_tables_of_the_oldest_blob_file() {
     }
     assert!(stats.blob.gc_relocated > 0);
 }
+
+#[test]
+fn check_and_salvage_name_a_lost_blob_file_and_its_keys() {
+    let (_mem, dev) = device(32, 256);
+    let fs = format(&dev, fs_options());
+    let options = blob_options(ExecMode::Deterministic);
+    let db = Db::open(Arc::clone(&fs), options.clone()).unwrap();
+    let wo = WriteOptions::default();
+    db.put(&wo, b"inline", &[1u8; 10]).unwrap();
+    db.put(&wo, b"separated", &[2u8; 100]).unwrap();
+    db.flush().unwrap();
+    let blob = engine::blob::blob_file_name(db.blob_files()[0].number);
+    db.close().unwrap();
+    fs.delete(&blob).unwrap();
+    let report = engine::db::check(&fs, &options).unwrap();
+    let damage: Vec<_> = report.damage().collect();
+    assert_eq!(damage.len(), 1, "{damage:?}");
+    assert_eq!(damage[0].file.as_deref(), Some(blob.as_str()));
+    let mut got = Model::new();
+    let salvage = engine::db::salvage(&fs, &options, &mut |k, v| {
+        got.insert(k.to_vec(), v.to_vec());
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got.get(&b"inline"[..]), Some(&vec![1u8; 10]));
+    let lost = salvage.check.damage().find(|f| f.keys.is_some()).unwrap();
+    assert_eq!(lost.keys.as_ref().unwrap().smallest, b"separated");
+}

@@ -94,9 +94,18 @@ impl<'a, F: BlobSinks> BlobStage<'a, F> {
         }
     }
 
-    /// Numbers of the blob files created so far (to delete when the job fails).
-    pub fn created(&self) -> &[u64] {
-        &self.created
+    /// Gives up: drops the open blob file's writer (a file being written cannot be
+    /// deleted) and returns the numbers of every blob file this job created, for the
+    /// caller to delete.
+    pub fn abandon(mut self) -> Vec<u64> {
+        self.current = None;
+        std::mem::take(&mut self.created)
+    }
+
+    /// Numbers of the blob files created so far: what to delete if [`Self::finish`]
+    /// fails (it drops the open writer either way).
+    pub fn created(&self) -> Vec<u64> {
+        self.created.clone()
     }
 
     /// Finishes the current blob file; the job's outcome.

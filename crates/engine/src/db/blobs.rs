@@ -1,7 +1,7 @@
 //! The database's blob files on the file layer: a cache of open readers that resolves blob
 //! references, the blob files a job creates, and the files a version drops.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use zonefs::fs::{FileWriter, FsError, ZoneFs};
@@ -15,25 +15,27 @@ use crate::source::RandomAccess;
 use crate::version::Version;
 use crate::{Error, Result};
 
-use super::files::{delete_file, BASE_LEVEL};
+use super::files::{delete_file, sst_file_name, BASE_LEVEL};
 use super::inner::DbInner;
 use super::stats::Counters;
 
-/// Open blob file readers by number, opened on first use.
+/// Open blob file readers by number, opened on first use. Ordered maps (here and in
+/// [`PinnedBlobs`]): dropping a reader of a deleted file may reset its zones, and the
+/// deterministic mode must reset them in the same order every run.
 pub(crate) struct BlobCache {
     fs: Arc<ZoneFs>,
-    readers: Mutex<HashMap<u64, Arc<BlobFileReader>>>,
+    readers: Mutex<BTreeMap<u64, Arc<BlobFileReader>>>,
 }
 
 impl BlobCache {
     pub(crate) fn new(fs: Arc<ZoneFs>) -> BlobCache {
         BlobCache {
             fs,
-            readers: Mutex::new(HashMap::new()),
+            readers: Mutex::new(BTreeMap::new()),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<BlobFileReader>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<BlobFileReader>>> {
         self.readers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -42,6 +44,7 @@ impl BlobCache {
         if let Some(r) = self.lock().get(&number) {
             return Ok(Arc::clone(r));
         }
+        // Opened without the lock: it reads the header and footer from the device.
         let name = blob_file_name(number);
         let file = self
             .fs
@@ -51,11 +54,14 @@ impl BlobCache {
             Arc::new(file) as Arc<dyn RandomAccess>,
             number,
         )?);
-        // A file deleted meanwhile is not cached: its reader would keep its zones.
-        if self.fs.exists(&name) {
-            self.lock().insert(number, Arc::clone(&reader));
+        let mut readers = self.lock();
+        // A file deleted meanwhile is not cached: its reader would keep its zones, and no
+        // eviction would come. Deletion comes before eviction, so under the lock "still
+        // there" means any eviction is yet to come.
+        if !self.fs.exists(&name) {
+            return Ok(reader);
         }
-        Ok(reader)
+        Ok(Arc::clone(readers.entry(number).or_insert(reader)))
     }
 
     /// Forgets the reader of a deleted blob file.
@@ -83,7 +89,7 @@ impl BlobFetch for BlobCache {
 
 /// The blob files of one version, open.
 pub(crate) struct PinnedBlobs {
-    readers: HashMap<u64, Arc<BlobFileReader>>,
+    readers: BTreeMap<u64, Arc<BlobFileReader>>,
 }
 
 impl BlobFetch for PinnedBlobs {
@@ -161,16 +167,18 @@ fn failed(step: &str, name: &str, e: FsError) -> Error {
 
 impl DbInner {
     /// Deletes the blob files `before` held and `after` does not (RocksDB deletes a blob
-    /// file once the version dropped it).
-    pub(crate) fn delete_dropped_blobs(&self, before: &Version, after: &Version) -> Result<()> {
+    /// file once the version dropped it). A file that cannot be deleted now is left for the
+    /// next open, which deletes blob files no version holds: the job that dropped it did
+    /// its work, and failing it would leave its inputs behind instead.
+    pub(crate) fn delete_dropped_blobs(&self, before: &Version, after: &Version) {
         for b in before.blob_files() {
-            if after.blob_file(b.number).is_none() {
-                delete_file(&self.fs, &blob_file_name(b.number))?;
+            if after.blob_file(b.number).is_none()
+                && delete_file(&self.fs, &blob_file_name(b.number)).is_ok()
+            {
                 self.blobs.evict(b.number);
                 Counters::add(&self.counters.blob_files_deleted, 1);
             }
         }
-        Ok(())
     }
 
     /// Counts what a job's blob stage did.
@@ -183,10 +191,18 @@ impl DbInner {
         Counters::add(&c.blob_gc_relocated_bytes, outcome.relocated.bytes);
     }
 
-    /// Deletes blob files a failed job created.
+    /// Deletes blob files a failed job created. One that cannot be deleted now stays as
+    /// a leftover the next open deletes: the job's own error is what the caller reports.
     pub(crate) fn delete_blob_files(&self, numbers: &[u64]) {
         for &n in numbers {
             let _ = delete_file(&self.fs, &blob_file_name(n));
+        }
+    }
+
+    /// Deletes tables a failed job wrote (as [`Self::delete_blob_files`]).
+    pub(crate) fn delete_tables(&self, numbers: impl Iterator<Item = u64>) {
+        for n in numbers {
+            let _ = delete_file(&self.fs, &sst_file_name(n));
         }
     }
 }

@@ -9,20 +9,21 @@
 //! no version to tell live tables from leftovers: every table and every WAL on the file
 //! system is checked, as RocksDB's repair scans them all.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use zonefs::fs::ZoneFs;
 
 use crate::batch::WriteBatch;
-use crate::blob::{blob_file_name, BlobFileReader};
-use crate::key;
+use crate::blob::{blob_file_name, BlobFileReader, BlobIndex};
+use crate::key::{self, ValueKind};
 use crate::log::{read_log, LogContents};
 use crate::options::Options;
 use crate::source::RandomAccess;
 use crate::sst::Table;
 use crate::version::{
-    manifest_file_name, parse_manifest_name, sst_file_name, FileMeta, VersionSet, CURRENT,
+    manifest_file_name, parse_manifest_name, sst_file_name, BlobFileMeta, FileMeta, VersionSet,
+    CURRENT,
 };
 use crate::{Error, Result};
 
@@ -153,7 +154,7 @@ pub fn check(fs: &Arc<ZoneFs>, options: &Options) -> Result<CheckReport> {
 /// manifest cannot be read.
 struct Live {
     tables: BTreeMap<u64, FileMeta>,
-    blobs: BTreeSet<u64>,
+    blobs: BTreeMap<u64, BlobFileMeta>,
     log_number: u64,
     manifest: u64,
 }
@@ -184,7 +185,9 @@ pub(crate) fn survey(fs: &Arc<ZoneFs>, options: &Options) -> Result<Survey> {
                     ),
                     _ => {
                         let meta = live.as_ref().and_then(|l| l.tables.get(&n));
-                        if let Some(t) = check_table(fs, &f.name, meta, &mut survey.report) {
+                        let blobs = live.as_ref().map(|l| &l.blobs);
+                        let t = check_table(fs, &f.name, meta, blobs, &mut survey.report);
+                        if let Some(t) = t {
                             survey.tables.push(t);
                         }
                     }
@@ -200,12 +203,15 @@ pub(crate) fn survey(fs: &Arc<ZoneFs>, options: &Options) -> Result<Survey> {
             DbFile::Blob(n) => {
                 present.insert(n);
                 match &live {
-                    Some(l) if !l.blobs.contains(&n) => survey.report.notice(
+                    Some(l) if !l.blobs.contains_key(&n) => survey.report.notice(
                         &f.name,
                         "a blob file no version holds (left by an interrupted flush or \
                          compaction); the next read-write open deletes it",
                     ),
-                    _ => check_blob_file(fs, &f.name, n, &mut survey.report),
+                    _ => {
+                        let meta = live.as_ref().and_then(|l| l.blobs.get(&n));
+                        check_blob_file(fs, &f.name, n, meta, &mut survey.report)
+                    }
                 }
             }
             DbFile::Temp => survey.report.notice(
@@ -216,7 +222,7 @@ pub(crate) fn survey(fs: &Arc<ZoneFs>, options: &Options) -> Result<Survey> {
         }
     }
     if let Some(l) = &live {
-        for n in l.blobs.iter().filter(|n| !present.contains(n)) {
+        for n in l.blobs.keys().filter(|n| !present.contains(n)) {
             survey.report.damaged(
                 &blob_file_name(*n),
                 "the version holds this blob file but the file system has no such file: \
@@ -255,7 +261,10 @@ fn read_version(fs: &Arc<ZoneFs>, options: &Options, report: &mut CheckReport) -
             report.version_known = true;
             Some(Live {
                 tables: tables.collect(),
-                blobs: version.blob_files().map(|b| b.number).collect(),
+                blobs: version
+                    .blob_files()
+                    .map(|b| (b.number, BlobFileMeta::clone(b)))
+                    .collect(),
                 log_number: vs.log_number(),
                 manifest: vs.manifest_number(),
             })
@@ -296,6 +305,7 @@ fn check_table(
     fs: &ZoneFs,
     name: &str,
     meta: Option<&FileMeta>,
+    blobs: Option<&BTreeMap<u64, BlobFileMeta>>,
     report: &mut CheckReport,
 ) -> Option<CheckedTable> {
     let whole = meta.map(KeyRange::of_file);
@@ -324,7 +334,7 @@ fn check_table(
             return None;
         }
     };
-    let bad_blocks = check_blocks(name, &table, report);
+    let bad_blocks = check_blocks(name, &table, blobs, report);
     if let Some(meta) = meta {
         check_against_version(name, &table, meta, bad_blocks.is_empty(), report);
     }
@@ -332,12 +342,20 @@ fn check_table(
 }
 
 /// Reads every data block of `table`; returns the ones that failed.
-fn check_blocks(name: &str, table: &Table, report: &mut CheckReport) -> HashSet<usize> {
+fn check_blocks(
+    name: &str,
+    table: &Table,
+    blobs: Option<&BTreeMap<u64, BlobFileMeta>>,
+    report: &mut CheckReport,
+) -> HashSet<usize> {
     let mut bad = HashSet::new();
     for i in 0..table.data_blocks() {
         report.data_blocks += 1;
         match table.data_block_entries(i) {
-            Ok(entries) => report.entries += entries.len() as u64,
+            Ok(entries) => {
+                report.entries += entries.len() as u64;
+                check_references(name, &entries, blobs, report);
+            }
             Err(e) => {
                 let keys = table
                     .data_block_bounds(i)
@@ -348,6 +366,36 @@ fn check_blocks(name: &str, table: &Table, report: &mut CheckReport) -> HashSet<
         }
     }
     bad
+}
+
+/// Every blob reference among `entries` must decode and name a blob file of the version
+/// (`blobs`; not checked without a version): a read of the key would fail otherwise.
+fn check_references(
+    name: &str,
+    entries: &[(Vec<u8>, Vec<u8>)],
+    blobs: Option<&BTreeMap<u64, BlobFileMeta>>,
+    report: &mut CheckReport,
+) {
+    for (ikey, value) in entries {
+        let Some(k) = key::parse(ikey).filter(|k| k.kind == ValueKind::BlobIndex) else {
+            continue;
+        };
+        let problem = match BlobIndex::decode(value) {
+            Err(e) => Some(format!("a blob reference that does not decode: {e}")),
+            Ok(index) if blobs.is_some_and(|b| !b.contains_key(&index.file)) => Some(format!(
+                "a blob reference to blob file {}, which the version does not hold",
+                index.file
+            )),
+            Ok(_) => None,
+        };
+        if let Some(what) = problem {
+            let keys = KeyRange {
+                smallest: k.user_key.to_vec(),
+                largest: k.user_key.to_vec(),
+            };
+            report.damaged(name, what, Some(keys));
+        }
+    }
 }
 
 /// The table's own properties against what the version says of it.
@@ -378,8 +426,15 @@ fn check_against_version(
     }
 }
 
-/// Opens blob file `name` and reads every record (checksums, lengths).
-fn check_blob_file(fs: &ZoneFs, name: &str, number: u64, report: &mut CheckReport) {
+/// Opens blob file `name` and reads every record (checksums, lengths); its footer must
+/// agree with what the version records of it (`meta`).
+fn check_blob_file(
+    fs: &ZoneFs,
+    name: &str,
+    number: u64,
+    meta: Option<&BlobFileMeta>,
+    report: &mut CheckReport,
+) {
     let read = fs
         .open(name)
         .map_err(|e| Error::fs(format!("open blob file '{name}'"), e))
@@ -388,9 +443,20 @@ fn check_blob_file(fs: &ZoneFs, name: &str, number: u64, report: &mut CheckRepor
             report.blob_bytes += file.size();
             BlobFileReader::open(Arc::new(file) as Arc<dyn RandomAccess>, number)
         })
-        .and_then(|reader| reader.records());
+        .and_then(|reader| Ok((reader.summary(), reader.records()?.len() as u64)));
     match read {
-        Ok(records) => report.blobs += records.len() as u64,
+        Ok((summary, count)) => {
+            report.blobs += count;
+            let found = (summary.blob_count, summary.blob_bytes, summary.file_size);
+            if let Some(m) = meta.filter(|m| (m.total_count, m.total_bytes, m.file_size) != found) {
+                let what = format!(
+                    "the file holds {} blobs of {} bytes in {} bytes, the version says {} \
+                     blobs of {} bytes in {} bytes",
+                    found.0, found.1, found.2, m.total_count, m.total_bytes, m.file_size
+                );
+                report.damaged(name, what, None);
+            }
+        }
         Err(e) => report.damaged(
             name,
             format!("{e}: the values the file holds may be lost"),

@@ -272,13 +272,22 @@ impl DbInner {
             level: p.c.output_level,
         };
         let mut stage = BlobStage::new(rules, fetch, sinks);
-        let written = self.write_tables(p, &mut stage);
-        let created = stage.created().to_vec();
-        let result = written.and_then(|(outputs, job)| Ok((outputs, job, stage.finish()?)));
-        if result.is_err() {
-            self.delete_blob_files(&created);
+        let (outputs, job) = match self.write_tables(p, &mut stage) {
+            Ok(written) => written,
+            Err(e) => {
+                self.delete_blob_files(&stage.abandon());
+                return Err(e);
+            }
+        };
+        let created = stage.created();
+        match stage.finish() {
+            Ok(blobs) => Ok((outputs, job, blobs)),
+            Err(e) => {
+                self.delete_blob_files(&created);
+                self.delete_tables(outputs.iter().map(|o| o.number));
+                Err(e)
+            }
         }
-        result
     }
 
     /// Writes the tables of `c`'s job, values through `stage`; on failure deletes the

@@ -119,11 +119,19 @@ impl DbInner {
         let job = match self.flush_table(&mems, &mut stage, &mut edit) {
             Ok(job) => job,
             Err(e) => {
-                self.delete_blob_files(stage.created());
+                self.delete_blob_files(&stage.abandon());
                 return Err(e);
             }
         };
-        let blobs = stage.finish()?;
+        let created = stage.created();
+        let blobs = match stage.finish() {
+            Ok(blobs) => blobs,
+            Err(e) => {
+                self.delete_blob_files(&created);
+                self.delete_tables(edit.new_files.iter().map(|(_, f)| f.number));
+                return Err(e);
+            }
+        };
         // Table bytes only, as RocksDB's flush statistics count them (blob file bytes
         // are counted apart).
         let bytes = edit.new_files.iter().map(|(_, f)| f.size).sum::<u64>();

@@ -375,7 +375,7 @@ impl DbInner {
         drop(st);
         drop(vs);
         self.notify();
-        self.delete_dropped_blobs(&before, &version)?;
+        self.delete_dropped_blobs(&before, &version);
         Ok(version)
     }
 

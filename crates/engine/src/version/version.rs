@@ -7,7 +7,7 @@
 //! continue in the next file), so user-key ranges of a deep level only ever touch.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::key;
@@ -334,7 +334,7 @@ fn drop_obsolete_blobs(v: &mut Version) -> Result<()> {
     if v.blobs.is_empty() && v.all_files().all(|(_, f)| f.oldest_blob_file.is_none()) {
         return Ok(());
     }
-    let linked: HashSet<u64> = v
+    let linked: BTreeSet<u64> = v
         .all_files()
         .filter_map(|(_, f)| f.oldest_blob_file)
         .collect();
