@@ -350,17 +350,7 @@ fn backup_refuses_a_destination_that_is_not_empty_and_leaves_no_partial_backup()
     assert!(empty.join("zkv-backup.json").exists());
 
     // A device without a file system: nothing is created.
-    let blank = Img::none();
-    ok(&[
-        "zone",
-        "create",
-        "--device",
-        &blank.spec,
-        "--zones",
-        "4",
-        "--zone-size",
-        "1MiB",
-    ]);
+    let blank = Img::blank(4, "1MiB");
     let to = dir.path("of-blank");
     let msg = fails(&["backup", "--device", &blank.spec, "--to", s(&to)]);
     assert!(msg.contains("no zkv file system"), "{msg}");
@@ -474,17 +464,7 @@ fn fs_info_shows_geometry_formats_metadata_and_options() {
     assert_eq!(j["options"]["gc_mode"], "copy");
     assert!(j["files"].as_u64().unwrap() >= 3, "{j}");
 
-    let blank = Img::none();
-    ok(&[
-        "zone",
-        "create",
-        "--device",
-        &blank.spec,
-        "--zones",
-        "4",
-        "--zone-size",
-        "1MiB",
-    ]);
+    let blank = Img::blank(4, "1MiB");
     let msg = fails(&["inspect", "fs-info", "--device", &blank.spec]);
     assert!(msg.contains("no zkv file system"), "{msg}");
 }

@@ -36,22 +36,6 @@ fn arr<'a>(v: &'a Value, key: &str) -> &'a Vec<Value> {
 }
 
 impl Img {
-    /// A new image of 8 zones of 1 MiB made by `zkv zone create`: no file system on it.
-    fn blank() -> Img {
-        let img = Img::none();
-        ok(&[
-            "zone",
-            "create",
-            "--device",
-            &img.spec,
-            "--zones",
-            "8",
-            "--zone-size",
-            "1M",
-        ]);
-        img
-    }
-
     /// A new image formatted by `zkv mkfs` with the test geometry.
     fn formatted() -> Img {
         let img = Img::none();
@@ -339,7 +323,7 @@ fn mkfs_refuses_a_file_system_without_force() {
 #[test]
 fn mkfs_formats_a_zone_image_and_refuses_bad_options() {
     let _serial = serial();
-    let img = Img::blank();
+    let img = Img::blank(8, "1M");
     ok(&[
         "zone", "write", "--device", &img.spec, "--zone", "5", "--offset", "0", "--len", "8K",
     ]);
@@ -911,7 +895,7 @@ fn corrupt_metadata_is_a_clear_error() {
 #[test]
 fn a_device_without_a_file_system_is_a_clear_error() {
     let _serial = serial();
-    let img = Img::blank();
+    let img = Img::blank(8, "1M");
     let want = format!("no zkv file system on {} (run zkv mkfs)", img.spec);
     for what in ["zones", "files", "df", "dump"] {
         assert_eq!(fails(&img.inspect(what, &[])), want, "{what}");

@@ -226,17 +226,7 @@ fn bad_input_fails_with_one_line() {
     assert!(msg.contains("--from key"), "{msg}");
     assert!(img.bytes() == before, "a refused command changed the image");
 
-    let blank = Img::none();
-    ok(&[
-        "zone",
-        "create",
-        "--device",
-        &blank.spec,
-        "--zones",
-        "4",
-        "--zone-size",
-        "1MiB",
-    ]);
+    let blank = Img::blank(4, "1MiB");
     let msg = blank.fails("put", &["k", "v"]);
     assert!(msg.contains("no zkv file system"), "{msg}");
     let msg = blank.fails("get", &["k"]);

@@ -110,28 +110,9 @@ fn repro_lines_name_the_run() {
     let dir = TempDir::new().unwrap();
     let out = dir.path().to_str().unwrap();
     let id = "deterministic-baseline-gc5";
-    // cli_repro's tiny store: 16 zones of 512 KiB, 32 KiB memtables and SSTs, 5000 puts.
-    let tiny = [
-        "--num",
-        "5000",
-        "--zones",
-        "16",
-        "--zone-size",
-        "512KiB",
-        "--write-buffer-size",
-        "32KiB",
-        "--target-file-size-base",
-        "32KiB",
-        "--max-bytes-for-level-base",
-        "128KiB",
-        "--value-size",
-        "200",
-        "--reserved-zones",
-        "2",
-    ];
     let mut command = vec!["repro", "caza22", "--quick", "--out", out];
     command.extend(["--progress-interval", EVERY, "--run", id, "--"]);
-    command.extend(tiny);
+    command.extend(REPRO_TINY);
     let stderr = stderr_of(&refs_owned(&command));
     let lines: Vec<&str> = stderr.lines().collect();
     let (last, lines) = lines.split_last().expect("some lines");

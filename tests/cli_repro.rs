@@ -9,28 +9,6 @@ use std::path::Path;
 use serde_json::Value;
 use tempfile::TempDir;
 
-/// Bench flags after `--` that shrink every run of the matrix: 16 zones of 512 KiB (2 of
-/// them reserved), 32 KiB memtables and SSTs, a 128 KiB L1, 5000 operations of 200-byte
-/// values; enough for the zone cleaner to copy.
-const TINY: [&str; 16] = [
-    "--num",
-    "5000",
-    "--zones",
-    "16",
-    "--zone-size",
-    "512KiB",
-    "--write-buffer-size",
-    "32KiB",
-    "--target-file-size-base",
-    "32KiB",
-    "--max-bytes-for-level-base",
-    "128KiB",
-    "--value-size",
-    "200",
-    "--reserved-zones",
-    "2",
-];
-
 fn repro(experiment: &str, out: &Path, extra: &[&str]) -> Vec<String> {
     repro_with(experiment, out, extra, &[])
 }
@@ -46,7 +24,7 @@ fn repro_with(experiment: &str, out: &Path, extra: &[&str], bench: &[&str]) -> V
     ];
     args.extend_from_slice(extra);
     args.push("--");
-    args.extend_from_slice(&TINY);
+    args.extend_from_slice(&REPRO_TINY);
     args.extend_from_slice(bench);
     args.into_iter().map(String::from).collect()
 }

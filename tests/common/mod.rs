@@ -42,6 +42,28 @@ pub const SMALL_STORE: [&str; 12] = [
     "200",
 ];
 
+/// `zkv repro`'s tiny store, bench flags after `--` that shrink every run of a matrix: 16
+/// zones of 512 KiB (2 of them reserved), 32 KiB memtables and SSTs, a 128 KiB L1, 5000
+/// operations of 200-byte values; enough for the zone cleaner to copy.
+pub const REPRO_TINY: [&str; 16] = [
+    "--num",
+    "5000",
+    "--zones",
+    "16",
+    "--zone-size",
+    "512KiB",
+    "--write-buffer-size",
+    "32KiB",
+    "--target-file-size-base",
+    "32KiB",
+    "--max-bytes-for-level-base",
+    "128KiB",
+    "--value-size",
+    "200",
+    "--reserved-zones",
+    "2",
+];
+
 /// The geometry flags of the file system images of the CLI tests: 16 zones of 1 MiB with
 /// 768 KiB capacity.
 pub const IMAGE_GEOMETRY: [&str; 6] = [
@@ -70,6 +92,24 @@ fn temp_path(name: &str) -> (TempDir, PathBuf) {
 }
 
 impl Img {
+    /// A new image of `zones` zones of `zone_size` made by `zkv zone create`: no file
+    /// system on it.
+    pub fn blank(zones: u32, zone_size: &str) -> Img {
+        let img = Img::none();
+        let zones = zones.to_string();
+        ok(&[
+            "zone",
+            "create",
+            "--device",
+            &img.spec,
+            "--zones",
+            &zones,
+            "--zone-size",
+            zone_size,
+        ]);
+        img
+    }
+
     pub fn none() -> Img {
         let (dir, path) = temp_path("fs.img");
         let spec = format!("file:{}", path.display());
