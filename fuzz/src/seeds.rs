@@ -10,7 +10,7 @@ use engine::key::{internal_key, ValueKind};
 use engine::lifetime::{Case, Clock, FileLifetime};
 use engine::log::LogWriter;
 use engine::sst::{parts, TableBuilder, TableOptions};
-use engine::version::{FileMeta as SstMeta, VersionEdit};
+use engine::version::{BlobFileMeta, BlobGarbage, FileMeta as SstMeta, VersionEdit};
 use zns::{Geometry, IoCategory, MemDevice, ZoneOp, ZonedDevice};
 use zonefs::meta::{
     decode_frame, frames_start, Extent, FileId, FileKind, FileMeta, Frame, FrameKind, FsState,
@@ -123,8 +123,8 @@ fn tables() -> Vec<Seed> {
                 ValueKind::Put
             };
             let value = match kind {
-                ValueKind::Put => format!("value-{i}-{seq}").into_bytes(),
                 ValueKind::Delete => Vec::new(),
+                _ => format!("value-{i}-{seq}").into_bytes(),
             };
             many.push((internal_key(user.as_bytes(), *seq, kind), value));
         }
@@ -171,6 +171,7 @@ fn sst(number: u64, lo: &[u8], hi: &[u8], seqs: (u64, u64)) -> SstMeta {
         raw_key_size: 150,
         raw_value_size: 900,
         lifetime: None,
+        oldest_blob_file: None,
     }
 }
 
@@ -212,11 +213,30 @@ fn edits() -> Vec<Seed> {
         deleted: 7,
         passive: vec![(0, 0), (40, 2)],
     });
+    // BlobDB's records: a blob file added, garbage of another, a table linked to its
+    // oldest blob file.
+    let mut blob = compaction.clone();
+    for (_, f) in &mut blob.new_files {
+        f.oldest_blob_file = Some(4);
+    }
+    blob.blob_files.push(BlobFileMeta {
+        number: 12,
+        total_count: 40,
+        total_bytes: 41_000,
+        file_size: 41_052,
+        ..BlobFileMeta::default()
+    });
+    blob.blob_garbage.push(BlobGarbage {
+        number: 4,
+        count: 3,
+        bytes: 3_100,
+    });
     vec![
         ("base".into(), base.encode()),
         ("flush".into(), flush.encode()),
         ("compaction".into(), compaction.encode()),
         ("prophet".into(), predicted.encode()),
+        ("blob".into(), blob.encode()),
     ]
 }
 

@@ -390,8 +390,9 @@ pub fn write_batch(data: &[u8]) {
     again.set_sequence(batch.sequence());
     for op in batch.ops() {
         match op.kind {
-            ValueKind::Put => again.put(op.key, op.value),
             ValueKind::Delete => again.delete(op.key),
+            // A decoded batch holds puts and deletes only (a blob reference is refused).
+            _ => again.put(op.key, op.value),
         }
     }
     let decoded = WriteBatch::from_data(again.data().to_vec()).expect("a re-encoded batch decodes");
