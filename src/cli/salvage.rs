@@ -54,7 +54,7 @@ pub struct SalvageArgs {
           required_unless_present = "dump", conflicts_with = "dump")]
     to: Option<DeviceSpec>,
 
-    /// A new file to write the keys to, one 'KEY<tab>VALUE' line each in hex (- : stdout)
+    /// A new file to write the keys to, one line each: key, a tab, value, in hex (- : stdout)
     #[arg(long, value_name = "PATH")]
     dump: Option<PathBuf>,
 

@@ -40,7 +40,7 @@ pub struct CaseCell {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LifetimeStats {
     pub deleted: u64,
-    /// Within ±[`ACCURACY_TICKS`].
+    /// Within ±`ACCURACY_TICKS` (20) ticks.
     pub correct: u64,
     /// Per level of creation: (deleted, within 5 × (level + 1), Σ real lifetime).
     pub per_level: Vec<(u64, u64, u64)>,
