@@ -98,3 +98,49 @@ fn blob_flags_without_effect_are_refused() {
     ]);
     assert!(msg.contains("is not in [0, 1]"), "{msg}");
 }
+
+#[test]
+fn inspect_levels_and_check_show_the_blob_files_of_an_image() {
+    let _serial = serial();
+    let img = Img::none();
+    let mut args = vec![
+        "bench",
+        "--device",
+        &img.spec,
+        "--workload",
+        "fillrandom",
+        "--num",
+        "3000",
+        "--enable-blob-files",
+        "--min-blob-size",
+        "100",
+        "--blob-file-size",
+        "64KiB",
+    ];
+    args.extend(SMALL_STORE);
+    ok_with_progress(&args);
+    let levels = json(&ok(&["inspect", "levels", "--device", &img.spec, "--json"]));
+    let blobs = levels["blob_files"].as_array().unwrap();
+    assert!(!blobs.is_empty(), "{levels}");
+    let linked: u64 = blobs
+        .iter()
+        .map(|b| b["linked_tables"].as_u64().unwrap())
+        .sum();
+    let tables: u64 = levels["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["files"].as_u64().unwrap())
+        .sum();
+    // Every value is above the minimum: every table links a blob file.
+    assert_eq!(linked, tables, "{levels}");
+    let human = ok(&["inspect", "levels", "--device", &img.spec]);
+    assert!(human.contains("linked blob files"), "{human}");
+    assert!(
+        human.contains(&format!("blob files: {} of ", blobs.len())),
+        "{human}"
+    );
+    let check = json(&ok(&["check", "--device", &img.spec, "--json"]));
+    assert_eq!(check["clean"], true);
+    assert_eq!(check["database"]["blob_files"], blobs.len());
+}

@@ -6,6 +6,8 @@
 //! ([`engine::db::Db::open_read_only`]), which recovers the version set and replays the
 //! WALs into memory, writing nothing. Everything shown comes from that database handle.
 
+use std::collections::BTreeSet;
+
 use clap::Args;
 use engine::db::{Db, MemtableShape};
 use serde::Serialize;
@@ -40,6 +42,21 @@ struct LevelRow {
     bytes: u64,
     /// RocksDB's score with the engine's default options; the last level has none (0).
     score: f64,
+    /// Blob files the level's tables are linked to (each table to its oldest one).
+    linked_blob_files: usize,
+}
+
+/// One blob file of the version (BlobDB).
+#[derive(Clone, Debug, Serialize)]
+struct BlobRow {
+    number: u64,
+    file_bytes: u64,
+    blobs: u64,
+    blob_bytes: u64,
+    garbage_blobs: u64,
+    garbage_bytes: u64,
+    /// Tables linked to it (their oldest blob file is this one).
+    linked_tables: usize,
 }
 
 /// The WAL files the open replayed (those the manifest does not cover yet) and what they
@@ -62,6 +79,7 @@ struct LevelsJson {
     database: bool,
     last_sequence: Option<u64>,
     levels: Vec<LevelRow>,
+    blob_files: Vec<BlobRow>,
     wal: WalJson,
     /// The work per level (bytes read and written, compaction counts) exists only in a
     /// database handle that did work and is not recorded on the device: always null here.
@@ -72,6 +90,7 @@ struct LevelsJson {
 struct Lsm {
     last_sequence: u64,
     rows: Vec<LevelRow>,
+    blobs: Vec<BlobRow>,
     wal: WalJson,
     stats_table: String,
 }
@@ -93,6 +112,12 @@ pub fn run(args: LevelsArgs) -> CliResult {
 }
 
 fn read_lsm(spec: &DeviceSpec, db: Db) -> CliResult<Lsm> {
+    let tables = db.live_files();
+    let linked = |level: usize| {
+        let at_level = tables.iter().filter(|(l, _)| *l == level);
+        let blobs: BTreeSet<u64> = at_level.filter_map(|(_, f)| f.oldest_blob_file).collect();
+        blobs.len()
+    };
     let rows = db
         .stats()
         .levels
@@ -102,6 +127,23 @@ fn read_lsm(spec: &DeviceSpec, db: Db) -> CliResult<Lsm> {
             files: l.files,
             bytes: l.bytes,
             score: l.score,
+            linked_blob_files: linked(l.level),
+        })
+        .collect();
+    let blobs = db
+        .blob_files()
+        .into_iter()
+        .map(|b| BlobRow {
+            number: b.number,
+            file_bytes: b.file_size,
+            blobs: b.total_count,
+            blob_bytes: b.total_bytes,
+            garbage_blobs: b.garbage_count,
+            garbage_bytes: b.garbage_bytes,
+            linked_tables: tables
+                .iter()
+                .filter(|(_, f)| f.oldest_blob_file == Some(b.number))
+                .count(),
         })
         .collect();
     let rec = db.recovery();
@@ -109,6 +151,7 @@ fn read_lsm(spec: &DeviceSpec, db: Db) -> CliResult<Lsm> {
     let lsm = Lsm {
         last_sequence: db.last_sequence(),
         rows,
+        blobs,
         wal: WalJson {
             files: rec.wals.len(),
             bytes: rec.wal_bytes,
@@ -128,6 +171,7 @@ fn print_json(spec: &DeviceSpec, lsm: Option<&Lsm>, out: &mut Out) -> CliResult 
         database: lsm.is_some(),
         last_sequence: lsm.map(|l| l.last_sequence),
         levels: lsm.map(|l| l.rows.clone()).unwrap_or_default(),
+        blob_files: lsm.map(|l| l.blobs.clone()).unwrap_or_default(),
         wal: lsm.map(|l| l.wal.clone()).unwrap_or_default(),
         compaction_stats: None,
     };
@@ -148,21 +192,33 @@ fn print_human(spec: &DeviceSpec, lsm: Option<&Lsm>, out: &mut Out) -> CliResult
         format_size(bytes),
         lsm.last_sequence
     ))?;
-    let mut t = Table::new(&[
+    let blobs = !lsm.blobs.is_empty();
+    let mut columns = vec![
         ("level", Align::Right),
         ("files", Align::Right),
         ("bytes", Align::Right),
         ("score", Align::Right),
-    ]);
+    ];
+    if blobs {
+        columns.push(("linked blob files", Align::Right));
+    }
+    let mut t = Table::new(&columns);
     for r in &lsm.rows {
-        t.row(vec![
+        let mut row = vec![
             format!("L{}", r.level),
             r.files.to_string(),
             format_size(r.bytes),
             format!("{:.2}", r.score),
-        ]);
+        ];
+        if blobs {
+            row.push(r.linked_blob_files.to_string());
+        }
+        t.row(row);
     }
     t.print(out)?;
+    if blobs {
+        blob_line(&lsm.blobs, out)?;
+    }
     let w = &lsm.wal;
     let plural = |n: u64| if n == 1 { "" } else { "s" };
     out.line(format!(
@@ -184,4 +240,16 @@ fn print_human(spec: &DeviceSpec, lsm: Option<&Lsm>, out: &mut Out) -> CliResult
         "(Read, Write, Moved, W-Amp and Comp(cnt) count the work of one open database; the \
          device does not record it, so they are 0 here: 'zkv bench' prints them after a run)",
     )
+}
+
+/// `blob files: 12 of 30.1 MiB, 40.0 MiB of blobs written to them, 10.0 MiB garbage`
+fn blob_line(blobs: &[BlobRow], out: &mut Out) -> CliResult {
+    let sum = |f: fn(&BlobRow) -> u64| blobs.iter().map(f).sum::<u64>();
+    out.line(format!(
+        "blob files: {} of {}, holding {} of blobs, {} of them garbage",
+        blobs.len(),
+        format_size(sum(|b| b.file_bytes)),
+        format_size(sum(|b| b.blob_bytes)),
+        format_size(sum(|b| b.garbage_bytes)),
+    ))
 }
