@@ -246,3 +246,36 @@ fn check_and_salvage_name_a_lost_blob_file_and_its_keys() {
     let lost = salvage.check.damage().find(|f| f.keys.is_some()).unwrap();
     assert_eq!(lost.keys.as_ref().unwrap().smallest, b"separated");
 }
+
+/// LIZA's decisions, recording the hints of blob files.
+struct BlobHints(Arc<std::sync::Mutex<Vec<zonefs::placement::PlacementHint>>>);
+
+impl zonefs::placement::PlacementPolicy for BlobHints {
+    fn name(&self) -> &'static str {
+        "blob-hints"
+    }
+
+    fn place(&self, ctx: &zonefs::placement::PlacementCtx<'_>) -> zonefs::placement::Decision {
+        if ctx.hint.kind == Some(zonefs::meta::FileKind::Blob) {
+            self.0.lock().unwrap().push(ctx.hint.clone());
+        }
+        zonefs::placement::Liza.place(ctx)
+    }
+}
+
+#[test]
+fn blob_files_are_placed_with_their_number_level_and_lifetime() {
+    let (_mem, dev) = device(32, 256);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let policy = Box::new(BlobHints(Arc::clone(&seen)));
+    let fs = Arc::new(ZoneFs::format_with_policy(Arc::clone(&dev), fs_options(), policy).unwrap());
+    let db = Db::open(Arc::clone(&fs), blob_options(ExecMode::Deterministic)).unwrap();
+    db.put(&WriteOptions::default(), b"k", &[3u8; 100]).unwrap();
+    db.flush().unwrap();
+    let number = db.blob_files()[0].number;
+    let seen = seen.lock().unwrap();
+    let hint = seen.first().expect("a blob file was placed");
+    assert_eq!(hint.blob_file, Some(number));
+    assert_eq!(hint.level, Some(0));
+    assert_eq!(hint.lifetime, zonefs::placement::Lifetime::Medium);
+}

@@ -138,6 +138,7 @@ impl BlobSinks for FsBlobSinks<'_> {
             level: Some(level),
             lifetime: Lifetime::for_file(FileKind::Blob, Some(level), BASE_LEVEL),
             size: self.inner.options.blob_file_size,
+            blob_file: Some(number),
             ..PlacementHint::default()
         };
         let writer = self

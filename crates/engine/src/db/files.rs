@@ -102,6 +102,7 @@ fn sst_hint_of(
         largest_key: largest.to_vec(),
         neighbors: extras.neighbors,
         death: extras.death,
+        blob_file: None,
     }
 }
 

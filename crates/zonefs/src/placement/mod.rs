@@ -91,6 +91,9 @@ pub struct PlacementHint {
     /// unless the policy asks ([`PlacementPolicy::wants_prediction`]), and for files that
     /// are not SSTs.
     pub death: Option<PredictedDeath>,
+    /// For blob files, the blob file number (blob files are numbered in the order they are
+    /// created: a policy may place them in that order, as BAZA does).
+    pub blob_file: Option<u64>,
 }
 
 /// An SST's predicted death on the engine's FC-tick clock (flushes + compactions so far),
