@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -22,7 +23,7 @@ use zns::{DeviceSpec, Geometry};
 use zonefs::fs::FileInfo;
 use zonefs::meta::{self, FileKind};
 
-use super::device::{open_persistent, parse_device, Access, WaitArg};
+use super::device::{disturbed, open_for_reading, parse_device, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::{fs_error, meta_error, FsView};
 use super::inspect::{kind_name, lifetime_name, OptionsJson};
@@ -150,12 +151,17 @@ pub fn run(a: BackupArgs) -> CliResult {
     let dir = &a.to;
     let exists = check_destination(dir)?;
     let device = a.device.to_string();
-    let view = FsView::open(
-        open_persistent(&a.device, Access::ReadOnly, a.wait.wait)?,
-        &device,
-    )?;
+    let reader = open_for_reading(&a.device, a.wait.wait)?;
+    let view = FsView::open(Arc::clone(&reader.dev), &device)?;
     let dest = Destination::create(dir, exists)?;
-    let manifest = match write_backup(&view, dir) {
+    let written = write_backup(&view, dir);
+    // A writer that reset a zone under the backup may have made any read fail: nothing of
+    // it is kept.
+    if reader.disturbed() {
+        dest.remove();
+        return Err(disturbed(&a.device, "backup"));
+    }
+    let manifest = match written {
         Ok(manifest) => manifest,
         Err(e) => {
             dest.remove();

@@ -120,10 +120,33 @@ pub fn read_device<T>(
 }
 
 /// A device opened for reading.
-struct Reader {
-    dev: Arc<dyn ZonedDevice>,
+pub struct Reader {
+    pub dev: Arc<dyn ZonedDevice>,
     /// For an image, the image itself: it knows whether a writer disturbed a read.
     image: Option<Arc<FileDevice>>,
+}
+
+impl Reader {
+    /// Whether a writer reset a zone under a read of this device: whatever the reads
+    /// gave since the open is then not trusted (the errors they met may be the writer's).
+    pub fn disturbed(&self) -> bool {
+        self.image.as_ref().is_some_and(|i| i.saw_zone_change())
+    }
+}
+
+/// Opens the device read-only for a command that cannot simply run again (it writes its
+/// output as it reads): it asks [`Reader::disturbed`] at the end and fails with
+/// [`disturbed`]'s error if a writer got in the way.
+pub fn open_for_reading(spec: &DeviceSpec, wait: Duration) -> CliResult<Reader> {
+    open_reader(spec, wait)
+}
+
+/// The error of a command whose reads a writer disturbed.
+pub fn disturbed(spec: &DeviceSpec, command: &str) -> CliError {
+    CliError::invalid(format!(
+        "{spec}: a writer changed the image while {command} read it (what was written was \
+         removed); stop the writer, or run the command again"
+    ))
 }
 
 /// Opens the device read-only. A zoned block device is opened as for writing: it has no

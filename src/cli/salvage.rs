@@ -22,7 +22,7 @@ use zonefs::fs::{InlineCleaning, ZoneFs};
 
 use super::check::plural;
 use super::check::{db_finding, finding_text, FindingJson};
-use super::device::{open_persistent, parse_device, Access, WaitArg};
+use super::device::{disturbed, open_for_reading, parse_device, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
 use super::geometry::create_image;
@@ -88,7 +88,8 @@ enum Sink {
 
 pub fn run(args: SalvageArgs) -> CliResult {
     let spec = &args.device;
-    let dev = open_persistent(spec, Access::ReadOnly, args.wait.wait)?;
+    let reader = open_for_reading(spec, args.wait.wait)?;
+    let dev = Arc::clone(&reader.dev);
     let fs = ZoneFs::mount_read_only(Arc::clone(&dev)).map_err(|e| {
         CliError::invalid(format!(
             "cannot salvage: {}",
@@ -107,6 +108,12 @@ pub fn run(args: SalvageArgs) -> CliResult {
     let report = copy(&fs, &mut sink)?;
     let stdout_taken = args.dump.as_deref() == Some(Path::new("-"));
     finish(sink, args.to.as_ref())?;
+    // A writer that reset a zone under the salvage made reads fail that would otherwise
+    // have succeeded: the losses it reports are not the damage's. Its output goes.
+    if reader.disturbed() {
+        remove_output(&args);
+        return Err(disturbed(spec, "salvage"));
+    }
     let json = SalvageJson {
         device: spec.to_string(),
         to,
@@ -162,6 +169,18 @@ fn new_store(to: &DeviceSpec, from: &dyn ZonedDevice, fs: &ZoneFs) -> CliResult<
         ..base_options()
     };
     Db::open(Arc::new(new_fs), options).map_err(|e| db_error(to, e))
+}
+
+/// Removes what a salvage wrote: the new image or the dump file (not standard output).
+fn remove_output(args: &SalvageArgs) {
+    let path = match (&args.to, &args.dump) {
+        (Some(DeviceSpec::File(path)), _) => Some(path.as_path()),
+        (None, Some(path)) if path != Path::new("-") => Some(path.as_path()),
+        _ => None,
+    };
+    if let Some(path) = path {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// A new dump file (never an existing one), or standard output for `-`.

@@ -385,7 +385,12 @@ impl FileStorage {
             Ok(now) => now,
             // Most likely a read that caught the writer's pwrite half done.
             Err(_) => {
-                read_steady(&self.path, &self.file, at, &mut raw, "zone table entry")?;
+                let steady = read_steady(&self.path, &self.file, at, &mut raw, "zone table entry");
+                if steady.as_ref().is_err_and(ZnsError::is_concurrent_change) {
+                    // A writer kept the entry changing: what was just read is not trusted.
+                    self.changed.store(true, Ordering::Relaxed);
+                }
+                steady?;
                 Entry::decode(&self.path, &self.geo, zone, &raw)?
             }
         };

@@ -429,8 +429,11 @@ impl<S: Storage> Emulated<S> {
             // Storage failures during a simulated power cut cannot be reported to anyone;
             // the next mount reads whatever the storage holds, which is what a real cut does.
             // The condition first, the bytes second, as for a reset.
-            let _ = self.storage.persist(z, state, keep);
-            let _ = self.storage.truncate(z, keep);
+            // A condition that could not be recorded keeps the bytes it describes: punching
+            // them would leave an entry that claims data the storage no longer holds.
+            if self.storage.persist(z, state, keep).is_ok() {
+                let _ = self.storage.truncate(z, keep);
+            }
         }
         core.powered = false;
         core.power_cut_at = None;
