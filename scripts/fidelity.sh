@@ -16,6 +16,12 @@
 #                   test suite's recorded comparison, crates/engine/tests/db_fidelity.rs)
 #   FIDELITY_RUNS   runs of each engine and case (default 1); the W-Amp table gives the median
 #   FIDELITY_MODES  zkv modes (default: threaded deterministic)
+#   FIDELITY_BLOB_CASES  BlobDB cases (default: blob-fillrandom-1k blob-overwrite-1k
+#                   blob-fillrandom-8k; "" for none): the same settings with every value in
+#                   blob files (min_blob_size 512, blob files of the buffer size) and blob
+#                   garbage collection (age cutoff 0.25), 800 MB of values at full scale (80
+#                   MB small); the blob table compares blob file bytes written and blobs
+#                   relocated (RocksDB's statistics, zkv's report)
 #
 # Settings: 16 B keys; fillrandom with 1000 B values (then readrandom in the min-overlap case),
 # or fillseq then overwrite with 128 B values; multiplier 10, L0 trigger 4, no compression, no
@@ -67,27 +73,32 @@ case_params() { # NAME -> "benchmarks value_size rocksdb_pri zkv_picker write_ra
   esac
 }
 
-run_rocksdb() { # OUT_FILE BENCHES VALUE_SIZE PRI RATE
+run_rocksdb() { # OUT_FILE BENCHES VALUE_SIZE PRI RATE [NUM [EXTRA FLAGS...]]
   local db=/dev/shm/zkv-fidelity-$$
   local rate=()
   [ "$5" = 0 ] || rate=(--benchmark_write_rate_limit="$5")
+  local num=${6:-$NUM}
+  local extra=("${@:7}")
   rm -rf "$db"
-  /usr/bin/time -v db_bench --benchmarks="$2,waitforcompaction,stats" --num="$NUM" --key_size=16 \
+  /usr/bin/time -v db_bench --benchmarks="$2,waitforcompaction,stats" --num="$num" --key_size=16 \
     --value_size="$3" --write_buffer_size="$BUF" --target_file_size_base="$BUF" \
     --max_bytes_for_level_base="$L1" --max_bytes_for_level_multiplier=10 \
     --level0_file_num_compaction_trigger=4 --compression_type=none --disable_wal=1 \
-    --compaction_pri="$4" --bloom_bits=10 --seed=1 --db="$db" "${rate[@]}" >"$1" 2>&1
+    --compaction_pri="$4" --bloom_bits=10 --seed=1 --db="$db" "${rate[@]}" "${extra[@]}" >"$1" 2>&1
   rm -rf "$db"
 }
 
-run_zkv() { # OUT_FILE BENCHES VALUE_SIZE PICKER RATE MODE
+run_zkv() { # OUT_FILE BENCHES VALUE_SIZE PICKER RATE MODE [NUM [EXTRA FLAGS...]]
   local rate=()
   [ "$5" = 0 ] || rate=(--benchmark-write-rate-limit "$5")
-  /usr/bin/time -v "$ZKV" bench --workload "$2" --num "$NUM" --key-size 16 --value-size "$3" \
+  local num=${7:-$NUM}
+  local extra=("${@:8}")
+  /usr/bin/time -v "$ZKV" bench --workload "$2" --num "$num" --key-size 16 --value-size "$3" \
     --write-buffer-size "$BUF" --target-file-size-base "$BUF" --max-bytes-for-level-base "$L1" \
     --max-bytes-for-level-multiplier 10 --level0-file-num-compaction-trigger 4 --disable-wal \
     --bloom-bits 10 --picker "$4" --mode "$6" --wait-for-compaction --seed 1 \
-    --device mem --zones 160 --zone-size 64MiB --json "${1%.txt}.json" "${rate[@]}" >"$1" 2>&1
+    --device mem --zones 160 --zone-size 64MiB --json "${1%.txt}.json" "${rate[@]}" \
+    "${extra[@]}" >"$1" 2>&1
 }
 
 # W-Amp as RocksDB's stats define it, (flush + compaction bytes written) / flush bytes, to
@@ -109,6 +120,30 @@ median() {
     if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
     else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
+
+BLOB_CASES=${FIDELITY_BLOB_CASES-"blob-fillrandom-1k blob-overwrite-1k blob-fillrandom-8k"}
+
+blob_case_params() { # NAME -> "benchmarks value_size num"
+  local volume=$((NUM * 400)) # 800 MB at full scale, 80 MB small
+  case $1 in
+    blob-fillrandom-1k) echo "fillrandom 1000 $((volume / 1000))" ;;
+    blob-overwrite-1k) echo "fillrandom,overwrite 1000 $((volume / 2000))" ;;
+    blob-fillrandom-8k) echo "fillrandom 8192 $((volume / 8192))" ;;
+    *) echo "fidelity: unknown blob case $1" >&2; exit 2 ;;
+  esac
+}
+
+# BlobDB: every value separated, blob files as large as the memtables, garbage collection
+# of the oldest quarter (RocksDB's default cutoff).
+ROCKSDB_BLOB=(--enable_blob_files=1 --min_blob_size=512 --blob_file_size="$BUF"
+  --enable_blob_garbage_collection=1 --blob_garbage_collection_age_cutoff=0.25 --statistics=1)
+ZKV_BLOB=(--enable-blob-files --min-blob-size 512 --blob-file-size "$BUF"
+  --enable-blob-garbage-collection)
+
+# RocksDB's statistics counter NAME in FILE.
+rocksdb_stat() { awk -v n="$1" '$1 == n { print $4; exit }' "$2"; }
+# zkv's report field NAME (an integer of the blob section) in FILE.
+zkv_field() { grep -o "\"$1\": [0-9]*" "$2" | head -1 | awk '{ print $2 }'; }
 
 table="| case | RocksDB 7.8 W-Amp |"
 for m in $MODES; do table+=" zkv $m |"; done
@@ -148,4 +183,30 @@ done
 {
   echo "W-Amp, median of $RUNS run(s) (each run's value in parentheses):"
   echo "$table" | sed '1a|---|---|'"$(for m in $MODES; do printf -- '---|'; done)"
+} | tee -a "$OUT/summary.txt"
+
+[ -n "$BLOB_CASES" ] || exit 0
+blob_table="| case | blob bytes written: RocksDB 7.8 |"
+for m in $MODES; do blob_table+=" zkv $m |"; done
+blob_table+=" blobs relocated: RocksDB 7.8 |"
+for m in $MODES; do blob_table+=" zkv $m |"; done
+for c in $BLOB_CASES; do
+  params=$(blob_case_params "$c")
+  read -r benches vs num <<<"$params"
+  echo "== $c: RocksDB db_bench" >&2
+  run_rocksdb "$OUT/$c.rocksdb.txt" "$benches" "$vs" 0 0 "$num" "${ROCKSDB_BLOB[@]}"
+  for m in $MODES; do
+    echo "== $c: zkv bench --mode $m" >&2
+    run_zkv "$OUT/$c.zkv-$m.txt" "$benches" "$vs" sica 0 "$m" "$num" "${ZKV_BLOB[@]}"
+  done
+  row="| $c | $(rocksdb_stat rocksdb.blobdb.blob.file.bytes.written "$OUT/$c.rocksdb.txt") |"
+  for m in $MODES; do row+=" $(zkv_field blob_bytes_written "$OUT/$c.zkv-$m.json") |"; done
+  row+=" $(rocksdb_stat rocksdb.blobdb.gc.num.keys.relocated "$OUT/$c.rocksdb.txt") |"
+  for m in $MODES; do row+=" $(zkv_field gc_relocated "$OUT/$c.zkv-$m.json") |"; done
+  blob_table+=$'\n'"$row"
+done
+{
+  echo
+  echo "BlobDB (one run each):"
+  echo "$blob_table" | sed '1a|---|---|'"$(for m in $MODES; do printf -- '---|'; done)"'---|'"$(for m in $MODES; do printf -- '---|'; done)"
 } | tee -a "$OUT/summary.txt"
