@@ -102,23 +102,13 @@ fn blob_flags_without_effect_are_refused() {
 #[test]
 fn inspect_levels_and_check_show_the_blob_files_of_an_image() {
     let _serial = serial();
-    let img = Img::none();
-    let mut args = vec![
-        "bench",
-        "--device",
-        &img.spec,
-        "--workload",
-        "fillrandom",
-        "--num",
-        "3000",
+    let img = Img::filled(&[
         "--enable-blob-files",
         "--min-blob-size",
         "100",
         "--blob-file-size",
         "64KiB",
-    ];
-    args.extend(SMALL_STORE);
-    ok_with_progress(&args);
+    ]);
     let levels = json(&ok(&["inspect", "levels", "--device", &img.spec, "--json"]));
     let blobs = levels["blob_files"].as_array().unwrap();
     assert!(!blobs.is_empty(), "{levels}");

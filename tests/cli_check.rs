@@ -15,18 +15,7 @@ use zonefs::fs::ZoneFs;
 /// A store on an image: tables from a small fillrandom and three puts, the last one in the
 /// WAL.
 fn store() -> Img {
-    let img = Img::none();
-    let mut args = vec![
-        "bench",
-        "--device",
-        &img.spec,
-        "--workload",
-        "fillrandom",
-        "--num",
-        "3000",
-    ];
-    args.extend(SMALL_STORE);
-    zkv(&args);
+    let img = Img::filled(&[]);
     for key in ["wal-a", "wal-b", "wal-c"] {
         ok(&["put", "--device", &img.spec, key, "v"]);
     }

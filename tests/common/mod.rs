@@ -110,6 +110,27 @@ impl Img {
         img
     }
 
+    /// A new image holding the tables of a 3000-key fillrandom on the small store, written
+    /// by `zkv bench` with `extra` flags (which must succeed; progress lines may go to
+    /// stderr).
+    pub fn filled(extra: &[&str]) -> Img {
+        let img = Img::none();
+        let mut args = vec![
+            "bench",
+            "--device",
+            &img.spec,
+            "--workload",
+            "fillrandom",
+            "--num",
+            "3000",
+        ];
+        args.extend(SMALL_STORE);
+        args.extend(extra);
+        let r = zkv(&args);
+        assert_eq!(r.code, 0, "zkv {args:?} failed: {}", r.stderr);
+        img
+    }
+
     pub fn none() -> Img {
         let (dir, path) = temp_path("fs.img");
         let spec = format!("file:{}", path.display());

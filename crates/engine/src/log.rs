@@ -452,6 +452,41 @@ pub fn read_log(data: &[u8]) -> LogContents {
     contents
 }
 
+/// A sink that fails its `fail_at`-th append (tests of writers that stop on a failure).
+#[cfg(test)]
+pub(crate) struct Flaky {
+    pub data: Vec<u8>,
+    appends: usize,
+    fail_at: usize,
+}
+
+#[cfg(test)]
+impl Flaky {
+    pub(crate) fn failing_at(fail_at: usize) -> Flaky {
+        Flaky {
+            data: Vec::new(),
+            appends: 0,
+            fail_at,
+        }
+    }
+}
+
+#[cfg(test)]
+impl LogSink for Flaky {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.appends += 1;
+        if self.appends == self.fail_at {
+            return Err(Error::InvalidArgument("injected".into()));
+        }
+        self.data.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -884,34 +919,9 @@ mod tests {
         }
     }
 
-    /// A sink that fails its `fail_at`-th append.
-    struct Flaky {
-        data: Vec<u8>,
-        appends: usize,
-        fail_at: usize,
-    }
-
-    impl LogSink for Flaky {
-        fn append(&mut self, data: &[u8]) -> Result<()> {
-            self.appends += 1;
-            if self.appends == self.fail_at {
-                return Err(Error::InvalidArgument("injected".into()));
-            }
-            self.data.extend_from_slice(data);
-            Ok(())
-        }
-        fn sync(&mut self) -> Result<()> {
-            Ok(())
-        }
-    }
-
     #[test]
     fn a_failed_append_stops_the_writer() {
-        let sink = Flaky {
-            data: Vec::new(),
-            appends: 0,
-            fail_at: 4,
-        };
+        let sink = Flaky::failing_at(4);
         let mut w = LogWriter::new(sink);
         w.add_record(b"first").unwrap();
         let written = w.bytes_written();

@@ -7,7 +7,7 @@ use proptest::prelude::*;
 
 use super::format::Footer;
 use super::*;
-use crate::log::LogSink;
+use crate::log::{Flaky, LogSink};
 use crate::source::{MemFile, RandomAccess};
 use crate::{Error, Result};
 
@@ -271,35 +271,9 @@ fn wrong_key_size_offset_or_file_are_corruption() {
     }
 }
 
-/// A sink that fails its `fail_at`-th append.
-struct Flaky {
-    data: Vec<u8>,
-    appends: usize,
-    fail_at: usize,
-}
-
-impl LogSink for Flaky {
-    fn append(&mut self, data: &[u8]) -> Result<()> {
-        self.appends += 1;
-        if self.appends == self.fail_at {
-            return Err(Error::InvalidArgument("injected".into()));
-        }
-        self.data.extend_from_slice(data);
-        Ok(())
-    }
-
-    fn sync(&mut self) -> Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn a_failed_append_stops_the_writer() {
-    let flaky = |fail_at| Flaky {
-        data: Vec::new(),
-        appends: 0,
-        fail_at,
-    };
+    let flaky = Flaky::failing_at;
     assert!(BlobFileWriter::new(flaky(1), NUMBER).is_err());
     // The header, one record (3 appends), then the second record's key fails.
     let mut w = BlobFileWriter::new(flaky(6), NUMBER).unwrap();
