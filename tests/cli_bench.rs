@@ -111,7 +111,9 @@ fn threaded_run_on_an_image_verifies_and_keeps_the_image() {
         "--compaction-threads",
         "2",
         "--flush-threads",
-        "1",
+        "2",
+        "--max-subcompactions",
+        "3",
         "--bloom-bits",
         "5",
         "--block-size",
@@ -126,7 +128,8 @@ fn threaded_run_on_an_image_verifies_and_keeps_the_image() {
     let config = &read_json(&report)["config"];
     for (name, want) in [
         ("compaction_threads", Value::from(2)),
-        ("flush_threads", Value::from(1)),
+        ("flush_threads", Value::from(2)),
+        ("max_subcompactions", Value::from(3)),
         ("bloom_bits", Value::from(5)),
         ("block_size", Value::from(8192)),
         ("wait_for_compaction", Value::from(true)),
@@ -445,8 +448,8 @@ fn bad_input_fails_before_any_work() {
             "--sim-cost applies to --mode deterministic",
         ),
         (
-            vec!["--flush-threads", "2"],
-            "max_background_flushes 2 is not supported",
+            vec!["--max-subcompactions", "0"],
+            "max_subcompactions must be at least 1",
         ),
         (vec!["--gc-start", "30", "--gc-stop", "20"], "gc_start"),
         (

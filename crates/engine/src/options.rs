@@ -147,12 +147,16 @@ pub struct Options {
     /// 50% of the target size) or grow up to twice the target, so that they line up with
     /// the next level's files (true; see `compaction::job::JobRules`).
     pub level_compaction_dynamic_file_size: bool,
-    /// Concurrent compactions in threaded mode (RocksDB derives 1 from max_background_jobs 2).
+    /// Concurrent compactions (threads, real or virtual; RocksDB derives 1 from
+    /// max_background_jobs 2).
     pub max_background_compactions: u32,
-    /// Flush threads in threaded mode. Only 1 is supported: a flush takes every immutable
-    /// memtable queued when it starts, so a second thread would have nothing to do, and
-    /// `check` refuses other values rather than accept a setting without effect.
+    /// Concurrent flushes (threads, real or virtual; 1). A flush takes the immutable
+    /// memtables queued that no running flush took, so a second flush starts when a
+    /// memtable fills while the first runs; flushes install in memtable order.
     pub max_background_flushes: u32,
+    /// Key ranges an L0 compaction is split into, each run by its own thread with its own
+    /// output tables and blob files (RocksDB's `max_subcompactions`; 1).
+    pub max_subcompactions: u32,
     /// The compaction picker by name (see `compaction::PICKERS`); RocksDB's default
     /// kMinOverlappingRatio is `min-overlap`, kByCompensatedSize is `sica`.
     pub compaction_pri: String,
@@ -294,6 +298,7 @@ impl Default for Options {
             level_compaction_dynamic_file_size: true,
             max_background_compactions: 1,
             max_background_flushes: 1,
+            max_subcompactions: 1,
             compaction_pri: "min-overlap".into(),
             acc_turning_point: 0.25,
             acc_min_level: 2,
@@ -384,12 +389,8 @@ impl Options {
         if self.max_background_compactions == 0 {
             return bad("max_background_compactions must be at least 1".into());
         }
-        if self.max_background_flushes != 1 {
-            return bad(format!(
-                "max_background_flushes {} is not supported: zkv runs one flush at a time \
-                 (a flush takes every queued immutable memtable), so it must be 1",
-                self.max_background_flushes
-            ));
+        if self.max_background_flushes == 0 || self.max_subcompactions == 0 {
+            return bad("max_background_flushes and max_subcompactions must be at least 1".into());
         }
         self.check_acc()?;
         self.check_blob()?;

@@ -279,3 +279,41 @@ fn blob_files_are_placed_with_their_number_level_and_lifetime() {
     assert_eq!(hint.level, Some(0));
     assert_eq!(hint.lifetime, zonefs::placement::Lifetime::Medium);
 }
+
+/// Every blob file's hint names the job writing it: flushes by their number, compactions
+/// by theirs and by the subcompaction (key range) writing it, so a placement policy can
+/// tell blob files written at the same time by different threads apart.
+#[test]
+fn blob_file_hints_name_the_flush_or_subcompaction_writing_them() {
+    use zonefs::placement::JobKind;
+    let (_mem, dev) = device(64, 256);
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let policy = Box::new(BlobHints(Arc::clone(&seen)));
+    let fs = Arc::new(ZoneFs::format_with_policy(Arc::clone(&dev), fs_options(), policy).unwrap());
+    let options = Options {
+        max_background_flushes: 2,
+        max_background_compactions: 2,
+        max_subcompactions: 4,
+        enable_blob_garbage_collection: true,
+        ..blob_options(ExecMode::Deterministic)
+    };
+    let db = Db::open(Arc::clone(&fs), options).unwrap();
+    let model = churn(&db, 3, 3000, 400, 0.05);
+    db.wait_for_background().unwrap();
+    assert_holds(&db, &model, &keys(&model), "after the churn");
+    assert!(db.stats().subcompactions > 0, "no compaction was split");
+    let seen = seen.lock().unwrap();
+    let jobs: Vec<_> = seen.iter().filter_map(|h| h.job).collect();
+    assert_eq!(jobs.len(), seen.len(), "a blob file without its job");
+    let flushes: Vec<u64> = jobs
+        .iter()
+        .filter(|j| j.kind == JobKind::Flush)
+        .map(|j| j.id)
+        .collect();
+    assert!(!flushes.is_empty() && flushes.windows(2).all(|w| w[0] <= w[1]));
+    assert!(
+        jobs.iter()
+            .any(|j| j.kind == JobKind::Compaction && j.part > 0),
+        "no blob file written by a second subcompaction: {jobs:?}"
+    );
+}

@@ -344,3 +344,82 @@ fn a_cleaner_that_cannot_reach_its_target_stops_when_nothing_changes() {
     worker.join().unwrap();
     assert!(victims > 0, "the cleaner never ran");
 }
+
+/// Flushes take about twice as long as a memtable takes to fill (4 KiB memtables of
+/// ~110-byte writes at 10 µs each; 150 ns per memtable byte): one flush thread falls behind
+/// and flushes the queued memtables together; with two, a second flush starts while the
+/// first runs. Flushes still install in memtable order: every read sees the newest write.
+#[test]
+fn two_virtual_flush_threads_flush_side_by_side() {
+    let run = |threads: u32| {
+        let db = open(Options {
+            max_background_flushes: threads,
+            max_write_buffer_number: 4,
+            sim: SimCosts {
+                write_op_ns: 10_000,
+                write_byte_ps: 0,
+                flush_byte_ps: 150_000,
+                ..SimCosts::default()
+            },
+            ..tiny_options(ExecMode::Deterministic)
+        });
+        let model = churn(&db, 7, 4000, 500, 0.1);
+        db.wait_for_background().unwrap();
+        let keys: Vec<Vec<u8>> = (0..500).map(churn_key).collect();
+        assert_holds(&db, &model, &keys, &format!("{threads} flush threads"));
+        db.stats()
+    };
+    let one = run(1);
+    let two = run(2);
+    eprintln!(
+        "flushes {} vs {}, stalled {} vs {} ms",
+        one.flushes,
+        two.flushes,
+        one.stall_ns / 1_000_000,
+        two.stall_ns / 1_000_000
+    );
+    assert!(
+        two.flushes * 2 > one.flushes * 3,
+        "{} vs {}",
+        two.flushes,
+        one.flushes
+    );
+    assert!(
+        two.stall_ns < one.stall_ns,
+        "{} vs {}",
+        two.stall_ns,
+        one.stall_ns
+    );
+}
+
+/// With `max_subcompactions` 4, L0→L1 compactions split into key ranges that run side by
+/// side: they end sooner on the virtual clock, and their outputs (disjoint per range, as
+/// the version checks on install) hold every key.
+#[test]
+fn subcompactions_split_l0_compactions_and_run_side_by_side() {
+    let run = |subs: u32| {
+        let db = open(Options {
+            max_subcompactions: subs,
+            ..slow_compactions(ExecMode::Deterministic)
+        });
+        let model = churn(&db, 9, 3000, 800, 0.1);
+        db.wait_for_background().unwrap();
+        let keys: Vec<Vec<u8>> = (0..800).map(churn_key).collect();
+        assert_holds(&db, &model, &keys, &format!("{subs} subcompactions"));
+        let records = db.compaction_records();
+        let l0: Vec<&CompactionRecord> = records.iter().filter(|r| r.level == 0).collect();
+        // Virtual ns per input byte of L0 compactions.
+        let ns: u64 = l0
+            .iter()
+            .filter_map(|r| r.virtual_span)
+            .map(|(s, e)| e - s)
+            .sum();
+        let bytes: u64 = l0.iter().map(|r| r.input_bytes()).sum();
+        (db.stats().subcompactions, ns as f64 / bytes as f64)
+    };
+    let (none, whole) = run(1);
+    let (ranges, split) = run(4);
+    assert_eq!(none, 0);
+    assert!(ranges > 0, "no compaction was split");
+    assert!(split < whole * 0.75, "{split} ns/B split vs {whole} whole");
+}

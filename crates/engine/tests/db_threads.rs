@@ -1,5 +1,5 @@
 //! Threaded mode under load: several writers, readers and snapshot readers while flush and
-//! compaction threads (several of each) work, with L0 triggers low enough that writes
+//! compaction threads (several of each, and subcompactions) work, with L0 triggers low enough that writes
 //! stall. Readers never see a wrong value or an unsorted scan; the end state is exact.
 
 mod support;
@@ -38,7 +38,8 @@ fn options() -> Options {
         level0_slowdown_writes_trigger: 3,
         level0_stop_writes_trigger: 4,
         max_background_compactions: 3,
-        max_background_flushes: 1,
+        max_background_flushes: 2,
+        max_subcompactions: 3,
         ..tiny_options(ExecMode::Threaded)
     }
 }
@@ -124,7 +125,7 @@ fn writers_readers_and_background_threads() {
         s.stall_delays,
         s.stall_ns / 1_000_000
     );
-    assert!(s.flushes > 0 && s.compactions > 0);
+    assert!(s.flushes > 0 && s.compactions > 0 && s.subcompactions > 0);
     // The L0 triggers are low enough that four writers outrun the background threads.
     assert!(
         s.stall_stops > 0 && s.stall_ns > 0,

@@ -160,6 +160,11 @@ impl Setup {
             blob_file_size: 32 * 1024,
             enable_blob_garbage_collection: self.blob,
             blob_garbage_collection_age_cutoff: 0.5,
+            // BlobDB as the Same-Victim paper runs it: several flushes, compactions and
+            // subcompactions writing blob files at once.
+            max_background_flushes: if self.blob { 2 } else { 1 },
+            max_background_compactions: if self.blob { 2 } else { 1 },
+            max_subcompactions: if self.blob { 4 } else { 1 },
             ..Options::default()
         }
     }

@@ -214,13 +214,20 @@ pub struct BenchArgs {
     #[arg(long, value_name = "MODE", default_value = "threaded", value_parser = parse_mode)]
     mode: ExecMode,
 
-    /// Compaction threads (threaded mode) [default: 1]
+    /// Compaction threads (real ones in threaded mode, virtual in deterministic mode)
+    /// [default: 1]
     #[arg(long, value_name = "N")]
     compaction_threads: Option<u32>,
 
-    /// Flush threads (threaded mode) [default: 1]
+    /// Flush threads (real or virtual, as --compaction-threads): a second flush starts when
+    /// a memtable fills while the first runs [default: 1]
     #[arg(long, value_name = "N")]
     flush_threads: Option<u32>,
+
+    /// Key ranges an L0 compaction is split into, each on its own thread with its own
+    /// output files (RocksDB's max_subcompactions) [default: 1]
+    #[arg(long, value_name = "N")]
+    max_subcompactions: Option<u32>,
 
     /// Do not write the WAL (db_bench's --disable_wal)
     #[arg(long)]
@@ -581,6 +588,7 @@ impl BenchArgs {
                 .compaction_threads
                 .unwrap_or(d.max_background_compactions),
             max_background_flushes: self.flush_threads.unwrap_or(d.max_background_flushes),
+            max_subcompactions: self.max_subcompactions.unwrap_or(d.max_subcompactions),
             compaction_pri: self.picker.clone(),
             acc_turning_point: f64::from(self.acc_turning_point) / 100.0,
             acc_min_level: self.acc_min_level,
@@ -1093,6 +1101,7 @@ fn engine_config(o: &Options) -> Value {
         "level_compaction_dynamic_file_size": o.level_compaction_dynamic_file_size,
         "compaction_threads": o.max_background_compactions,
         "flush_threads": o.max_background_flushes,
+        "max_subcompactions": o.max_subcompactions,
         "bloom_bits": o.bloom_bits_per_key, "sst_block_size": o.block_size,
         "block_restart_interval": o.block_restart_interval,
     });

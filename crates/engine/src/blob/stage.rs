@@ -65,6 +65,25 @@ pub struct BlobOutcome {
     pub relocated: BlobCount,
 }
 
+impl BlobOutcome {
+    /// Adds what another part of the same job (a subcompaction) did; the garbage of a
+    /// blob file both made is summed into one record.
+    pub fn absorb(&mut self, other: BlobOutcome) {
+        self.added.extend(other.added);
+        for g in other.garbage {
+            match self.garbage.iter_mut().find(|m| m.number == g.number) {
+                Some(mine) => {
+                    mine.count += g.count;
+                    mine.bytes += g.bytes;
+                }
+                None => self.garbage.push(g),
+            }
+        }
+        self.relocated.count += other.relocated.count;
+        self.relocated.bytes += other.relocated.bytes;
+    }
+}
+
 /// The stage of one job (see the module documentation).
 pub struct BlobStage<'a, F: BlobSinks> {
     rules: BlobRules,

@@ -93,6 +93,17 @@ pub struct JobStats {
     pub outputs: u64,
 }
 
+impl JobStats {
+    /// Adds what another part of the same job (a subcompaction) did.
+    pub fn absorb(&mut self, other: &JobStats) {
+        self.input_entries += other.input_entries;
+        self.output_entries += other.output_entries;
+        self.dropped_shadowed += other.dropped_shadowed;
+        self.dropped_tombstones += other.dropped_tombstones;
+        self.outputs += other.outputs;
+    }
+}
+
 /// Runs a job: positions `input` at its first entry, reads it to the end, and hands each
 /// finished output table to `emit` in key order. An error from the input, a malformed key,
 /// or an error from `emit` ends the job with that error. Outputs are cut at the target size

@@ -14,6 +14,7 @@ mod round_robin;
 mod score;
 mod sica;
 mod stats;
+pub mod subcompaction;
 #[cfg(test)]
 pub(crate) mod test_util;
 mod zaca;

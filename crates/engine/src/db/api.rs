@@ -418,6 +418,7 @@ impl Db {
             compactions: Counters::get(&c.compactions),
             trivial_moves: Counters::get(&c.trivial_moves),
             trivial_move_bytes: Counters::get(&c.trivial_move_bytes),
+            subcompactions: Counters::get(&c.subcompactions),
             requested_compactions: Counters::get(&c.requested_compactions),
             manifest_bytes,
             stall_ns: Counters::get(&c.stall_ns),

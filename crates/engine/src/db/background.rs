@@ -18,8 +18,10 @@ impl DbInner {
         let mut st = self.lock_state();
         loop {
             check_bg_error(&st)?;
-            let idle =
-                st.imm.is_empty() && !st.flushing && st.running.is_empty() && !st.compaction_wanted;
+            let idle = st.imm.is_empty()
+                && st.flushing == 0
+                && st.running.is_empty()
+                && !st.compaction_wanted;
             if idle || st.shutting_down {
                 return Ok(());
             }
@@ -57,7 +59,7 @@ fn flush_loop(inner: &DbInner) {
                 if st.shutting_down {
                     return;
                 }
-                if writable(&st).is_ok() && !st.flushing && !st.imm.is_empty() {
+                if writable(&st).is_ok() && st.imm.iter().any(|i| !i.taken) {
                     break;
                 }
                 st = inner.wait(st);

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use zonefs::fs::{FileWriter, FsError, ZoneFs};
 use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint};
+use zonefs::placement::{Lifetime, PlacementHint, WriterJob};
 
 use crate::blob::{blob_file_name, BlobFileReader, BlobIndex, BlobOutcome, BlobRules, BlobSinks};
 use crate::iter::BlobFetch;
@@ -124,6 +124,7 @@ pub(crate) fn blob_rules(options: &Options, level: usize, version: &Version) -> 
 pub(crate) struct FsBlobSinks<'a> {
     pub inner: &'a DbInner,
     pub level: usize,
+    pub job: WriterJob,
 }
 
 impl BlobSinks for FsBlobSinks<'_> {
@@ -139,6 +140,7 @@ impl BlobSinks for FsBlobSinks<'_> {
             lifetime: Lifetime::for_file(FileKind::Blob, Some(level), BASE_LEVEL),
             size: self.inner.options.blob_file_size,
             blob_file: Some(number),
+            job: Some(self.job),
             ..PlacementHint::default()
         };
         let writer = self

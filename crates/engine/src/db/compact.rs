@@ -7,9 +7,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use zonefs::fs::{ZoneFs, ZoneStat};
+use zonefs::placement::{JobKind, WriterJob};
 
 use crate::blob::{BlobOutcome, BlobStage};
 use crate::compaction::job::{run_job_staged, JobParams, JobRules, JobStats, ValueStage};
+use crate::compaction::subcompaction::{self, Bounds, RangeIter, Split};
 use crate::compaction::{
     pick_compaction, pick_requested, Compaction, JobOutput, PickCtx, Picker, ZoneLookup,
 };
@@ -22,6 +24,14 @@ use super::blobs::{blob_rules, FsBlobSinks};
 use super::files::{delete_file, sst_file_name, write_table};
 use super::inner::{writable, DbInner, Running, State};
 use super::stats::{self, CompactionInput, CompactionOutput, CompactionRecord, Counters};
+
+/// What a compaction wrote: its tables, its counts, its blob files.
+type Written = (Vec<FileMeta>, JobStats, BlobOutcome);
+
+/// A subcompaction whose thread failed.
+fn sub_failed(why: &str) -> crate::Error {
+    crate::Error::InvalidArgument(format!("a subcompaction thread failed: {why}"))
+}
 
 /// The file layer's view of where SSTs live, for zone-aware pickers.
 pub(crate) struct FsZones<'a>(pub &'a ZoneFs);
@@ -72,6 +82,9 @@ pub(crate) struct Picked {
     pub requested: bool,
     /// Deterministic mode: when it starts and ends on the virtual clock.
     pub span: Option<(u64, u64)>,
+    /// Its subcompactions' key ranges, if already planned (the simulation plans them
+    /// when the job starts, for its duration).
+    pub split: Option<Split>,
 }
 
 /// Unmarks a compaction's files however it ends.
@@ -181,6 +194,7 @@ impl DbInner {
             id,
             requested,
             span: None,
+            split: None,
         }))
     }
 
@@ -259,9 +273,93 @@ impl DbInner {
         Ok(MergingIterator::new(children))
     }
 
-    /// Writes the outputs of `c` (tables and blob files); on failure deletes the ones
-    /// already written.
-    fn write_outputs(&self, p: &Picked) -> Result<(Vec<FileMeta>, JobStats, BlobOutcome)> {
+    /// The key ranges `c` runs in: one, unless it splits into subcompactions.
+    pub(crate) fn plan_split(&self, c: &Compaction) -> Result<Split> {
+        let max = self.options.max_subcompactions;
+        if !subcompaction::splits(c, max) {
+            return Ok(Split {
+                bounds: Vec::new(),
+                bytes: vec![c.input_bytes()],
+            });
+        }
+        let mut anchors = Vec::new();
+        for f in c.input_files() {
+            anchors.extend(
+                self.tables
+                    .get(f)?
+                    .anchors(subcompaction::ANCHORS_PER_TABLE),
+            );
+        }
+        let min_range = self.options.target_file_size(c.output_level);
+        Ok(subcompaction::split(anchors, max as usize, min_range))
+    }
+
+    /// Writes the outputs of `p` (tables and blob files), each subcompaction's range on
+    /// its own thread (one after the other in deterministic mode, whose virtual clock
+    /// already ran them side by side); on failure deletes every output written.
+    fn write_outputs(&self, p: &Picked) -> Result<Written> {
+        let split = match &p.split {
+            Some(split) => split.clone(),
+            None => self.plan_split(&p.c)?,
+        };
+        if split.ranges() == 1 {
+            return self.write_range(p, 0, (None, None));
+        }
+        Counters::add(&self.counters.subcompactions, split.ranges() as u64);
+        let parts: Vec<Result<Written>> = if self.deterministic() {
+            (0..split.ranges())
+                .map(|i| self.write_range(p, i, split.range(i)))
+                .collect()
+        } else {
+            std::thread::scope(|scope| {
+                let spawned: Vec<_> = (1..split.ranges())
+                    .map(|i| {
+                        let range = split.range(i);
+                        std::thread::Builder::new()
+                            .name(format!("zkv-subcompact-{i}"))
+                            .spawn_scoped(scope, move || self.write_range(p, i, range))
+                    })
+                    .collect();
+                let first = self.write_range(p, 0, split.range(0));
+                let others = spawned.into_iter().map(|h| match h {
+                    Ok(h) => h.join().unwrap_or_else(|_| Err(sub_failed("panicked"))),
+                    Err(e) => Err(sub_failed(&e.to_string())),
+                });
+                std::iter::once(first).chain(others).collect()
+            })
+        };
+        self.combine_parts(parts)
+    }
+
+    /// One job's result from its subcompactions': all of them, or, if one failed, its
+    /// error after deleting what the others wrote.
+    fn combine_parts(&self, parts: Vec<Result<Written>>) -> Result<Written> {
+        let mut all: Written = (Vec::new(), JobStats::default(), BlobOutcome::default());
+        let mut error = None;
+        for part in parts {
+            match part {
+                Ok((outputs, job, blobs)) => {
+                    all.0.extend(outputs);
+                    all.1.absorb(&job);
+                    all.2.absorb(blobs);
+                }
+                Err(e) => {
+                    error.get_or_insert(e);
+                }
+            }
+        }
+        let Some(e) = error else {
+            return Ok(all);
+        };
+        let blob_files: Vec<u64> = all.2.added.iter().map(|b| b.number).collect();
+        self.delete_blob_files(&blob_files);
+        self.delete_tables(all.0.iter().map(|o| o.number));
+        Err(e)
+    }
+
+    /// Writes the outputs of `p`'s user keys in `range` (tables and blob files); on
+    /// failure deletes the ones already written.
+    fn write_range(&self, p: &Picked, part: usize, range: Bounds<'_>) -> Result<Written> {
         let rules = blob_rules(&self.options, p.c.output_level, &p.version);
         // The blobs a compaction relocates are those its inputs reference, and their files
         // stay in the version while the inputs do: the cache finds them. (Not every blob
@@ -270,9 +368,14 @@ impl DbInner {
         let sinks = FsBlobSinks {
             inner: self,
             level: p.c.output_level,
+            job: WriterJob {
+                kind: JobKind::Compaction,
+                id: p.id,
+                part: u32::try_from(part).unwrap_or(u32::MAX),
+            },
         };
         let mut stage = BlobStage::new(rules, fetch, sinks);
-        let (outputs, job) = match self.write_tables(p, &mut stage) {
+        let (outputs, job) = match self.write_tables(p, range, &mut stage) {
             Ok(written) => written,
             Err(e) => {
                 self.delete_blob_files(&stage.abandon());
@@ -295,10 +398,12 @@ impl DbInner {
     fn write_tables(
         &self,
         p: &Picked,
+        range: Bounds<'_>,
         stage: &mut dyn ValueStage,
     ) -> Result<(Vec<FileMeta>, JobStats)> {
         let c = &p.c;
-        let mut input = self.input_iterator(c)?;
+        let mut all = self.input_iterator(c)?;
+        let mut input = RangeIter::new(&mut all, range);
         let snapshots = self.snapshots.list();
         let version = &p.version;
         let drop_tombstone = |user_key: &[u8]| !c.key_may_exist_beyond_output(version, user_key);

@@ -103,6 +103,7 @@ fn sst_hint_of(
         neighbors: extras.neighbors,
         death: extras.death,
         blob_file: None,
+        job: None,
     }
 }
 

@@ -1,7 +1,10 @@
 //! Flush: immutable memtables → one L0 table, then the version edit that adds it and
 //! advances the log number, then the flushed WALs are deleted.
 
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+
+use zonefs::placement::{JobKind, WriterJob};
 
 use crate::blob::BlobStage;
 use crate::compaction::job::{run_job_staged, JobParams, JobRules, JobStats, ValueStage};
@@ -59,20 +62,31 @@ pub(crate) fn build_l0(
     Ok((built.pop(), stats))
 }
 
-/// Marks the flush finished however it ends.
-struct FlushGuard<'a>(&'a DbInner);
+/// Marks the flush finished however it ends; memtables it did not install go back to the
+/// queue for the next flush.
+struct FlushGuard<'a> {
+    inner: &'a DbInner,
+    picked: &'a [Immutable],
+}
 
 impl Drop for FlushGuard<'_> {
     fn drop(&mut self) {
-        self.0.lock_state().flushing = false;
-        self.0.notify();
+        let mut st = self.inner.lock_state();
+        st.flushing = st.flushing.saturating_sub(1);
+        for i in st.imm.iter_mut() {
+            if self.picked.iter().any(|p| Arc::ptr_eq(&p.mem, &i.mem)) {
+                i.taken = false;
+            }
+        }
+        drop(st);
+        self.inner.notify();
     }
 }
 
 impl DbInner {
-    /// Flushes every immutable memtable queued now into one L0 table (as RocksDB merges
-    /// the memtables a flush picks). `Ok(false)` if there was nothing to flush or another
-    /// flush runs. A failure is a background error.
+    /// Flushes the immutable memtables no other flush took into one L0 table (as
+    /// RocksDB merges the memtables a flush picks). `Ok(false)` if there was nothing to
+    /// flush. A failure is a background error.
     pub(crate) fn flush_memtables(&self) -> Result<bool> {
         match self.begin_flush()? {
             Some(picked) => self.end_flush(&picked, None).map(|()| true),
@@ -80,26 +94,60 @@ impl DbInner {
         }
     }
 
-    /// Takes every immutable memtable queued now for a flush; `None` if there is none or
-    /// another flush runs. The memtables stay queued (and count for stalls) until
-    /// [`Self::end_flush`], which must follow.
+    /// Takes the oldest run of consecutive immutable memtables no running flush took;
+    /// `None` if there is none. Only consecutive ones, so that every L0 table holds a
+    /// range of sequence numbers no other holds. The memtables stay queued (and count
+    /// for stalls) until [`Self::end_flush`], which must follow, installs them.
     pub(crate) fn begin_flush(&self) -> Result<Option<Vec<Immutable>>> {
         let mut st = self.lock_state();
         super::inner::writable(&st)?;
-        if st.flushing || st.imm.is_empty() {
+        let Some(first) = st.imm.iter().position(|i| !i.taken) else {
             return Ok(None);
-        }
-        st.flushing = true;
-        Ok(Some(st.imm.iter().cloned().collect()))
+        };
+        let picked: Vec<Immutable> = st
+            .imm
+            .iter_mut()
+            .skip(first)
+            .take_while(|i| !i.taken)
+            .map(|i| {
+                i.taken = true;
+                i.clone()
+            })
+            .collect();
+        st.flushing += 1;
+        Ok(Some(picked))
     }
 
     /// Flushes what [`Self::begin_flush`] took (deterministic mode: `span` is when the
     /// flush started and ends on the virtual clock). A failure is a background error.
     pub(crate) fn end_flush(&self, picked: &[Immutable], span: Option<(u64, u64)>) -> Result<()> {
-        let _guard = FlushGuard(self);
+        let _guard = FlushGuard {
+            inner: self,
+            picked,
+        };
         let result = self.run_flush(picked, span);
         self.job_ended(&result);
         result
+    }
+
+    /// Waits until every memtable older than `first` is flushed: flushes install in the
+    /// order of their memtables (as RocksDB commits flush results), so that the log
+    /// number never passes a memtable that is not in a table yet.
+    fn wait_turn(&self, first: &Arc<Memtable>) -> Result<()> {
+        let mut st = self.lock_state();
+        loop {
+            super::inner::check_bg_error(&st)?;
+            if st.imm.front().is_some_and(|i| Arc::ptr_eq(&i.mem, first)) {
+                return Ok(());
+            }
+            // The simulation ends flushes in the order they started.
+            if self.deterministic() || st.shutting_down {
+                return Err(Error::NotWritable(
+                    "a flush cannot install before the older memtables' flush".into(),
+                ));
+            }
+            st = self.wait(st);
+        }
     }
 
     fn run_flush(&self, picked: &[Immutable], span: Option<(u64, u64)>) -> Result<()> {
@@ -113,6 +161,11 @@ impl DbInner {
             FsBlobSinks {
                 inner: self,
                 level: 0,
+                job: WriterJob {
+                    kind: JobKind::Flush,
+                    id: self.flush_ids.fetch_add(1, Ordering::Relaxed) + 1,
+                    part: 0,
+                },
             },
         );
         let mut edit = VersionEdit::new();
@@ -139,6 +192,12 @@ impl DbInner {
         edit.blob_files = blobs.added;
         edit.log_number = picked.last().map(|p| p.next_wal);
         let n = picked.len();
+        if let Err(e) = picked.first().map_or(Ok(()), |p| self.wait_turn(&p.mem)) {
+            let blob_files: Vec<u64> = edit.blob_files.iter().map(|b| b.number).collect();
+            self.delete_blob_files(&blob_files);
+            self.delete_tables(edit.new_files.iter().map(|(_, f)| f.number));
+            return Err(e);
+        }
         self.apply_edit(edit, |st| {
             st.imm.drain(..n);
         })?;

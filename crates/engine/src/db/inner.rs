@@ -104,6 +104,8 @@ pub(crate) struct Immutable {
     pub wal: u64,
     /// The WAL of the memtable after it: the log number once it is flushed.
     pub next_wal: u64,
+    /// A running flush took it.
+    pub taken: bool,
 }
 
 /// A compaction in progress: what it takes and where it writes.
@@ -125,7 +127,8 @@ pub(crate) struct State {
     /// Files running compactions use.
     pub compacting: HashSet<u64>,
     pub running: Vec<Running>,
-    pub flushing: bool,
+    /// Flush jobs running (at most `max_background_flushes`).
+    pub flushing: usize,
     /// The version changed, or a compaction ended, since an automatic pick last found
     /// nothing: the compaction threads (real or virtual) pick only while
     /// it is set.
@@ -193,6 +196,7 @@ pub(crate) struct DbInner {
     /// When the database opened (threaded mode's clock for the lifetime statistics).
     pub opened: std::time::Instant,
     pub compaction_ids: AtomicU64,
+    pub flush_ids: AtomicU64,
     /// Jobs in a row that found no room for an output (see [`DbInner::job_ended`]).
     pub no_room_streak: AtomicU64,
 }
@@ -226,7 +230,7 @@ impl DbInner {
                 version,
                 compacting: HashSet::new(),
                 running: Vec::new(),
-                flushing: false,
+                flushing: 0,
                 compaction_wanted: true,
                 bg_error: None,
                 shutting_down: false,
@@ -245,6 +249,7 @@ impl DbInner {
             virtual_ns: AtomicU64::new(0),
             opened: std::time::Instant::now(),
             compaction_ids: AtomicU64::new(0),
+            flush_ids: AtomicU64::new(0),
             no_room_streak: AtomicU64::new(0),
             picker: p.picker,
             options: p.options,

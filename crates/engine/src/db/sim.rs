@@ -1,15 +1,16 @@
 //! The deterministic mode: a discrete-event simulation of the threaded mode on a virtual
 //! clock.
 //!
-//! Foreground operations advance the clock by the cost model (`Options::sim`). The flush
-//! thread and the `max_background_compactions` compaction threads are virtual: a job is
+//! Foreground operations advance the clock by the cost model (`Options::sim`). The
+//! `max_background_flushes` flush threads and the `max_background_compactions` compaction
+//! threads are virtual: a job is
 //! taken (memtables picked, compaction inputs marked) at the instant its thread becomes
 //! free and work is there, exactly as a real thread would take it, occupies its thread for
 //! the modelled duration, and runs (writes its tables, installs its version edit) at the
 //! instant it ends. Meanwhile writes go on: L0 piles up behind a long L0→L1 compaction,
 //! immutable memtables wait for the flush, and stalls stop or slow writes in virtual time
 //! by RocksDB's triggers. Events are ordered by their instant, ties broken by a fixed order
-//! (the flush first, then compactions in the order they started), and nothing reads a wall
+//! (flushes, then compactions, each in the order they started), and nothing reads a wall
 //! clock, so the same operations give the same schedule, bytes and statistics on any
 //! machine.
 //!
@@ -35,7 +36,7 @@ use crate::{Error, Result};
 /// Which virtual thread's job ends.
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    Flush,
+    Flush(usize),
     Compaction(usize),
     Cleaner,
 }
@@ -52,7 +53,8 @@ struct Job<W> {
 pub(crate) struct Sim {
     /// Virtual nanoseconds since the database opened.
     now: u64,
-    flush: Option<Job<Vec<Immutable>>>,
+    /// In the order they started, which is the order they end (see `sim_start`).
+    flushes: Vec<Job<Vec<Immutable>>>,
     /// In the order they started.
     compactions: Vec<Job<Picked>>,
     /// The victim being cleaned (the file layer picks it again when the job ends).
@@ -71,10 +73,14 @@ impl Sim {
         self.now
     }
 
-    /// The job that ends first, with its instant; on a tie the flush, then compactions in
-    /// the order they started, then the cleaner.
+    /// The job that ends first, with its instant; on a tie flushes, then compactions, each
+    /// in the order they started, then the cleaner.
     fn next_event(&self) -> Option<(u64, Event)> {
-        let flush = self.flush.as_ref().map(|j| (j.finish, Event::Flush));
+        let flush = self
+            .flushes
+            .iter()
+            .enumerate()
+            .map(|(i, j)| (j.finish, Event::Flush(i)));
         let compactions = self
             .compactions
             .iter()
@@ -91,7 +97,7 @@ impl Sim {
 
     /// Whether a job is running.
     fn busy(&self) -> bool {
-        self.flush.is_some() || !self.compactions.is_empty()
+        !self.flushes.is_empty() || !self.compactions.is_empty()
     }
 
     /// Ends the cleaning run: the next one starts on the next request.
@@ -102,22 +108,27 @@ impl Sim {
 }
 
 impl DbInner {
-    /// Starts the jobs the background threads would start now: the flush if memtables
-    /// wait and the flush thread is free, compactions while a compaction thread is free and
+    /// Starts the jobs the background threads would start now: flushes while memtables
+    /// wait and a flush thread is free, compactions while a compaction thread is free and
     /// the picker finds one.
     fn sim_start(&self, sim: &mut Sim) -> Result<()> {
-        if sim.flush.is_none() {
-            if let Some(picked) = self.begin_flush()? {
-                let bytes = picked.iter().map(|p| p.mem.approximate_memory_usage());
-                let entries = picked.iter().map(|p| p.mem.entries());
-                let ns = self.options.sim.flush_ns(bytes.sum(), entries.sum());
-                let finish = sim.now.saturating_add(ns);
-                sim.flush = Some(Job {
-                    start: sim.now,
-                    finish,
-                    work: picked,
-                });
-            }
+        let flush_threads = self.options.max_background_flushes as usize;
+        while sim.flushes.len() < flush_threads {
+            let Some(picked) = self.begin_flush()? else {
+                break;
+            };
+            let bytes = picked.iter().map(|p| p.mem.approximate_memory_usage());
+            let entries = picked.iter().map(|p| p.mem.entries());
+            let ns = self.options.sim.flush_ns(bytes.sum(), entries.sum());
+            // A flush installs after the older memtables' flush (RocksDB commits flush
+            // results in memtable order): one that would end first waits for it.
+            let after = sim.flushes.last().map_or(0, |j| j.finish);
+            let finish = sim.now.saturating_add(ns).max(after);
+            sim.flushes.push(Job {
+                start: sim.now,
+                finish,
+                work: picked,
+            });
         }
         let threads = self.options.max_background_compactions as usize;
         while sim.compactions.len() < threads && self.lock_state().compaction_wanted {
@@ -129,10 +140,15 @@ impl DbInner {
                 costs.job_ns
             } else {
                 let files = || p.c.input_files();
-                costs.compaction_ns(
+                let whole = costs.compaction_ns(
                     files().map(|f| f.size).sum(),
                     files().map(|f| f.entries).sum(),
-                )
+                );
+                // Subcompactions run side by side: the job lasts as long as its largest.
+                let split = self.plan_split(&p.c)?;
+                let ns = costs.job_ns + split.slowest(whole.saturating_sub(costs.job_ns));
+                p.split = Some(split);
+                ns
             };
             let finish = sim.now.saturating_add(ns);
             p.span = Some((sim.now, finish));
@@ -191,10 +207,10 @@ impl DbInner {
         sim.now = sim.now.max(finish);
         self.virtual_ns.store(sim.now, Ordering::Relaxed);
         let ended = match event {
-            Event::Flush => match sim.flush.take() {
-                Some(job) => self.end_flush(&job.work, Some((job.start, job.finish))),
-                None => Ok(()),
-            },
+            Event::Flush(i) => {
+                let job = sim.flushes.remove(i);
+                self.end_flush(&job.work, Some((job.start, job.finish)))
+            }
             Event::Compaction(i) => self.run_picked(sim.compactions.remove(i).work).map(drop),
             Event::Cleaner => {
                 sim.cleaner = None;
@@ -272,7 +288,7 @@ impl DbInner {
     /// Waits in virtual time until the queued memtables are flushed (`flush`).
     pub(crate) fn sim_wait_flushed(&self) -> Result<()> {
         let mut sim = self.lock_sim();
-        self.sim_run_until(&mut sim, |st| st.imm.is_empty() && !st.flushing)?;
+        self.sim_run_until(&mut sim, |st| st.imm.is_empty() && st.flushing == 0)?;
         let st = self.lock_state();
         super::inner::check_bg_error(&st)
     }

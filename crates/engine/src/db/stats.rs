@@ -23,6 +23,7 @@ pub(crate) struct Counters {
     pub compactions: AtomicU64,
     pub trivial_moves: AtomicU64,
     pub trivial_move_bytes: AtomicU64,
+    pub subcompactions: AtomicU64,
     pub requested_compactions: AtomicU64,
     pub stall_ns: AtomicU64,
     pub stops: AtomicU64,
@@ -191,6 +192,9 @@ pub struct DbStats {
     /// Files moved down a level without rewriting, and their bytes.
     pub trivial_moves: u64,
     pub trivial_move_bytes: u64,
+    /// Key ranges run by compactions split into subcompactions (those not split count
+    /// nothing).
+    pub subcompactions: u64,
     /// Compactions asked for by the zone cleaner (included in `compactions`).
     pub requested_compactions: u64,
     /// Bytes appended to manifests.

@@ -299,6 +299,7 @@ impl DbInner {
             mem,
             wal: old_wal,
             next_wal: number,
+            taken: false,
         });
         drop(st);
         self.notify();
@@ -320,7 +321,7 @@ impl DbInner {
         let mut st = self.lock_state();
         loop {
             check_bg_error(&st)?;
-            if st.imm.is_empty() && !st.flushing {
+            if st.imm.is_empty() && st.flushing == 0 {
                 return Ok(());
             }
             st = self.wait(st);
@@ -342,5 +343,5 @@ impl DbInner {
 
 /// Whether a running or queued job may still end a stop.
 fn background_can_progress(st: &super::inner::State) -> bool {
-    st.flushing || !st.imm.is_empty() || !st.running.is_empty() || st.compaction_wanted
+    st.flushing > 0 || !st.imm.is_empty() || !st.running.is_empty() || st.compaction_wanted
 }

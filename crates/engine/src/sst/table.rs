@@ -106,6 +106,30 @@ impl Table {
         self.index.len()
     }
 
+    /// User keys that cut the table into at most `max` ranges of about as many data
+    /// blocks each, with each range's bytes (for splitting a compaction into
+    /// subcompactions): a range ends at its last block's index separator, the last range
+    /// at the table's largest key.
+    pub fn anchors(&self, max: usize) -> Vec<crate::compaction::subcompaction::Anchor> {
+        let blocks = self.index.len();
+        let per_range = blocks.div_ceil(max.max(1)).max(1);
+        self.index
+            .chunks(per_range)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let last = (i + 1) * per_range >= blocks;
+                let end = match chunk.last() {
+                    Some(e) if !last => &e.separator[..],
+                    _ => &self.props.largest[..],
+                };
+                crate::compaction::subcompaction::Anchor {
+                    user_key: crate::key::user_key(end).to_vec(),
+                    bytes: chunk.iter().map(|e| e.handle.size).sum(),
+                }
+            })
+            .collect()
+    }
+
     /// The internal keys data block `i` lies between, both inclusive: the previous block's
     /// index separator (the table's smallest key for the first block) and its own (the
     /// largest key for the last). What a damaged block loses lies in this range.

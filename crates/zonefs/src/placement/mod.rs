@@ -94,6 +94,28 @@ pub struct PlacementHint {
     /// For blob files, the blob file number (blob files are numbered in the order they are
     /// created: a policy may place them in that order, as BAZA does).
     pub blob_file: Option<u64>,
+    /// For blob files, the engine job writing it: blob files of different jobs (or
+    /// subcompactions) are written at the same time, each by its own thread, and cannot
+    /// share a zone's write pointer (the Same-Victim paper's WP locking).
+    pub job: Option<WriterJob>,
+}
+
+/// The engine job writing a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WriterJob {
+    pub kind: JobKind,
+    /// The job's number among jobs of its kind (from 1 since the database opened).
+    pub id: u64,
+    /// The subcompaction (key range) of the job writing the file; 0 for the first, and for
+    /// jobs that are not split.
+    pub part: u32,
+}
+
+/// What kind of job writes a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum JobKind {
+    Flush,
+    Compaction,
 }
 
 /// An SST's predicted death on the engine's FC-tick clock (flushes + compactions so far),
