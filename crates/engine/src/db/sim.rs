@@ -27,6 +27,7 @@ use std::sync::atomic::Ordering;
 
 use zonefs::fs::InlineCleaning;
 
+use super::blobs::flush_blobs;
 use super::inner::{writable, DbInner, Immutable, State, Writer};
 use super::stall::Stall;
 use super::stats::Counters;
@@ -110,7 +111,8 @@ impl DbInner {
             if let Some(picked) = self.begin_flush()? {
                 let bytes = picked.iter().map(|p| p.mem.approximate_memory_usage());
                 let entries = picked.iter().map(|p| p.mem.entries());
-                let ns = self.options.sim.flush_ns(bytes.sum(), entries.sum());
+                let blobs = flush_blobs(&self.options, picked.iter().map(|p| &*p.mem));
+                let ns = self.options.sim.flush_ns(bytes.sum(), entries.sum(), blobs);
                 let finish = sim.now.saturating_add(ns);
                 sim.flush = Some(Job {
                     start: sim.now,
@@ -132,6 +134,7 @@ impl DbInner {
                 costs.compaction_ns(
                     files().map(|f| f.size).sum(),
                     files().map(|f| f.entries).sum(),
+                    self.gc_blobs(&p.c, &p.version),
                 )
             };
             let finish = sim.now.saturating_add(ns);
