@@ -155,6 +155,18 @@ impl Memtable {
         self.deletions.load(Ordering::Relaxed)
     }
 
+    /// The puts whose value has at least `min` bytes, as (user key length, value length):
+    /// the values a flush separating from `min` bytes on moves to blob files.
+    pub fn large_puts(&self, min: u64) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.map.iter().filter_map(move |e| {
+            let entry = e.key();
+            let kind = key::parse(entry.key())?.kind;
+            let value = entry.value().len();
+            let large = kind == ValueKind::Put && value as u64 >= min;
+            large.then(|| (entry.key_len - TRAILER_LEN, value))
+        })
+    }
+
     /// Whether nothing was added.
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
@@ -235,6 +247,18 @@ mod tests {
     use super::*;
     use crate::key::InternalKey;
     use proptest::prelude::*;
+
+    #[test]
+    fn large_puts_are_the_puts_of_large_values() {
+        let m = Memtable::new();
+        m.add(1, ValueKind::Put, b"a", &[1; 10]);
+        m.add(2, ValueKind::Put, b"bb", &[2; 100]);
+        m.add(3, ValueKind::Delete, b"ccc", b"");
+        m.add(4, ValueKind::Put, b"bb", &[3; 50]);
+        let large: Vec<_> = m.large_puts(50).collect();
+        assert_eq!(large, [(2, 50), (2, 100)]);
+        assert_eq!(m.large_puts(0).count(), 3);
+    }
 
     /// (user key, put?, value) written with sequence numbers 1, 2, ...
     type Op = (Vec<u8>, bool, Vec<u8>);

@@ -1,6 +1,7 @@
 //! Options of the engine, with RocksDB's names and (RocksDB 7.8) defaults where RocksDB has
 //! them. `Options::check` rejects impossible combinations with a clear message.
 
+use crate::blob::BlobCount;
 use crate::{Error, Result};
 
 const MIB: u64 = 1 << 20;
@@ -210,7 +211,11 @@ pub struct Options {
 /// `flush_byte_ps` per memtable byte and `flush_entry_ns` per memtable entry; a compaction
 /// occupies a compaction thread for `job_ns` plus `compaction_byte_ps` per input byte and
 /// `compaction_entry_ns` per input entry; a trivial move for `job_ns`; the zone cleaner's
-/// thread is busy with a victim for `job_ns` plus `clean_byte_ps` per valid byte in it. What shapes the tree
+/// thread is busy with a victim for `job_ns` plus `clean_byte_ps` per valid byte in it.
+/// With blob files, a blob a flush writes costs `blob_write_ns` plus `blob_write_byte_ps`
+/// per byte instead of the flush's cost per memtable byte, and a blob a compaction's
+/// garbage collection relocates costs its read (`blob_read_ns`, `blob_read_byte_ps`) and
+/// its write on top of the compaction's cost per input byte and entry. What shapes the tree
 /// is the ratio of the foreground rate to the background rate. The defaults are RocksDB
 /// 7.8's `db_bench` on two cores (its LOG's compaction and flush times, its write rate
 /// outside stalls), so that deterministic runs compact like RocksDB (`docs/ENGINE.md`,
@@ -231,6 +236,14 @@ pub struct SimCosts {
     pub compaction_entry_ns: u64,
     /// Picoseconds per valid byte of a zone the cleaner cleans (copying it out).
     pub clean_byte_ps: u64,
+    /// Nanoseconds per blob written into a blob file, by a flush or by garbage collection.
+    pub blob_write_ns: u64,
+    /// Picoseconds per byte of a blob written (its record: header, key and value).
+    pub blob_write_byte_ps: u64,
+    /// Nanoseconds per blob garbage collection reads from a blob file.
+    pub blob_read_ns: u64,
+    /// Picoseconds per byte of a blob garbage collection reads.
+    pub blob_read_byte_ps: u64,
 }
 
 impl Default for SimCosts {
@@ -245,6 +258,10 @@ impl Default for SimCosts {
             compaction_byte_ps: 1_800,
             compaction_entry_ns: 370,
             clean_byte_ps: 1_000,
+            blob_write_ns: 2_650,
+            blob_write_byte_ps: 1_330,
+            blob_read_ns: 900,
+            blob_read_byte_ps: 890,
         }
     }
 }
@@ -256,11 +273,32 @@ impl SimCosts {
             .saturating_add(bytes.saturating_mul(self.write_byte_ps) / 1000)
     }
 
-    /// Virtual time of a flush of `bytes` of memtables holding `entries` entries.
-    pub fn flush_ns(&self, bytes: u64, entries: u64) -> u64 {
+    /// Virtual time of a flush of `bytes` of memtables holding `entries` entries, of which
+    /// `blobs` go to blob files: their bytes cost the blob write's instead of the flush's
+    /// per-byte cost (a blob file is written as it comes, with no block to build).
+    pub fn flush_ns(&self, bytes: u64, entries: u64, blobs: BlobCount) -> u64 {
+        let table_bytes = bytes.saturating_sub(blobs.bytes);
         self.job_ns
-            .saturating_add(bytes.saturating_mul(self.flush_byte_ps) / 1000)
+            .saturating_add(table_bytes.saturating_mul(self.flush_byte_ps) / 1000)
             .saturating_add(entries.saturating_mul(self.flush_entry_ns))
+            .saturating_add(self.blob_write_ns(blobs))
+    }
+
+    /// Virtual time of writing `blobs` into blob files.
+    fn blob_write_ns(&self, blobs: BlobCount) -> u64 {
+        blobs
+            .count
+            .saturating_mul(self.blob_write_ns)
+            .saturating_add(blobs.bytes.saturating_mul(self.blob_write_byte_ps) / 1000)
+    }
+
+    /// Virtual time of garbage collection relocating `blobs`: reading and writing them.
+    fn blob_gc_ns(&self, blobs: BlobCount) -> u64 {
+        let read = blobs
+            .count
+            .saturating_mul(self.blob_read_ns)
+            .saturating_add(blobs.bytes.saturating_mul(self.blob_read_byte_ps) / 1000);
+        read.saturating_add(self.blob_write_ns(blobs))
     }
 
     /// Virtual time of cleaning a zone holding `valid` bytes of live data.
@@ -269,11 +307,13 @@ impl SimCosts {
             .saturating_add(valid.saturating_mul(self.clean_byte_ps) / 1000)
     }
 
-    /// Virtual time of a compaction reading `bytes` in `entries` entries.
-    pub fn compaction_ns(&self, bytes: u64, entries: u64) -> u64 {
+    /// Virtual time of a compaction reading `bytes` in `entries` entries whose garbage
+    /// collection relocates `gc` (see [`crate::blob::gc_estimate`]).
+    pub fn compaction_ns(&self, bytes: u64, entries: u64, gc: BlobCount) -> u64 {
         self.job_ns
             .saturating_add(bytes.saturating_mul(self.compaction_byte_ps) / 1000)
             .saturating_add(entries.saturating_mul(self.compaction_entry_ns))
+            .saturating_add(self.blob_gc_ns(gc))
     }
 }
 
@@ -468,6 +508,35 @@ mod tests {
         assert_eq!(o.max_bytes_for_level(1), 256 * MIB);
         assert_eq!(o.max_bytes_for_level(3), 25600 * MIB);
         assert_eq!(o.target_file_size(4), 64 * MIB);
+    }
+
+    #[test]
+    fn blob_work_costs_time_and_no_blob_costs_nothing() {
+        let c = SimCosts::default();
+        let none = BlobCount::default();
+        // Without blobs a job costs what it cost before blob costs existed.
+        assert_eq!(
+            c.flush_ns(1_000_000, 1_000, none),
+            20_000 + 2_100_000 + 360_000
+        );
+        assert_eq!(
+            c.compaction_ns(1_000_000, 1_000, none),
+            20_000 + 1_800_000 + 370_000
+        );
+        // A flush's blob bytes cost the blob write's instead of the memtable byte's.
+        let blobs = BlobCount {
+            count: 900,
+            bytes: 900_000,
+        };
+        let flush =
+            20_000 + 100_000 * 2_100 / 1000 + 360_000 + 900 * 2_650 + 900_000 * 1_330 / 1000;
+        assert_eq!(c.flush_ns(1_000_000, 1_000, blobs), flush);
+        // Garbage collection reads and writes every blob it relocates.
+        let gc = 900 * (900 + 2_650) + 900_000 * (890 + 1_330) / 1000;
+        assert_eq!(
+            c.compaction_ns(1_000_000, 1_000, blobs),
+            20_000 + 1_800_000 + 370_000 + gc
+        );
     }
 
     #[test]

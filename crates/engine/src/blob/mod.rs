@@ -25,5 +25,7 @@ pub use format::{
     RECORD_HEADER_LEN,
 };
 pub use reader::{BlobFileReader, BlobRecord};
-pub use stage::{gc_cutoff_file, BlobCount, BlobOutcome, BlobRules, BlobSinks, BlobStage};
+pub use stage::{
+    gc_cutoff_file, gc_estimate, BlobCount, BlobOutcome, BlobRules, BlobSinks, BlobStage,
+};
 pub use writer::{BlobFileSummary, BlobFileWriter};

@@ -50,7 +50,8 @@ pub struct BlobCount {
 }
 
 impl BlobCount {
-    fn add(&mut self, bytes: u64) {
+    /// Counts one blob of `bytes`.
+    pub fn add(&mut self, bytes: u64) {
         self.count += 1;
         self.bytes += bytes;
     }
@@ -249,6 +250,23 @@ pub fn gc_cutoff_file(numbers: &[u64], age_cutoff: f64) -> Option<u64> {
     Some(numbers.get(index).copied().unwrap_or(u64::MAX))
 }
 
+/// The blobs a compaction's garbage collection will read and write again, known before it
+/// runs: every blob its input tables reference (`tables`: each one's blob references by
+/// file, the tables' `blob_refs` property) in a file numbered below `cutoff`. Exact up to
+/// the references the compaction drops (older versions of a key, deleted keys), whose blobs
+/// it does not move.
+pub fn gc_estimate<'a>(
+    tables: impl IntoIterator<Item = &'a BTreeMap<u64, BlobCount>>,
+    cutoff: u64,
+) -> BlobCount {
+    let mut total = BlobCount::default();
+    for (_, refs) in tables.into_iter().flat_map(|t| t.range(..cutoff)) {
+        total.count = total.count.saturating_add(refs.count);
+        total.bytes = total.bytes.saturating_add(refs.bytes);
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,6 +399,36 @@ mod tests {
         assert_eq!(second.write(ValueKind::BlobIndex, b"k", &r).unwrap(), None);
         let out = second.finish().unwrap();
         assert!(out.garbage.is_empty() && out.added.is_empty());
+    }
+
+    #[test]
+    fn the_estimate_sums_the_inputs_references_below_the_cutoff() {
+        let refs = |list: &[(u64, u64, u64)]| -> BTreeMap<u64, BlobCount> {
+            let refs = list
+                .iter()
+                .map(|&(f, count, bytes)| (f, BlobCount { count, bytes }));
+            refs.collect()
+        };
+        // Three input tables: one into old and new files, one into new files only, one
+        // with no blob reference.
+        let tables = [
+            refs(&[(5, 10, 10_280), (6, 2, 2_056), (9, 7, 7_196)]),
+            refs(&[(8, 3, 3_084), (9, 1, 1_028)]),
+            refs(&[]),
+        ];
+        // Cutoff 8: files 5 and 6 are relocated, 8 (the cutoff itself) and 9 are not.
+        let expected = BlobCount {
+            count: 12,
+            bytes: 12_336,
+        };
+        assert_eq!(gc_estimate(&tables, 8), expected);
+        let all = BlobCount {
+            count: 23,
+            bytes: 23_644,
+        };
+        assert_eq!(gc_estimate(&tables, u64::MAX), all);
+        assert_eq!(gc_estimate(&tables, 5), BlobCount::default());
+        assert_eq!(gc_estimate([], 8), BlobCount::default());
     }
 
     #[test]

@@ -8,8 +8,13 @@ use zonefs::fs::{FileWriter, FsError, ZoneFs};
 use zonefs::meta::FileKind;
 use zonefs::placement::{Lifetime, PlacementHint, WriterJob};
 
-use crate::blob::{blob_file_name, BlobFileReader, BlobIndex, BlobOutcome, BlobRules, BlobSinks};
+use crate::blob::{
+    blob_file_name, blob_record_bytes, gc_estimate, BlobCount, BlobFileReader, BlobIndex,
+    BlobOutcome, BlobRules, BlobSinks,
+};
+use crate::compaction::Compaction;
 use crate::iter::BlobFetch;
+use crate::memtable::Memtable;
 use crate::options::Options;
 use crate::source::RandomAccess;
 use crate::version::Version;
@@ -120,6 +125,22 @@ pub(crate) fn blob_rules(options: &Options, level: usize, version: &Version) -> 
     }
 }
 
+/// The blobs a flush of `mems` will write to blob files, known before it runs: every put
+/// whose value reaches `min_blob_size`, if L0 writes blob files (exact up to the older
+/// versions of a key the flush drops). The deterministic mode's cost of the flush.
+pub(crate) fn flush_blobs<'a>(
+    options: &Options,
+    mems: impl Iterator<Item = &'a Memtable>,
+) -> BlobCount {
+    let mut blobs = BlobCount::default();
+    if options.writes_blobs_at(0) {
+        for (key, value) in mems.flat_map(|m| m.large_puts(options.min_blob_size)) {
+            blobs.add(blob_record_bytes(key, value));
+        }
+    }
+    blobs
+}
+
 /// The blob files of a job writing to `level`, created on the file layer.
 pub(crate) struct FsBlobSinks<'a> {
     pub inner: &'a DbInner,
@@ -169,6 +190,23 @@ fn failed(step: &str, name: &str, e: FsError) -> Error {
 }
 
 impl DbInner {
+    /// The blobs the garbage collection of `c`, picked from `version`, will relocate
+    /// ([`gc_estimate`] under the cutoff its job will use), from its inputs' `blob_refs`
+    /// properties through the table cache: only inputs linked to a blob file below the
+    /// cutoff are opened. The deterministic mode's cost of the compaction. A table that
+    /// cannot be opened counts for nothing here: the compaction fails on it when it runs,
+    /// and that failure is the one reported.
+    pub(crate) fn gc_blobs(&self, c: &Compaction, version: &Version) -> BlobCount {
+        let Some(cutoff) = blob_rules(&self.options, c.output_level, version).gc_cutoff else {
+            return BlobCount::default();
+        };
+        let old = c
+            .input_files()
+            .filter(|f| f.oldest_blob_file.is_some_and(|b| b < cutoff));
+        let tables: Vec<_> = old.filter_map(|f| self.tables.get(f).ok()).collect();
+        gc_estimate(tables.iter().map(|t| &t.props().blob_refs), cutoff)
+    }
+
     /// Deletes the blob files `before` held and `after` does not (RocksDB deletes a blob
     /// file once the version dropped it). A file that cannot be deleted now is left for the
     /// next open, which deletes blob files no version holds: the job that dropped it did

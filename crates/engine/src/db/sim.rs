@@ -28,6 +28,7 @@ use std::sync::atomic::Ordering;
 
 use zonefs::fs::InlineCleaning;
 
+use super::blobs::flush_blobs;
 use super::inner::{writable, DbInner, Immutable, State, Writer};
 use super::stall::Stall;
 use super::stats::Counters;
@@ -119,7 +120,8 @@ impl DbInner {
             };
             let bytes = picked.iter().map(|p| p.mem.approximate_memory_usage());
             let entries = picked.iter().map(|p| p.mem.entries());
-            let ns = self.options.sim.flush_ns(bytes.sum(), entries.sum());
+            let blobs = flush_blobs(&self.options, picked.iter().map(|p| &*p.mem));
+            let ns = self.options.sim.flush_ns(bytes.sum(), entries.sum(), blobs);
             // A flush installs after the older memtables' flush (RocksDB commits flush
             // results in memtable order): one that would end first waits for it.
             let after = sim.flushes.last().map_or(0, |j| j.finish);
@@ -143,6 +145,7 @@ impl DbInner {
                 let whole = costs.compaction_ns(
                     files().map(|f| f.size).sum(),
                     files().map(|f| f.entries).sum(),
+                    self.gc_blobs(&p.c, &p.version),
                 );
                 // Subcompactions run side by side: the job lasts as long as its largest.
                 let split = self.plan_split(&p.c)?;

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use super::block::BlockBuilder;
 use super::format::{append_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use super::{filter, TableOptions, TableProps};
-use crate::blob::BlobIndex;
+use crate::blob::{blob_record_bytes, BlobIndex};
 use crate::key::{self, ValueKind, MAX_SEQ};
 use crate::{Error, Result};
 
@@ -42,7 +42,6 @@ pub struct TableBuilder {
     /// Filter hashes of the distinct user keys so far.
     hashes: Vec<u64>,
     props: TableProps,
-    oldest_blob_file: Option<u64>,
 }
 
 impl TableBuilder {
@@ -58,7 +57,6 @@ impl TableBuilder {
             last_key: Vec::new(),
             hashes: Vec::new(),
             props: TableProps::default(),
-            oldest_blob_file: None,
         }
     }
 
@@ -92,8 +90,10 @@ impl TableBuilder {
             self.hashes.push(filter::key_hash(parsed.user_key));
         }
         if parsed.kind == ValueKind::BlobIndex {
-            let file = BlobIndex::decode(value)?.file;
-            self.oldest_blob_file = Some(self.oldest_blob_file.map_or(file, |f| f.min(file)));
+            let index = BlobIndex::decode(value)?;
+            let bytes = blob_record_bytes(parsed.user_key.len(), index.size as usize);
+            let refs = self.props.blob_refs.entry(index.file).or_default();
+            refs.add(bytes);
         }
         self.data_block.add(ikey, value);
         self.count(ikey, parsed.seq, parsed.kind, value.len());
@@ -158,7 +158,11 @@ impl TableBuilder {
             size += filter::bitmap_bytes(keys, self.opts.bloom_bits_per_key) as usize + 1;
         }
         size += trailer;
-        size += TableProps::encoded_len_bound(self.props.smallest.len(), self.last_key.len());
+        size += TableProps::encoded_len_bound(
+            self.props.smallest.len(),
+            self.last_key.len(),
+            self.props.blob_refs.len(),
+        );
         size += trailer;
         (size as u64) + FOOTER_LEN
     }
@@ -211,8 +215,8 @@ impl TableBuilder {
         self.out.extend_from_slice(&footer.encode());
         Ok(BuiltTable {
             data: self.out,
+            oldest_blob_file: self.props.blob_refs.keys().next().copied(),
             props: self.props,
-            oldest_blob_file: self.oldest_blob_file,
         })
     }
 }
@@ -328,7 +332,6 @@ mod tests {
             last_key: b.last_key.clone(),
             hashes: b.hashes.clone(),
             props: b.props.clone(),
-            oldest_blob_file: b.oldest_blob_file,
         }
     }
 }

@@ -2,11 +2,17 @@
 //! copied into the version's [`FileMeta`].
 //!
 //! Encoding: smallest and largest key (each a varint length + bytes), then the ten counters
-//! as varints in field order. Decoding must consume the block exactly.
+//! as varints in field order, then, in a table holding blob references only, the blob
+//! section: the number of blob files referenced, then per file (ascending) the number's
+//! increase over the previous one (over 0 for the first), the count and the bytes of its
+//! blobs, all varints. Decoding must consume the block exactly; a block that ends after the
+//! counters (every table written before the section existed) references no blob.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 use super::format::{get_varint64, put_varint64};
+use crate::blob::BlobCount;
 use crate::coding::{get_length_prefixed, put_length_prefixed};
 use crate::key;
 use crate::version::FileMeta;
@@ -38,6 +44,11 @@ pub struct TableProps {
     pub filter_size: u64,
     /// Number of data blocks.
     pub data_blocks: u64,
+    /// The blobs the table's blob references point to, by blob file number: how many and
+    /// their bytes as blob files count them (`blob_record_bytes`). What a compaction of
+    /// the table would read and write again if garbage collection relocated a file's
+    /// blobs, known before it runs.
+    pub blob_refs: BTreeMap<u64, BlobCount>,
 }
 
 impl TableProps {
@@ -74,9 +85,14 @@ impl TableProps {
         ]
     }
 
-    /// Upper bound of the encoded size.
-    pub(crate) fn encoded_len_bound(smallest: usize, largest: usize) -> usize {
-        smallest + largest + 2 * 10 + 10 * 10
+    /// Upper bound of the encoded size with keys of these lengths and blob references
+    /// into `blob_files` files.
+    pub(crate) fn encoded_len_bound(smallest: usize, largest: usize, blob_files: usize) -> usize {
+        let blobs = match blob_files {
+            0 => 0,
+            n => 10 + n * 3 * 10,
+        };
+        smallest + largest + 2 * 10 + 10 * 10 + blobs
     }
 
     /// The properties block contents.
@@ -84,6 +100,7 @@ impl TableProps {
         let mut out = Vec::with_capacity(Self::encoded_len_bound(
             self.smallest.len(),
             self.largest.len(),
+            self.blob_refs.len(),
         ));
         for k in [&self.smallest, &self.largest] {
             put_length_prefixed(&mut out, k);
@@ -91,7 +108,40 @@ impl TableProps {
         for c in self.counters() {
             put_varint64(&mut out, c);
         }
+        if !self.blob_refs.is_empty() {
+            put_varint64(&mut out, self.blob_refs.len() as u64);
+            let mut previous = 0;
+            for (&file, refs) in &self.blob_refs {
+                for v in [file - previous, refs.count, refs.bytes] {
+                    put_varint64(&mut out, v);
+                }
+                previous = file;
+            }
+        }
         out
+    }
+
+    /// The blob section from `pos` to the end of `data` (none if `pos` is the end).
+    fn decode_blob_refs(data: &[u8], pos: &mut usize) -> Result<BTreeMap<u64, BlobCount>, String> {
+        let mut refs = BTreeMap::new();
+        if *pos == data.len() {
+            return Ok(refs);
+        }
+        let mut varint = || get_varint64(data, pos).ok_or("blob references overrun the block");
+        let files = varint()?;
+        if files == 0 {
+            return Err("an empty blob section".into());
+        }
+        let mut file = 0u64;
+        for _ in 0..files {
+            let (step, count, bytes) = (varint()?, varint()?, varint()?);
+            file = file
+                .checked_add(step)
+                .filter(|_| step > 0)
+                .ok_or("blob file numbers not strictly ascending")?;
+            refs.insert(file, BlobCount { count, bytes });
+        }
+        Ok(refs)
     }
 
     /// Decodes and checks properties block contents; the error says what is wrong.
@@ -106,6 +156,7 @@ impl TableProps {
         for slot in &mut c {
             *slot = get_varint64(data, &mut pos).ok_or("properties counters overrun the block")?;
         }
+        let blob_refs = Self::decode_blob_refs(data, &mut pos)?;
         if pos != data.len() {
             return Err(format!(
                 "{} stray bytes after the properties",
@@ -125,6 +176,7 @@ impl TableProps {
             index_size: c[7],
             filter_size: c[8],
             data_blocks: c[9],
+            blob_refs,
         };
         props.check()?;
         Ok(props)
@@ -132,6 +184,11 @@ impl TableProps {
 
     /// Checks that the properties are self-consistent.
     fn check(&self) -> Result<(), String> {
+        let refs = self.blob_refs.values();
+        let blobs = refs.clone().fold(0u64, |n, r| n.saturating_add(r.count));
+        if refs.clone().any(|r| r.count == 0) || blobs > self.entries {
+            return Err("blob references to no blob, or more of them than entries".into());
+        }
         if self.entries == 0 {
             let empty = self.smallest.is_empty()
                 && self.largest.is_empty()
@@ -178,6 +235,7 @@ mod tests {
             index_size: 77,
             filter_size: 130,
             data_blocks: 2,
+            blob_refs: BTreeMap::new(),
         }
     }
 
@@ -185,7 +243,7 @@ mod tests {
     fn round_trips_and_refuses_garbage() {
         let p = sample();
         let enc = p.encode();
-        assert!(enc.len() <= TableProps::encoded_len_bound(p.smallest.len(), p.largest.len()));
+        assert!(enc.len() <= TableProps::encoded_len_bound(p.smallest.len(), p.largest.len(), 0));
         assert_eq!(TableProps::decode(&enc), Ok(p.clone()));
         for cut in 0..enc.len() {
             assert!(TableProps::decode(&enc[..cut]).is_err(), "cut {cut}");
@@ -200,6 +258,61 @@ mod tests {
         assert!(TableProps::decode(&bad.encode()).is_err());
         let empty = TableProps::default();
         assert_eq!(TableProps::decode(&empty.encode()), Ok(empty));
+    }
+
+    fn with_blobs() -> TableProps {
+        let refs = [(7, 3, 3_084), (9, 1, 1_028), (300, 90, 92_520)];
+        let blob_refs = refs.map(|(file, count, bytes)| (file, BlobCount { count, bytes }));
+        TableProps {
+            blob_refs: blob_refs.into_iter().collect(),
+            ..sample()
+        }
+    }
+
+    #[test]
+    fn blob_references_round_trip_and_old_tables_have_none() {
+        let p = with_blobs();
+        let enc = p.encode();
+        let bound = TableProps::encoded_len_bound(p.smallest.len(), p.largest.len(), 3);
+        assert!(enc.len() <= bound);
+        assert_eq!(TableProps::decode(&enc), Ok(p.clone()));
+        // A table written before the section existed: its block ends after the counters.
+        let old = TableProps {
+            blob_refs: BTreeMap::new(),
+            ..p.clone()
+        };
+        let old_enc = old.encode();
+        assert_eq!(old_enc, sample().encode());
+        assert!(enc.starts_with(&old_enc));
+        assert_eq!(TableProps::decode(&old_enc), Ok(sample()));
+        // Cut anywhere inside the section, or with a byte too many: refused.
+        for cut in old_enc.len() + 1..enc.len() {
+            assert!(TableProps::decode(&enc[..cut]).is_err(), "cut {cut}");
+        }
+        let mut long = enc.clone();
+        long.push(0);
+        assert!(TableProps::decode(&long).is_err());
+    }
+
+    #[test]
+    fn damaged_blob_sections_are_refused() {
+        let section = |files: &[[u64; 3]]| {
+            let mut enc = sample().encode();
+            put_varint64(&mut enc, files.len() as u64);
+            for v in files.iter().flatten() {
+                put_varint64(&mut enc, *v);
+            }
+            TableProps::decode(&enc)
+        };
+        assert!(section(&[[7, 3, 3_084], [2, 1, 1_028]]).is_ok());
+        // An empty section, a file number not above the previous one, file 0, a file
+        // referenced by no blob, more blobs than entries.
+        assert!(section(&[]).is_err());
+        assert!(section(&[[7, 3, 3_084], [0, 1, 1_028]]).is_err());
+        assert!(section(&[[0, 3, 3_084]]).is_err());
+        assert!(section(&[[7, 0, 0]]).is_err());
+        assert!(section(&[[7, 60, 100], [1, 41, 100]]).is_err());
+        assert!(section(&[[u64::MAX, 1, 1], [1, 1, 1]]).is_err());
     }
 
     #[test]

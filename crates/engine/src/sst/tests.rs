@@ -353,6 +353,7 @@ fn assemble(
         index_size: index.size + BLOCK_TRAILER_LEN,
         filter_size: filter.size + BLOCK_TRAILER_LEN,
         data_blocks: blocks.len() as u64,
+        blob_refs: BTreeMap::new(),
     };
     let props = append_block(&mut out, &props.encode());
     out.extend_from_slice(
@@ -583,4 +584,41 @@ fn table_iterators_are_send() {
     is_send::<TableIter>();
     fn is_sync<T: Send + Sync>() {}
     is_sync::<Table>();
+}
+
+#[test]
+fn a_table_records_the_blobs_its_references_point_to() {
+    use crate::blob::{blob_record_bytes, BlobCount, BlobIndex};
+    // Keys k0..k5: two references into blob file 4, three into file 9, one inline value.
+    let refs = [(4, 100), (9, 2_000), (4, 300), (9, 50), (9, 7)];
+    let mut model = Model::new();
+    for (i, &(file, size)) in refs.iter().enumerate() {
+        let index = BlobIndex {
+            file,
+            offset: 1_000,
+            size,
+        };
+        let k = InternalKey::new(format!("k{i}").as_bytes(), 10, ValueKind::BlobIndex);
+        model.insert(k, index.encode());
+    }
+    model.insert(
+        InternalKey::new(b"k9", 10, ValueKind::Put),
+        b"inline".to_vec(),
+    );
+    let built = build(&model, opts(4096, 16, 10));
+    let count = |count, sizes: &[u64]| BlobCount {
+        count,
+        bytes: sizes
+            .iter()
+            .map(|s| blob_record_bytes(2, *s as usize))
+            .sum(),
+    };
+    let expected = BTreeMap::from([(4, count(2, &[100, 300])), (9, count(3, &[2_000, 50, 7]))]);
+    assert_eq!(built.props.blob_refs, expected);
+    assert_eq!(built.oldest_blob_file, Some(4));
+    // Read back from the file: what a compaction's pick reads through the table cache.
+    assert_eq!(open(built.data).unwrap().props().blob_refs, expected);
+    // A table without references writes no blob section.
+    let plain = build(&numbered_model(20, 1), opts(4096, 16, 10));
+    assert!(plain.props.blob_refs.is_empty() && plain.oldest_blob_file.is_none());
 }
