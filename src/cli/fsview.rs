@@ -53,7 +53,11 @@ pub fn describe_options(o: &FsOptions) -> String {
     format!(
         "options: reserved zones {}, placement {}, finish threshold {finish}, gc start {}%, \
          gc stop {}%, gc mode {}",
-        o.reserved_zones, o.placement, o.gc_start, o.gc_stop, o.gc_mode
+        o.reserved_zones,
+        o.policy_name(),
+        o.gc_start,
+        o.gc_stop,
+        o.gc_mode
     )
 }
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use zns::{DeviceSpec, Geometry, ZoneState, ZonedDevice};
 use zonefs::fs::FsOptions;
 use zonefs::meta::{self, dump_zone, FileKind, FrameKind, MetaError, ZoneDump, DEFAULT_META_ZONES};
-use zonefs::placement::Lifetime;
+use zonefs::placement::{is_blob_zone, Lifetime};
 
 use super::device::{parse_device, read_device, WaitArg};
 use super::error::{CliError, CliResult};
@@ -170,10 +170,12 @@ pub(super) fn lifetime_name(code: u8) -> Option<&'static str> {
     })
 }
 
-/// A zone's class: 0 means no class recorded.
+/// A zone's class: 0 means no class recorded; blob zones (a blob placement's) are `blob`.
 fn class_name(class: u8) -> Option<&'static str> {
     if class == 0 {
         None
+    } else if is_blob_zone(class) {
+        Some("blob")
     } else {
         lifetime_name(class)
     }
@@ -205,6 +207,8 @@ struct ZoneRow {
     class: u8,
     class_name: Option<&'static str>,
     files: usize,
+    /// A full blob zone's YBIZ: the youngest blob file number written into it.
+    ybiz: Option<u64>,
     /// Resets of the zone over the device's life: neither the devices nor the metadata
     /// record it yet, so always null.
     resets: Option<u64>,
@@ -228,6 +232,7 @@ fn zone_rows(view: &FsView) -> Vec<ZoneRow> {
                 class: z.class,
                 class_name: class_name(z.class),
                 files: files.len(),
+                ybiz: z.ybiz,
                 resets: None,
                 raw_state: z.state,
             }
@@ -322,7 +327,7 @@ impl OptionsJson {
     pub fn of(o: &FsOptions) -> OptionsJson {
         OptionsJson {
             reserved_zones: o.reserved_zones,
-            placement: o.placement.clone(),
+            placement: o.policy_name(),
             finish_threshold: o.finish_threshold,
             gc_start: o.gc_start,
             gc_stop: o.gc_stop,
@@ -608,8 +613,9 @@ fn zones(view: &FsView, json: bool, out: &mut Out) -> CliResult {
     })
 }
 
+/// The zone table; a `ybiz` column when some zone has a YBIZ (full blob zones).
 fn zone_table(rows: &[ZoneRow]) -> Table {
-    let mut t = Table::new(&[
+    let mut columns = vec![
         ("zone", Align::Right),
         ("state", Align::Left),
         ("written", Align::Right),
@@ -617,9 +623,14 @@ fn zone_table(rows: &[ZoneRow]) -> Table {
         ("invalid", Align::Right),
         ("class", Align::Left),
         ("files", Align::Right),
-    ]);
+    ];
+    let ybiz = rows.iter().any(|r| r.ybiz.is_some());
+    if ybiz {
+        columns.push(("ybiz", Align::Right));
+    }
+    let mut t = Table::new(&columns);
     for r in rows {
-        t.row(vec![
+        let mut row = vec![
             r.zone.to_string(),
             r.state.to_string(),
             human_size(r.written),
@@ -631,7 +642,11 @@ fn zone_table(rows: &[ZoneRow]) -> Table {
                 (c, None) => c.to_string(),
             },
             r.files.to_string(),
-        ]);
+        ];
+        if ybiz {
+            row.push(r.ybiz.map_or_else(|| "-".to_string(), |y| y.to_string()));
+        }
+        t.row(row);
     }
     t
 }

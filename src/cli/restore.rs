@@ -143,6 +143,7 @@ impl OptionFlags {
             meta_zones: self.meta_zones.unwrap_or(backup.meta_zones),
             reserved_zones: self.reserved_zones.unwrap_or(backup.reserved_zones),
             placement: self.placement.clone().unwrap_or(backup.placement),
+            blob_placement: backup.blob_placement,
             finish_threshold: self
                 .finish_threshold
                 .map_or(backup.finish_threshold, |t| t.0),

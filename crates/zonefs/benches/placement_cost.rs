@@ -48,6 +48,7 @@ fn views() -> Vec<ZoneView> {
                 busy: false,
                 class: Lifetime::Long.code(),
                 policy: Vec::new(),
+                first_blob: None,
             }
         })
         .collect()

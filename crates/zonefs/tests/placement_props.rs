@@ -9,13 +9,18 @@
 //! - without a neighbourhood, CAZA and CAZA+ decide exactly as LIZA does;
 //! - Prophet puts a long-lived SST never in a short-lived zone and a file without a
 //!   prediction never in one of its zones, and opens without a free resource only after
-//!   finishing a zone (or when no zone can be finished).
+//!   finishing a zone (or when no zone can be finished);
+//! - combined with BAZA, every file policy decides for SSTs as it does alone on the zones
+//!   that are not blob zones, and blob files go only to blob zones, the first free one in
+//!   BAZA's fill order.
 
 use proptest::prelude::*;
+use zonefs::meta::FileKind;
 use zonefs::placement::prophet::{Window, SHORT_CLASS, WINDOW_CLASS};
 use zonefs::placement::{
-    Caza, CazaPlus, Decision, Lifetime, Liza, Neighbors, PlacementCtx, PlacementHint,
-    PlacementPolicy, PredictedDeath, Prophet, SstRef, ZoneUse, ZoneView,
+    is_blob_zone, policy_by_name, Caza, CazaPlus, Decision, Lifetime, Liza, Neighbors,
+    PlacementCtx, PlacementHint, PlacementPolicy, PredictedDeath, Prophet, SstRef, ZoneUse,
+    ZoneView, BLOB_ZONE, POLICIES,
 };
 
 const ZONES: u32 = 12;
@@ -44,6 +49,7 @@ fn views() -> impl Strategy<Value = Vec<ZoneView>> {
                     busy: busy && state != ZoneUse::Full,
                     class,
                     policy: Vec::new(),
+                    first_blob: None,
                 }
             })
             .collect()
@@ -258,6 +264,122 @@ proptest! {
         for name in ["prophet", "prophet-gc-no"] {
             let p = Prophet::by_name(name).ok_or_else(|| TestCaseError::fail(name))?;
             check_prophet(&p, &ctx)?;
+        }
+    }
+}
+
+/// Views where some zones are blob zones (a blob placement's), with blob file numbers.
+fn blob_views() -> impl Strategy<Value = Vec<ZoneView>> {
+    (
+        views(),
+        prop::collection::vec((any::<bool>(), prop::option::of(0u64..50)), ZONES as usize),
+    )
+        .prop_map(|(mut zones, tags)| {
+            for (z, (blob, first)) in zones.iter_mut().zip(tags) {
+                if blob && z.state != ZoneUse::Empty {
+                    z.class = BLOB_ZONE | 1;
+                    z.first_blob = first;
+                }
+            }
+            zones
+        })
+}
+
+/// A file policy combined with BAZA: a blob file only ever goes to (or opens) a blob zone,
+/// the first idle one with room in fill order; every other file decides as its policy does
+/// on the zones that are not blob zones.
+fn check_split(files: &str, ctx: &PlacementCtx<'_>) -> Result<(), TestCaseError> {
+    let name = format!("{files}/baza");
+    let split = policy_by_name(&name).map_err(TestCaseError::fail)?;
+    let d = split.place(ctx);
+    let view = |z: u32| ctx.zones.iter().find(|v| v.zone == z);
+    if ctx.hint.kind != Some(FileKind::Blob) {
+        let others: Vec<ZoneView> = ctx
+            .zones
+            .iter()
+            .filter(|z| !is_blob_zone(z.class) || z.state == ZoneUse::Empty)
+            .cloned()
+            .collect();
+        let alone = policy_by_name(files).map_err(TestCaseError::fail)?;
+        let own = alone.place(&PlacementCtx {
+            zones: &others,
+            ..*ctx
+        });
+        match (&d, own) {
+            (
+                Decision::OpenEmpty {
+                    finish: Some(_), ..
+                },
+                Decision::OpenEmpty { finish: None, .. },
+            ) => {
+                prop_assert!(!ctx.can_open, "{name}: {d:?}");
+            }
+            (d, own) => prop_assert_eq!(d, &own, "{}", name),
+        }
+        return Ok(());
+    }
+    match d {
+        Decision::Use(z) => {
+            let v = view(z);
+            prop_assert!(
+                v.is_some_and(|v| v.state == ZoneUse::Active
+                    && is_blob_zone(v.class)
+                    && !v.busy
+                    && v.valid > 0
+                    && v.remaining >= ctx.min_capacity),
+                "{name}: Use({z}) of {v:?}"
+            );
+            let order = |v: &ZoneView| (v.first_blob.is_none(), v.first_blob, v.zone);
+            let earlier = ctx.zones.iter().filter(|o| {
+                o.state == ZoneUse::Active
+                    && is_blob_zone(o.class)
+                    && !o.busy
+                    && o.valid > 0
+                    && o.remaining >= ctx.min_capacity
+                    && v.is_some_and(|v| order(o) < order(v))
+            });
+            prop_assert_eq!(
+                earlier.count(),
+                0,
+                "{}: a zone earlier in order was free",
+                name
+            );
+        }
+        Decision::OpenEmpty { class, finish, .. } => {
+            prop_assert!(is_blob_zone(class));
+            if let Some(f) = finish {
+                prop_assert!(view(f).is_some_and(|v| v.state == ZoneUse::Active && !v.busy));
+            }
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn baza_combined_with_every_file_policy_keeps_the_kinds_apart(
+        zones in blob_views(),
+        hint in hint(),
+        blob in any::<bool>(),
+        can_open in any::<bool>(),
+        min_capacity in 1u64..CAPACITY / 2,
+    ) {
+        let can_open = can_open && zones.iter().any(|z| z.state == ZoneUse::Empty && !z.busy);
+        let hint = PlacementHint {
+            kind: Some(if blob { FileKind::Blob } else { FileKind::Sst }),
+            ..hint
+        };
+        let ctx = PlacementCtx {
+            hint: &hint,
+            zones: &zones,
+            can_open,
+            min_capacity,
+            zone_capacity: CAPACITY,
+        };
+        for files in POLICIES {
+            check_split(files, &ctx)?;
         }
     }
 }

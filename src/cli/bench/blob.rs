@@ -2,11 +2,13 @@
 //! names with dashes), their place in the report's config, the report's `blob` section and
 //! its human summary line.
 
+use clap::builder::PossibleValuesParser;
 use clap::Args;
 use engine::db::DbStats;
 use engine::options::Options;
 use serde_json::{json, Value};
-use zonefs::fs::FsStats;
+use zonefs::fs::{FsOptions, FsStats};
+use zonefs::placement::{BLOB_POLICIES, DEFAULT_BLOB_POLICY};
 
 use super::super::error::{CliError, CliResult};
 use super::super::size::parse_size;
@@ -45,6 +47,12 @@ pub struct BlobArgs {
     /// reaches this [default: 1.0, never]
     #[arg(long, value_name = "FRACTION")]
     blob_garbage_collection_force_threshold: Option<f64>,
+
+    /// Zones of blob files: liza (with the SSTs, by their job's lifetime class, as ZenFS
+    /// does) or baza (zones of their own, filled in blob file number order: the
+    /// Same-Victim paper's BAZA) [default: liza]
+    #[arg(long, value_name = "POLICY", value_parser = PossibleValuesParser::new(BLOB_POLICIES))]
+    pub(crate) blob_placement: Option<String>,
 }
 
 impl BlobArgs {
@@ -63,6 +71,7 @@ impl BlobArgs {
                 "--enable-blob-garbage-collection",
                 self.enable_blob_garbage_collection,
             ),
+            ("--blob-placement", self.blob_placement.is_some()),
         ];
         let gc_flags = [
             (
@@ -96,6 +105,15 @@ impl BlobArgs {
                 .unwrap_or(o.blob_garbage_collection_force_threshold),
             ..o
         })
+    }
+}
+
+impl BlobArgs {
+    /// `o` with the blob placement applied (checked with the other blob flags by
+    /// [`BlobArgs::apply`]).
+    pub fn apply_fs(&self, o: FsOptions) -> FsOptions {
+        let name = self.blob_placement.as_deref();
+        o.with_blob_placement(name.unwrap_or(DEFAULT_BLOB_POLICY))
     }
 }
 
@@ -198,6 +216,29 @@ mod tests {
         assert_eq!(o.min_blob_size, 1024);
         assert_eq!(o.blob_garbage_collection_age_cutoff, 0.5);
         assert_eq!(o.blob_file_size, 256 << 20);
+    }
+
+    #[test]
+    fn blob_placement_sets_the_file_system_option() {
+        let parse = |args: &[&str]| {
+            let cli = Cli::try_parse_from(std::iter::once("t").chain(args.iter().copied()));
+            cli.unwrap()
+                .blob
+                .apply_fs(FsOptions::default())
+                .blob_placement
+        };
+        assert_eq!(parse(&[]), "liza");
+        assert_eq!(
+            parse(&["--enable-blob-files", "--blob-placement", "baza"]),
+            "baza"
+        );
+        let e = apply(&["--blob-placement", "baza"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--blob-placement needs --enable-blob-files"),
+            "{e}"
+        );
     }
 
     #[test]

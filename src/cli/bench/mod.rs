@@ -649,7 +649,7 @@ impl BenchArgs {
     }
 
     fn fs_options(&self) -> CliResult<FsOptions> {
-        let o = self.fs.options(DEFAULT_META_ZONES);
+        let o = self.blob.apply_fs(self.fs.options(DEFAULT_META_ZONES));
         o.check_gc()
             .map_err(|e| CliError::invalid(format!("--gc-start/--gc-stop: {e}")))?;
         Ok(o)
@@ -1075,7 +1075,8 @@ fn device_config(g: &Geometry, f: &FsOptions) -> Value {
         "zone_capacity": g.zone_capacity, "block_size": g.block_size,
         "max_open": g.max_open, "max_active": g.max_active,
         "meta_zones": f.meta_zones, "reserved_zones": f.reserved_zones,
-        "placement": f.placement, "finish_threshold": f.finish_threshold,
+        "placement": f.placement, "blob_placement": f.blob_placement,
+        "finish_threshold": f.finish_threshold,
         "gc_start": f.gc_start, "gc_stop": f.gc_stop, "gc_mode": f.gc_mode.name(),
     })
 }

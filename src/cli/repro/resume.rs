@@ -177,6 +177,7 @@ const ADDED_KEYS: &[(&str, &str)] = &[
     ("blob_garbage_collection_force_threshold", "1.0"),
     ("blob_file_starting_level", "0"),
     ("max_subcompactions", "1"),
+    ("blob_placement", "\"liza\""),
 ];
 
 /// The value a report without `key` ran with, if the key is one added later.

@@ -11,7 +11,9 @@
 //!    before asking, zones without live data are reset when no empty zone can be opened;
 //! 3. when that cannot be done for lack of empty zones: any idle zone with room whatever
 //!    its class (space beats placement quality), resetting dead zones, taking back an idle
-//!    lease, waiting for a write in progress;
+//!    lease, waiting for a write in progress. A policy that keeps kinds of files apart
+//!    (`PlacementPolicy::may_share`) gets a zone of another kind only after the resets
+//!    and the lease taken back, before the wait;
 //! 4. the zone cleaner (when inline or background cleaning is on), then a bounded wait for
 //!    a zone to be freed (readers of deleted files letting go, other writers' jobs ending),
 //!    one last look, then an out-of-space error (see [`Shared::reclaim_space`]).
@@ -91,13 +93,11 @@ impl Request<'_> {
         }
     }
 
-    /// The tag a zone opened for this file gets when the policy did not name one: its
-    /// lifetime class.
-    fn tag(&self) -> ZonePlacement {
-        ZonePlacement {
-            class: self.hint.lifetime.code(),
-            policy: Vec::new(),
-        }
+    /// The blob file number of a blob file's data: the YBIZ of the zones it goes to.
+    fn blob(&self) -> Option<u64> {
+        (self.kind == FileKind::Blob)
+            .then_some(self.hint.blob_file)
+            .flatten()
     }
 }
 
@@ -316,7 +316,8 @@ impl Shared {
     /// When the decision could not be carried out: see the module comment, step 3.
     fn fallback(&self, zones: &mut ZoneTable, req: &Request<'_>) -> FsResult<Step> {
         let min = self.block_size();
-        if let Some(zone) = zones.any_with_room(min) {
+        let shares = |class| self.policy.may_share(req.hint, class);
+        if let Some(zone) = zones.any_with_room(min, shares) {
             if let Some(step) = grant(zones, zone, req, None) {
                 return Ok(step);
             }
@@ -327,17 +328,30 @@ impl Shared {
                     self.finish(zones, zone)?;
                 }
             }
-            if let Some(step) = self.open_empty(zones, req.tag(), req)? {
+            // The class the policy gives such a zone (a blob zone stays one).
+            let tag = ZonePlacement {
+                class: self.policy.fallback_class(req.hint),
+                policy: Vec::new(),
+            };
+            if let Some(step) = self.open_empty(zones, tag, req)? {
                 return Ok(step);
             }
         }
         if zones.has_dead() {
             return Ok(Step::Reclaim);
         }
-        if let Some(zone) = zones.idle_lease_with_room(min) {
+        // Another side's zone helps only by being finished for an empty zone.
+        let opens = zones.empty_available(req.keep_empty(zones));
+        if let Some(zone) = zones.idle_lease_with_room(min, |class| opens || shares(class)) {
             zones.revoke(zone);
             Counters::add(&self.counters.revocations, 1);
             return Ok(Step::Retry);
+        }
+        // Space beats keeping kinds of files apart.
+        if let Some(zone) = zones.any_with_room(min, |_| true) {
+            if let Some(step) = grant(zones, zone, req, None) {
+                return Ok(step);
+            }
         }
         if zones.write_in_progress() {
             return Ok(Step::Wait);
@@ -355,7 +369,10 @@ impl Shared {
             }
             *lease = None;
         }
-        let grant = self.acquire(req)?;
+        let grant = self.acquire(req);
+        // Zones the allocation finished may have recorded their YBIZ.
+        self.log_ybiz_quietly();
+        let grant = grant?;
         *lease = Some(grant.slot.lease);
         if let Some(tag) = grant.opened {
             if let Err(e) = self.stage_zone_class(grant.slot.lease.zone, tag) {
@@ -367,10 +384,13 @@ impl Shared {
     }
 
     /// Ends a write begun with [`Shared::begin_write`] and wakes waiting writers; false
-    /// when the lease ended with it (the zone is full).
+    /// when the lease ended with it (the zone is full). Called with no lock held.
     pub fn end_write(&self, lease: Lease, written: u64) -> bool {
         let keeps = self.lock_zones().end_write(lease, written);
         self.zone_freed.notify_all();
+        if !keeps {
+            self.log_ybiz_quietly();
+        }
         keeps
     }
 
@@ -408,7 +428,8 @@ fn grant(
     req: &Request<'_>,
     tag: Option<ZonePlacement>,
 ) -> Option<Step> {
-    let slot = zones.lease(zone, req.wal())?;
+    let mut slot = zones.lease(zone, req.wal())?;
+    slot.lease.blob = req.blob();
     if let (Some(tag), Some(s)) = (&tag, zones.slot_mut(zone)) {
         s.class = tag.class;
         s.policy.clone_from(&tag.policy);

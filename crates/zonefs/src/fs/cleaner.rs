@@ -353,6 +353,8 @@ struct Live {
     level: Option<u8>,
     lifetime: u8,
     size: u64,
+    /// A blob file's number.
+    blob_file: Option<u64>,
     /// Its extents in the victim, in file order.
     extents: Vec<Extent>,
 }
@@ -369,6 +371,7 @@ impl Live {
             level: self.level,
             lifetime: Lifetime::from_code(self.lifetime).unwrap_or_default(),
             size: self.size,
+            blob_file: self.blob_file,
             ..Default::default()
         }
     }
@@ -428,6 +431,7 @@ fn live_files(state: &FsState, zone: u32) -> Vec<Live> {
                 level: m.level,
                 lifetime: m.lifetime,
                 size: m.size,
+                blob_file: m.blob_number(),
                 extents: m
                     .extents
                     .iter()

@@ -61,6 +61,7 @@ impl Shared {
         };
         hint.kind = hint.kind.or(rebuilt.kind);
         hint.level = hint.level.or(rebuilt.level);
+        hint.blob_file = hint.blob_file.or(rebuilt.blob_file);
         if hint.lifetime == Lifetime::NotSet {
             hint.lifetime = rebuilt.lifetime;
         }

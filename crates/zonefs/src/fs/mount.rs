@@ -191,10 +191,26 @@ fn attach_files(table: &mut ZoneTable, state: &FsState) -> FsResult<()> {
             _ => {
                 slot.class = placement.class;
                 slot.policy = placement.policy;
+                // Extents in offset order: the blob files in the order they were written.
+                let blobs = state
+                    .zone_extents(zone)
+                    .filter_map(|e| blob_number(e, state));
+                for number in blobs {
+                    slot.note_blob(number);
+                }
+                if slot.cond == Cond::Full {
+                    // A YBIZ whose record a crash cut: from the blob files in the zone.
+                    slot.note_full();
+                }
             }
         }
     }
     Ok(())
+}
+
+/// The blob file number of an extent's file, if it is a blob file.
+fn blob_number((_, id): (meta::Extent, meta::FileId), state: &FsState) -> Option<u64> {
+    state.file(id)?.blob_number()
 }
 
 fn assemble(
@@ -238,6 +254,7 @@ impl Shared {
         self.reclaim_dead(&mut meta)?;
         self.clear_stale_classes(&mut meta)?;
         self.finish_excess_active()?;
+        self.log_ybiz(&mut meta)?;
         let stored = self.opts.to_stored();
         if meta.state.options() != Some(&stored) {
             meta.stage(&[Record::Options(stored)], &|| {

@@ -26,6 +26,10 @@ pub struct FsOptions {
     pub reserved_zones: u32,
     /// Placement policy name, see [`placement::POLICIES`].
     pub placement: String,
+    /// How blob files are placed, see [`placement::BLOB_POLICIES`]: `liza` (the default)
+    /// leaves them to `placement`, `baza` gives them zones of their own filled in blob file
+    /// number order. Recorded with `placement` (as `PLACEMENT/BLOB` unless the default).
+    pub blob_placement: String,
     /// When set to x, before a new zone is opened every idle active zone with less than x%
     /// of its capacity left is finished (its rest is given up to save an active resource).
     pub finish_threshold: Option<u8>,
@@ -44,6 +48,7 @@ impl Default for FsOptions {
             meta_zones: DEFAULT_META_ZONES,
             reserved_zones: 0,
             placement: "liza".into(),
+            blob_placement: placement::DEFAULT_BLOB_POLICY.into(),
             finish_threshold: None,
             gc_start: DEFAULT_GC_START,
             gc_stop: DEFAULT_GC_STOP,
@@ -65,6 +70,11 @@ impl FsOptions {
 
     pub fn with_placement(mut self, name: impl Into<String>) -> Self {
         self.placement = name.into();
+        self
+    }
+
+    pub fn with_blob_placement(mut self, name: impl Into<String>) -> Self {
+        self.blob_placement = name.into();
         self
     }
 
@@ -99,7 +109,7 @@ impl FsOptions {
     pub fn to_stored(&self) -> StoredOptions {
         StoredOptions {
             reserved_zones: self.reserved_zones,
-            placement: self.placement.clone(),
+            placement: self.policy_name(),
             finish_threshold: self.finish_threshold,
             gc_start: self.gc_start,
             gc_stop: self.gc_stop,
@@ -120,17 +130,28 @@ impl FsOptions {
             CleaningMode::from_name(&s.gc_mode).ok_or_else(|| FsError::InvalidOptions {
                 reason: format!("the recorded cleaning mode '{}' is unknown", s.gc_mode),
             })?;
+        let (files, blobs) = s
+            .placement
+            .split_once('/')
+            .unwrap_or((&s.placement, placement::DEFAULT_BLOB_POLICY));
         Ok(defaults
             .with_reserved_zones(s.reserved_zones)
-            .with_placement(s.placement.clone())
+            .with_placement(files)
+            .with_blob_placement(blobs)
             .with_finish_threshold(s.finish_threshold)
             .with_gc(s.gc_start, s.gc_stop)
             .with_gc_mode(gc_mode))
     }
 
+    /// The name of the policy placing every file: `placement`, combined with
+    /// `blob_placement` when that is not the default ([`placement::combined_name`]).
+    pub fn policy_name(&self) -> String {
+        placement::combined_name(&self.placement, &self.blob_placement)
+    }
+
     /// The placement policy named by the options, or a clear error.
     pub(crate) fn policy(&self) -> FsResult<Box<dyn PlacementPolicy>> {
-        placement::policy_by_name(&self.placement)
+        placement::policy_by_name(&self.policy_name())
             .map_err(|reason| FsError::InvalidOptions { reason })
     }
 

@@ -28,6 +28,7 @@ impl ZoneFs {
                     class: s.class,
                     busy: s.owner.is_some(),
                     pins: s.pins,
+                    ybiz: s.ybiz(),
                 })
             })
             .collect())
@@ -61,6 +62,22 @@ impl ZoneFs {
             .filter(|(_, s)| s.cond == Cond::Full && s.owner.is_none())
             .map(|(zone, s)| (zone, s.live))
             .collect()
+    }
+
+    /// The YBIZ (Youngest Blob Index in Zone) of every full blob zone, in zone order: the
+    /// largest blob file number written into the zone, recorded when it became full
+    /// (written to capacity or finished) and dropped when it is reset. Blob zones exist
+    /// when blob files have a placement of their own (`FsOptions::blob_placement` `baza`);
+    /// otherwise the list is empty. Reads the zone table only, like
+    /// [`ZoneFs::full_zone_live_bytes`].
+    pub fn blob_zone_ybiz(&self) -> Vec<(u32, u64)> {
+        self.shared.lock_zones().ybiz()
+    }
+
+    /// The smallest YBIZ of [`ZoneFs::blob_zone_ybiz`] (Z_Cutoff's bound), `None` without
+    /// full blob zones.
+    pub fn min_blob_zone_ybiz(&self) -> Option<u64> {
+        self.blob_zone_ybiz().into_iter().map(|(_, y)| y).min()
     }
 
     pub fn stats(&self) -> FsStats {

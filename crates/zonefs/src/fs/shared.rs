@@ -243,6 +243,46 @@ impl Shared {
         let _ = self.reclaim_dead(meta);
     }
 
+    /// Stages the YBIZ of the blob zones that became full since the last call (their
+    /// placement record: class and YBIZ). Durable with the next metadata sync; a mount that
+    /// finds a full blob zone without one computes it from the zone's files. A read-only
+    /// mount stages nothing.
+    pub fn log_ybiz(&self, meta: &mut MetaStore) -> FsResult<()> {
+        if self.read_only {
+            return Ok(());
+        }
+        let unlogged = self.lock_zones().take_unlogged_ybiz();
+        for (i, (zone, class, policy)) in unlogged.iter().enumerate() {
+            let rec = Record::ZoneMeta {
+                zone: *zone,
+                placement: ZonePlacement {
+                    class: *class,
+                    policy: policy.clone(),
+                },
+            };
+            if let Err(e) = meta.stage(&[rec], &|| format!("record the YBIZ of zone {zone}")) {
+                // Try these again at the next call.
+                let mut zones = self.lock_zones();
+                for (zone, ..) in &unlogged[i..] {
+                    if let Some(s) = zones.slot_mut(*zone) {
+                        s.ybiz_unlogged = true;
+                    }
+                }
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Shared::log_ybiz`] for callers holding no lock, best effort: what cannot be
+    /// staged now is staged at the next call.
+    pub fn log_ybiz_quietly(&self) {
+        let pending = self.lock_zones().zones().any(|(_, s)| s.ybiz_unlogged);
+        if pending {
+            let _ = self.log_ybiz(&mut self.lock_meta());
+        }
+    }
+
     /// Stages the class of a zone just opened for a writer (or the cleaner). It is logged
     /// before any record can reference the zone (nobody else can write to the zone before
     /// the first write ends), so whenever a file in it is durable, so is its class.

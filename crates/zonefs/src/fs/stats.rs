@@ -192,4 +192,6 @@ pub struct ZoneStat {
     /// Open readers whose view of a file has extents in the zone: a zone with no valid
     /// data is reset only once this is 0.
     pub pins: u32,
+    /// A full blob zone's YBIZ (see [`ZoneFs::blob_zone_ybiz`](super::ZoneFs::blob_zone_ybiz)).
+    pub ybiz: Option<u64>,
 }

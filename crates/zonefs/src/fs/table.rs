@@ -7,11 +7,13 @@
 //!   but a durable one may still reference. A zone is only reset when this is 0, which is
 //!   what makes eager resets crash safe;
 //! - `pins`: open readers whose snapshot of a file has extents in the zone;
-//! - `owner`: the lease of the writer that owns the zone's write pointer (the WP lock).
+//! - `owner`: the lease of the writer that owns the zone's write pointer (the WP lock);
+//! - the blob file numbers written into it: the first (BAZA's fill order) and the youngest,
+//!   which becomes a blob zone's YBIZ when the zone turns full (see `note_full`).
 
 use zns::{ZoneInfo, ZoneState};
 
-use crate::placement::{ZoneUse, ZoneView};
+use crate::placement::{is_blob_zone, ybiz_of, ybiz_policy, ZoneUse, ZoneView};
 
 use super::budget::Budget;
 
@@ -57,6 +59,14 @@ pub(crate) struct Slot {
     pub copied: u64,
     /// Resets of the zone by this mount: tells a victim from the same zone reused since.
     pub epoch: u64,
+    /// The blob file number of the first blob data written since the last reset (at mount:
+    /// of the first live blob data in the zone).
+    pub first_blob: Option<u64>,
+    /// The largest blob file number written since the last reset (at mount: of the live
+    /// blob data in the zone).
+    pub youngest_blob: Option<u64>,
+    /// The zone's YBIZ was set in `policy` and is not in the metadata log yet.
+    pub ybiz_unlogged: bool,
 }
 
 impl Slot {
@@ -72,7 +82,33 @@ impl Slot {
             victim: false,
             copied: 0,
             epoch: 0,
+            first_blob: None,
+            youngest_blob: None,
+            ybiz_unlogged: false,
         }
+    }
+
+    /// Blob file `number` wrote data into the zone.
+    pub fn note_blob(&mut self, number: u64) {
+        self.first_blob.get_or_insert(number);
+        self.youngest_blob = self.youngest_blob.max(Some(number));
+    }
+
+    /// The zone just became full (written to capacity, or finished): a blob zone records
+    /// its YBIZ, the youngest blob file number written into it, to be logged.
+    pub fn note_full(&mut self) {
+        let Some(ybiz) = self.youngest_blob else {
+            return;
+        };
+        if is_blob_zone(self.class) && self.ybiz().is_none() {
+            self.policy = ybiz_policy(ybiz);
+            self.ybiz_unlogged = true;
+        }
+    }
+
+    /// The YBIZ the zone holds (full blob zones only).
+    pub fn ybiz(&self) -> Option<u64> {
+        ybiz_of(self.class, &self.policy)
     }
 
     /// Holds no data anybody needs: can be reset. An active zone with nothing written
@@ -102,6 +138,8 @@ impl Slot {
 pub(crate) struct Lease {
     pub zone: u32,
     pub id: u64,
+    /// The blob file number of the file written through it (blob files only).
+    pub blob: Option<u64>,
 }
 
 /// Where a writer may write now: its write pointer and the room left in the zone.
@@ -178,6 +216,7 @@ impl ZoneTable {
                 busy: s.owner.is_some(),
                 class: s.class,
                 policy: s.policy.clone(),
+                first_blob: s.first_blob,
             })
             .collect()
     }
@@ -258,7 +297,11 @@ impl ZoneTable {
         });
         let wp = s.written;
         self.next_lease += 1;
-        let lease = Lease { zone, id };
+        let lease = Lease {
+            zone,
+            id,
+            blob: None,
+        };
         Some(WriteSlot {
             lease,
             wp,
@@ -290,12 +333,16 @@ impl ZoneTable {
         };
         s.written += written;
         s.live += written;
+        if let (true, Some(number)) = (written > 0, lease.blob) {
+            s.note_blob(number);
+        }
         if s.written > 0 && s.cond == Cond::Empty {
             s.cond = Cond::Active;
         }
         if s.written >= capacity {
             s.cond = Cond::Full;
             s.owner = None;
+            s.note_full();
             return false;
         }
         match s.owner.as_mut().filter(|o| o.lease == lease.id) {
@@ -334,18 +381,20 @@ impl ZoneTable {
             .map(|(z, _)| z)
     }
 
-    /// Any idle active zone with room, whatever its class (last resort before giving up).
-    pub fn any_with_room(&self, min: u64) -> Option<u32> {
+    /// Any idle active zone with room whose class `shares` accepts (last resort before
+    /// giving up).
+    pub fn any_with_room(&self, min: u64, shares: impl Fn(u8) -> bool) -> Option<u32> {
         self.zones()
-            .filter(|(z, _)| self.usable(*z, min))
+            .filter(|(z, s)| self.usable(*z, min) && shares(s.class))
             .max_by_key(|(_, s)| self.capacity - s.written)
             .map(|(z, _)| z)
     }
 
-    /// A zone with room whose lease is not in use: taking it back makes the zone usable.
-    pub fn idle_lease_with_room(&self, min: u64) -> Option<u32> {
+    /// A zone with room whose lease is not in use and whose class `helps`: taking it back
+    /// makes the zone usable.
+    pub fn idle_lease_with_room(&self, min: u64, helps: impl Fn(u8) -> bool) -> Option<u32> {
         self.zones()
-            .filter(|(_, s)| s.owner.is_some_and(|o| !o.in_use))
+            .filter(|(_, s)| s.owner.is_some_and(|o| !o.in_use) && helps(s.class))
             .find(|(_, s)| {
                 matches!(s.cond, Cond::Empty | Cond::Active) && self.capacity - s.written >= min
             })
@@ -424,6 +473,7 @@ impl ZoneTable {
             s.cond = Cond::Full;
             // The rest of a finished zone can never be written: it counts as used.
             s.written = capacity;
+            s.note_full();
         }
     }
 
@@ -436,7 +486,30 @@ impl ZoneTable {
             s.victim = false;
             s.copied = 0;
             s.epoch += 1;
+            s.first_blob = None;
+            s.youngest_blob = None;
+            s.ybiz_unlogged = false;
         }
+    }
+
+    /// Full blob zones and their YBIZ, in zone order.
+    pub fn ybiz(&self) -> Vec<(u32, u64)> {
+        self.zones()
+            .filter(|(_, s)| s.cond == Cond::Full)
+            .filter_map(|(z, s)| Some((z, s.ybiz()?)))
+            .collect()
+    }
+
+    /// The zones whose YBIZ is not logged yet, with their placement to log; marked logged.
+    pub fn take_unlogged_ybiz(&mut self) -> Vec<(u32, u8, Vec<u8>)> {
+        let first = self.first;
+        let mut out = Vec::new();
+        for (zone, s) in (first..).zip(self.slots.iter_mut()) {
+            if std::mem::take(&mut s.ybiz_unlogged) {
+                out.push((zone, s.class, s.policy.clone()));
+            }
+        }
+        out
     }
 
     /// Room left in empty and active zones, the reserve included (what the cleaner may
@@ -562,5 +635,61 @@ mod tests {
         assert_eq!(t.dead_zones(), vec![2]);
         t.mark_reset(2);
         assert!(!t.has_dead());
+    }
+
+    /// A lease of a blob file's writer on `zone`, a blob zone.
+    fn blob_lease(t: &mut ZoneTable, zone: u32, number: u64) -> Lease {
+        if let Some(s) = t.slot_mut(zone) {
+            s.class = crate::placement::BLOB_ZONE | 1;
+        }
+        let mut w = t.lease(zone, false).unwrap();
+        w.lease.blob = Some(number);
+        w.lease
+    }
+
+    #[test]
+    fn a_blob_zone_records_its_ybiz_when_it_fills() {
+        let mut t = table(4, (0, 0));
+        let a = blob_lease(&mut t, 2, 7);
+        assert!(t.end_write(a, 4096));
+        t.release(a);
+        let b = blob_lease(&mut t, 2, 9);
+        assert!(t.end_write(b, 8192));
+        assert_eq!(t.ybiz(), vec![], "not full yet");
+        let s = t.slot(2).unwrap();
+        assert_eq!((s.first_blob, s.youngest_blob), (Some(7), Some(9)));
+        // An older file (a cleaner's copy) fills it: the youngest stays 9.
+        t.release(b);
+        let c = blob_lease(&mut t, 2, 3);
+        assert!(!t.end_write(c, (1 << 16) - 3 * 4096));
+        assert_eq!(t.ybiz(), vec![(2, 9)]);
+        assert_eq!(t.take_unlogged_ybiz().len(), 1);
+        assert!(t.take_unlogged_ybiz().is_empty());
+        t.mark_reset(2);
+        assert_eq!(t.ybiz(), vec![]);
+        let s = t.slot(2).unwrap();
+        assert_eq!((s.first_blob, s.youngest_blob), (None, None));
+    }
+
+    #[test]
+    fn a_finished_blob_zone_records_its_ybiz_and_other_zones_never_do() {
+        let mut t = table(4, (0, 0));
+        let w = blob_lease(&mut t, 3, 12);
+        t.end_write(w, 4096);
+        t.release(w);
+        t.mark_finished(3);
+        assert_eq!(t.ybiz(), vec![(3, 12)]);
+        // A zone of another class holding blob data (LIZA's) has no YBIZ.
+        let mut w = t.lease(4, false).unwrap();
+        w.lease.blob = Some(13);
+        t.end_write(w.lease, 4096);
+        t.release(w.lease);
+        t.mark_finished(4);
+        assert_eq!(t.ybiz(), vec![(3, 12)]);
+        assert_eq!(t.slot(4).and_then(|s| s.first_blob), Some(13));
+        // A failed write notes nothing.
+        let w = blob_lease(&mut t, 5, 20);
+        t.end_write(w, 0);
+        assert_eq!(t.slot(5).and_then(|s| s.first_blob), None);
     }
 }

@@ -60,9 +60,11 @@ impl FileWriter {
         shared: Arc<Shared>,
         id: FileId,
         meta: FileMeta,
-        hint: PlacementHint,
+        mut hint: PlacementHint,
     ) -> Self {
         let cat = default_category(meta.kind, meta.level);
+        // The file layer notes which blob files write into a zone (its YBIZ).
+        hint.blob_file = hint.blob_file.or_else(|| meta.blob_number());
         FileWriter {
             shared,
             id,

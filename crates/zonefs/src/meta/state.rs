@@ -109,6 +109,16 @@ impl FileMeta {
         }
     }
 
+    /// The number of a blob file: the engine names blob file n `{n:06}.blob` (docs/BLOB.md).
+    /// `None` for other files and other names.
+    pub fn blob_number(&self) -> Option<u64> {
+        let digits = self.name.strip_suffix(".blob")?;
+        let plain = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        (self.kind == FileKind::Blob && plain)
+            .then(|| digits.parse().ok())
+            .flatten()
+    }
+
     /// Σ extent lengths (saturating, so that it is safe on unvalidated input).
     pub fn extent_bytes(&self) -> u64 {
         self.extents
@@ -611,6 +621,20 @@ mod tests {
         assert_eq!(s.apply(&rec), Err(err));
         assert_eq!(*s, before);
         s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn blob_files_are_numbered_by_their_names() {
+        let blob = |name: &str| FileMeta::new(name, FileKind::Blob).blob_number();
+        assert_eq!(blob("000012.blob"), Some(12));
+        assert_eq!(blob("1234567.blob"), Some(1_234_567));
+        for other in ["x.blob", ".blob", "12.sst", "+12.blob", "000012.blob.tmp"] {
+            assert_eq!(blob(other), None, "{other}");
+        }
+        assert_eq!(
+            FileMeta::new("000012.blob", FileKind::Sst).blob_number(),
+            None
+        );
     }
 
     #[test]

@@ -131,6 +131,7 @@ pub(super) mod test_util {
             busy: false,
             class: Lifetime::Long.code(),
             policy: Vec::new(),
+            first_blob: None,
         }
     }
 

@@ -8,14 +8,20 @@
 //! Policies: [`Liza`] (ZenFS's lifetime classes), [`Caza`] (compaction-aware, HotStorage'22),
 //! [`CazaPlus`] (compaction-aware with level scores and SST sizes, MSST'24) and [`Prophet`]
 //! (windows of predicted deletion ticks, MSST'24). The two
-//! key-range-aware ones share `key_range.rs`. `docs/PLACEMENT.md` describes them as built.
+//! key-range-aware ones share `key_range.rs`. Blob files may have a policy of their own,
+//! [`Baza`] (ascending blob file numbers, the Same-Victim GC paper), combined with the file
+//! policy by [`BlobSplit`]. `docs/PLACEMENT.md` describes them as built.
 
+mod baza;
+mod blob_split;
 mod caza;
 mod caza_plus;
 mod key_range;
 mod liza;
 pub mod prophet;
 
+pub use baza::Baza;
+pub use blob_split::{is_blob_zone, ybiz_of, ybiz_policy, BlobSplit, BLOB_ZONE};
 pub use caza::Caza;
 pub use caza_plus::CazaPlus;
 pub use liza::Liza;
@@ -192,8 +198,13 @@ pub struct ZoneView {
     /// The class the zone was opened with (for LIZA, a [`Lifetime`] code).
     pub class: u8,
     /// What the policy recorded about the zone when it opened it (e.g. Prophet's deletion
-    /// window); empty for policies that record nothing. Kept across remounts.
+    /// window); empty for policies that record nothing. Kept across remounts. A full blob
+    /// zone holds its YBIZ here instead ([`ybiz_of`]).
     pub policy: Vec<u8>,
+    /// The blob file number of the first blob data written into the zone since its reset
+    /// (after a remount: of the first blob data still live in it); `None` for a zone
+    /// without blob file data. BAZA fills its zones in this order.
+    pub first_blob: Option<u64>,
 }
 
 /// Everything a policy may look at to decide.
@@ -243,6 +254,20 @@ pub trait PlacementPolicy: Send + Sync {
     fn wants_prediction(&self) -> bool {
         false
     }
+
+    /// The class of a zone the allocator opens for this file on its own, when the policy's
+    /// decision could not be carried out (see the allocator's fallbacks): the file's
+    /// lifetime class unless the policy keeps classes of its own.
+    fn fallback_class(&self, hint: &PlacementHint) -> u8 {
+        hint.lifetime.code()
+    }
+
+    /// Whether the allocator's last resort ("any idle zone with room, whatever its class")
+    /// may put this file's data into a zone of `class`. Every zone by default; a policy
+    /// whose zones must never mix kinds of files says no to the others'.
+    fn may_share(&self, _hint: &PlacementHint, _class: u8) -> bool {
+        true
+    }
 }
 
 /// The placement policies known by name: `caza` is the HotStorage'22 algorithm, `caza+`
@@ -256,8 +281,25 @@ pub const POLICIES: &[&str] = &[
     "prophet-gc-no",
 ];
 
-/// Builds a policy by name; an unknown name is a clear error listing the known ones.
+/// The blob placements: `liza` leaves blob files to the file policy (as ZenFS does: LIZA
+/// classes by their job's level, in the zones of SSTs); `baza` gives them zones of their own,
+/// filled in blob file number order ([`Baza`], combined by [`BlobSplit`]).
+pub const BLOB_POLICIES: &[&str] = &["liza", "baza"];
+
+/// The blob placement that leaves blob files to the file policy.
+pub const DEFAULT_BLOB_POLICY: &str = "liza";
+
+/// Builds a policy by name: a file policy of [`POLICIES`], or `FILE/BLOB` for a file
+/// policy combined with a blob placement of [`BLOB_POLICIES`] other than the default (the
+/// name [`combined_name`] gives). An unknown name is a clear error listing the known ones.
 pub fn policy_by_name(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
+    if let Some((files, blobs)) = name.split_once('/') {
+        if blobs == DEFAULT_BLOB_POLICY {
+            return policy_by_name(files);
+        }
+        let split = BlobSplit::new(policy_by_name(files)?, blob_policy(blobs)?);
+        return Ok(Box::new(split));
+    }
     match name {
         "liza" => Ok(Box::new(Liza)),
         "caza" => Ok(Box::new(Caza)),
@@ -269,5 +311,26 @@ pub fn policy_by_name(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
                 POLICIES.join(", ")
             )),
         },
+    }
+}
+
+/// The policy of a blob placement that is not the default one.
+fn blob_policy(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
+    match name {
+        "baza" => Ok(Box::new(Baza)),
+        _ => Err(format!(
+            "unknown blob placement '{name}' (known: {})",
+            BLOB_POLICIES.join(", ")
+        )),
+    }
+}
+
+/// The name [`policy_by_name`] takes for file policy `files` with blob placement `blobs`:
+/// `files` itself for the default blob placement, else `files/blobs`.
+pub fn combined_name(files: &str, blobs: &str) -> String {
+    if blobs == DEFAULT_BLOB_POLICY {
+        files.to_string()
+    } else {
+        format!("{files}/{blobs}")
     }
 }

@@ -253,6 +253,7 @@ mod tests {
             busy: false,
             class: WINDOW_CLASS,
             policy: Window { lo, hi }.encode(),
+            first_blob: None,
         }
     }
 

@@ -1,0 +1,157 @@
+//! `zkv bench --blob-placement`: BAZA's blob zones in a run (verified, recorded in the
+//! report's config), the flag refused without blob files, and `inspect zones` showing the
+//! blob zones' YBIZ.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::*;
+use serde_json::Value;
+
+/// A BlobDB bench on the small store; `extra` adds flags.
+fn blob_args<'a>(json: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "bench",
+        "--workload",
+        "fillrandom,overwrite",
+        "--num",
+        "3000",
+        "--enable-blob-files",
+        "--min-blob-size",
+        "100",
+        "--blob-file-size",
+        "64KiB",
+        "--enable-blob-garbage-collection",
+        "--verify",
+        "--progress-interval",
+        "0",
+        "--json",
+        json,
+    ];
+    args.extend(SMALL_STORE);
+    args.extend(extra);
+    args
+}
+
+fn run(extra: &[&str]) -> Value {
+    let report = TempJson::new();
+    let args = blob_args(&report.arg, extra);
+    let r = zkv(&args);
+    assert_eq!(r.code, 0, "zkv {args:?} failed: {}", r.stderr);
+    report.read()
+}
+
+#[test]
+fn baza_runs_verify_and_record_their_blob_placement() {
+    for mode in ["deterministic", "threaded"] {
+        let j = run(&["--mode", mode, "--blob-placement", "baza"]);
+        assert_eq!(j["verify"]["mismatches"], 0, "{mode}");
+        assert!(j["verify"]["checked"].as_u64().unwrap() > 0);
+        assert_eq!(j["config"]["blob_placement"], "baza", "{mode}");
+        assert_eq!(j["config"]["placement"], "liza");
+        assert!(j["blob"]["files_created"].as_u64().unwrap() > 1);
+    }
+    let j = run(&["--mode", "deterministic"]);
+    assert_eq!(j["config"]["blob_placement"], "liza");
+}
+
+#[test]
+fn baza_combines_with_another_sst_placement() {
+    let j = run(&[
+        "--mode",
+        "deterministic",
+        "--placement",
+        "caza+",
+        "--blob-placement",
+        "baza",
+    ]);
+    assert_eq!(j["verify"]["mismatches"], 0);
+    assert_eq!(j["config"]["placement"], "caza+");
+    assert_eq!(j["config"]["blob_placement"], "baza");
+}
+
+#[test]
+fn blob_placement_needs_blob_files() {
+    let msg = fails(&["bench", "--num", "10", "--blob-placement", "baza"]);
+    assert!(
+        msg.contains("--blob-placement needs --enable-blob-files"),
+        "{msg}"
+    );
+    let (_, msg) = fails_run(
+        &[
+            "bench",
+            "--num",
+            "10",
+            "--enable-blob-files",
+            "--blob-placement",
+            "fifo",
+        ],
+        2,
+    );
+    assert!(msg.contains("fifo"), "{msg}");
+}
+
+/// The blob file numbers with data in each zone, from `inspect files --json`.
+fn blobs_by_zone(files: &Value) -> BTreeMap<u64, Vec<u64>> {
+    let mut out: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for f in files["files"].as_array().unwrap() {
+        let Some(number) = f["name"].as_str().unwrap().strip_suffix(".blob") else {
+            continue;
+        };
+        let number: u64 = number.parse().unwrap();
+        for z in f["zones"].as_array().unwrap() {
+            out.entry(z["zone"].as_u64().unwrap())
+                .or_default()
+                .push(number);
+        }
+    }
+    out
+}
+
+#[test]
+fn inspect_zones_shows_the_ybiz_of_full_blob_zones() {
+    let _serial = serial();
+    let img = Img::none();
+    let report = TempJson::new();
+    let mut args = blob_args(
+        &report.arg,
+        &[
+            "--mode",
+            "deterministic",
+            "--blob-placement",
+            "baza",
+            "--device",
+            &img.spec,
+        ],
+    );
+    args[4] = "8000";
+    ok(&args);
+    let zones = json(&ok(&["inspect", "zones", "--device", &img.spec, "--json"]));
+    let files = json(&ok(&["inspect", "files", "--device", &img.spec, "--json"]));
+    let blobs = blobs_by_zone(&files);
+    let mut with_ybiz = 0;
+    for z in zones["zones"].as_array().unwrap() {
+        let zone = z["zone"].as_u64().unwrap();
+        let Some(ybiz) = z["ybiz"].as_u64() else {
+            assert!(z["ybiz"].is_null(), "{z}");
+            continue;
+        };
+        with_ybiz += 1;
+        assert_eq!(z["state"], "full", "{z}");
+        assert_eq!(z["class_name"], "blob", "{z}");
+        // Every blob file with data there is at most as young as the zone's YBIZ.
+        let youngest = blobs.get(&zone).and_then(|b| b.iter().max().copied());
+        assert!(youngest.is_some_and(|y| y <= ybiz), "zone {zone}: {z}");
+    }
+    assert!(with_ybiz > 0, "no full blob zone: {zones}");
+    let human = ok(&["inspect", "zones", "--device", &img.spec]);
+    let header: Vec<&str> = human.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["zone", "state", "written", "valid", "invalid", "class", "files", "ybiz"]
+    );
+    assert!(human.contains(" blob "), "{human}");
+    let df = ok(&["inspect", "df", "--device", &img.spec]);
+    assert!(df.contains("placement liza/baza"), "{df}");
+}
