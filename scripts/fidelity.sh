@@ -17,7 +17,9 @@
 #   FIDELITY_RUNS   runs of each engine and case (default 1); the W-Amp table gives the median
 #   FIDELITY_MODES  zkv modes (default: threaded deterministic)
 #   FIDELITY_BLOB_CASES  BlobDB cases (default: blob-fillrandom-1k blob-overwrite-1k
-#                   blob-fillrandom-8k; "" for none): the same settings with every value in
+#                   blob-fillrandom-8k blob-overwrite-8k-paper, the last with the
+#                   Same-Victim paper's threads: 2 flushes, 2 compactions, 4
+#                   subcompactions; "" for none): the same settings with every value in
 #                   blob files (min_blob_size 512, blob files of the buffer size) and blob
 #                   garbage collection (age cutoff 0.25), 800 MB of values at full scale (80
 #                   MB small); the blob table compares blob file bytes written and blobs
@@ -121,17 +123,23 @@ median() {
     else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-BLOB_CASES=${FIDELITY_BLOB_CASES-"blob-fillrandom-1k blob-overwrite-1k blob-fillrandom-8k"}
+BLOB_CASES=${FIDELITY_BLOB_CASES-"blob-fillrandom-1k blob-overwrite-1k blob-fillrandom-8k blob-overwrite-8k-paper"}
 
-blob_case_params() { # NAME -> "benchmarks value_size num"
+blob_case_params() { # NAME -> "benchmarks value_size num concurrency"
   local volume=$((NUM * 400)) # 800 MB at full scale, 80 MB small
   case $1 in
-    blob-fillrandom-1k) echo "fillrandom 1000 $((volume / 1000))" ;;
-    blob-overwrite-1k) echo "fillrandom,overwrite 1000 $((volume / 2000))" ;;
-    blob-fillrandom-8k) echo "fillrandom 8192 $((volume / 8192))" ;;
+    blob-fillrandom-1k) echo "fillrandom 1000 $((volume / 1000)) one" ;;
+    blob-overwrite-1k) echo "fillrandom,overwrite 1000 $((volume / 2000)) one" ;;
+    blob-fillrandom-8k) echo "fillrandom 8192 $((volume / 8192)) one" ;;
+    blob-overwrite-8k-paper) echo "fillrandom,overwrite 8192 $((volume / 16384)) paper" ;;
     *) echo "fidelity: unknown blob case $1" >&2; exit 2 ;;
   esac
 }
+
+# "paper": BlobDB's threads as the Same-Victim paper configures them (2 flushes, 2
+# compactions, L0 compactions in 4 subcompactions); "one": one flush and one compaction.
+rocksdb_threads() { [ "$1" = one ] || echo "--max_background_flushes=2 --max_background_compactions=2 --subcompactions=4"; }
+zkv_threads() { [ "$1" = one ] || echo "--flush-threads 2 --compaction-threads 2 --max-subcompactions 4"; }
 
 # BlobDB: every value separated, blob files as large as the memtables, garbage collection
 # of the oldest quarter (RocksDB's default cutoff).
@@ -192,12 +200,14 @@ blob_table+=" blobs relocated: RocksDB 7.8 |"
 for m in $MODES; do blob_table+=" zkv $m |"; done
 for c in $BLOB_CASES; do
   params=$(blob_case_params "$c")
-  read -r benches vs num <<<"$params"
+  read -r benches vs num conc <<<"$params"
   echo "== $c: RocksDB db_bench" >&2
-  run_rocksdb "$OUT/$c.rocksdb.txt" "$benches" "$vs" 0 0 "$num" "${ROCKSDB_BLOB[@]}"
+  # shellcheck disable=SC2046 # the thread flags are words
+  run_rocksdb "$OUT/$c.rocksdb.txt" "$benches" "$vs" 0 0 "$num" "${ROCKSDB_BLOB[@]}" $(rocksdb_threads "$conc")
   for m in $MODES; do
     echo "== $c: zkv bench --mode $m" >&2
-    run_zkv "$OUT/$c.zkv-$m.txt" "$benches" "$vs" sica 0 "$m" "$num" "${ZKV_BLOB[@]}"
+    # shellcheck disable=SC2046
+    run_zkv "$OUT/$c.zkv-$m.txt" "$benches" "$vs" sica 0 "$m" "$num" "${ZKV_BLOB[@]}" $(zkv_threads "$conc")
   done
   row="| $c | $(rocksdb_stat rocksdb.blobdb.blob.file.bytes.written "$OUT/$c.rocksdb.txt") |"
   for m in $MODES; do row+=" $(zkv_field blob_bytes_written "$OUT/$c.zkv-$m.json") |"; done

@@ -176,12 +176,12 @@ fn bad_input_fails_before_any_run() {
     let _serial = serial();
     let msg = refused(&compare("baseline,nope", &[]), 2);
     assert!(
-        msg.contains("unknown scheme \"nope\" (known: baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza, min-overlap, min-overlap-caza, prophet, prophet-gc, prophet-gc-no)"),
+        msg.contains("unknown scheme \"nope\" (known: baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza, min-overlap, min-overlap-caza, prophet, prophet-gc, prophet-gc-no, baza, baza+)"),
         "{msg}"
     );
     let msg = refused(&compare("baseline:num=5", &[]), 2);
     assert!(
-        msg.contains("unknown override \"num\" (keys: gc-start, gc-stop, gc-mode, picker, placement, reserved-zones, acc-turning-point, acc-min-level, short-threshold)"),
+        msg.contains("unknown override \"num\" (keys: gc-start, gc-stop, gc-mode, picker, placement, reserved-zones, acc-turning-point, acc-min-level, short-threshold, blob-placement, blob-gc-cutoff)"),
         "{msg}"
     );
     let msg = refused(&compare("baseline,baseline:gc-mode=nope", &[]), 1);

@@ -114,9 +114,34 @@ fn quick_without_a_preset_is_a_usage_error() {
 }
 
 #[test]
-fn a_preset_zkv_cannot_run_yet_is_refused_with_the_reason() {
-    let (_, err) = fails_run(&["bench", "--preset", "samevictim24", "--quick"], 1);
-    assert!(err.contains("BlobDB"), "{err}");
+fn samevictim24_runs_blobdb_with_the_papers_threads() {
+    let _guard = serial();
+    let report = TempJson::new();
+    let stdout = ok(&[
+        "bench",
+        "--preset",
+        "samevictim24",
+        "--quick",
+        "--num",
+        "3000",
+        "--mode",
+        "deterministic",
+        "--verify",
+        "--json",
+        &report.arg,
+    ]);
+    assert!(stdout.contains("BlobDB as the paper runs it"), "{stdout}");
+    assert!(stdout.contains(", 0 mismatches"), "{stdout}");
+    let r = report.read();
+    let config = &r["config"];
+    assert_eq!(config["enable_blob_files"], true);
+    assert_eq!(config["enable_blob_garbage_collection"], true);
+    assert_eq!(config["blob_file_size"], 512 * 1024);
+    assert_eq!(config["flush_threads"], 2);
+    assert_eq!(config["compaction_threads"], 2);
+    assert_eq!(config["max_subcompactions"], 4);
+    assert_eq!(r["scheme"], "baseline");
+    assert!(r["blob"]["blob_bytes_written"].as_u64().unwrap_or(0) > 0);
 }
 
 #[test]

@@ -309,12 +309,6 @@ fn bad_experiments_and_flags_fail_before_any_run() {
         msg.contains("caza22, samezone24, prophet24, samevictim24, zone-drain"),
         "{msg}"
     );
-    let msg = fails(&["repro", "samevictim24", "--out", out_arg]);
-    assert!(msg.contains("BlobDB mode"), "{msg}");
-    assert!(
-        msg.ends_with("experiments zkv repro runs: caza22, samezone24, prophet24, zone-drain"),
-        "{msg}"
-    );
     let msg = fails(&[
         "repro",
         "caza22",

@@ -58,6 +58,14 @@ pub enum Error {
     #[error("unknown workload {0:?} (known: {known})", known = crate::workload::KNOWN_NAMES)]
     UnknownWorkload(String),
 
+    /// A YCSB property zkv does not set, or a value it cannot take.
+    #[error("YCSB property {name}={value}: {why}")]
+    InvalidProperty {
+        name: String,
+        value: String,
+        why: String,
+    },
+
     /// A workload list (`a,b,c`) with an empty element.
     #[error("empty workload name in list {0:?}")]
     EmptyWorkloadList(String),

@@ -150,6 +150,18 @@ pub struct WorkloadSpec {
     pub zero_padding: usize,
 }
 
+/// The YCSB properties [`WorkloadSpec::set_property`] sets.
+pub const PROPERTIES: [&str; 8] = [
+    "readproportion",
+    "updateproportion",
+    "insertproportion",
+    "scanproportion",
+    "readmodifywriteproportion",
+    "requestdistribution",
+    "minscanlength",
+    "maxscanlength",
+];
+
 /// YCSB keeps record and operation numbers in Java `int`s.
 const MAX_COUNT: u64 = i32::MAX as u64;
 
@@ -210,6 +222,43 @@ impl WorkloadSpec {
             max_scan_length,
             ..WorkloadSpec::default()
         }
+    }
+
+    /// Sets one of YCSB's workload properties by its YCSB name (as `-p NAME=VALUE` does
+    /// on YCSB's command line): the five operation proportions, `requestdistribution`,
+    /// `minscanlength` and `maxscanlength`. The record and operation counts and the value
+    /// size come from zkv's own flags.
+    pub fn set_property(&mut self, name: &str, value: &str) -> Result<()> {
+        let bad = |why: String| Error::InvalidProperty {
+            name: name.to_string(),
+            value: value.to_string(),
+            why,
+        };
+        let number = || value.trim().parse::<f64>().map_err(|e| bad(e.to_string()));
+        let count = || value.trim().parse::<u64>().map_err(|e| bad(e.to_string()));
+        let p = &mut self.proportions;
+        match name {
+            "readproportion" => p.read = number()?,
+            "updateproportion" => p.update = number()?,
+            "insertproportion" => p.insert = number()?,
+            "scanproportion" => p.scan = number()?,
+            "readmodifywriteproportion" => p.read_modify_write = number()?,
+            "requestdistribution" => {
+                self.request_distribution = RequestDistribution::from_name(value.trim())
+                    .ok_or_else(|| {
+                        bad(format!("known: {}", RequestDistribution::NAMES.join(", ")))
+                    })?
+            }
+            "minscanlength" => self.min_scan_length = count()?,
+            "maxscanlength" => self.max_scan_length = count()?,
+            _ => {
+                return Err(bad(format!(
+                    "not settable (known: {})",
+                    PROPERTIES.join(", ")
+                )))
+            }
+        }
+        Ok(())
     }
 
     /// The same workload with other record and operation counts.

@@ -175,6 +175,7 @@ fn bench_order(c: &mut Criterion) {
                 zones: &zones,
                 free_ratio: 0.1,
                 cursors: &[],
+                blob_gc_files: 0,
             };
             g.bench_function(BenchmarkId::new(name, n), |b| {
                 b.iter(|| black_box(picker.order(&ctx, level)))

@@ -20,6 +20,32 @@ pub enum ExecMode {
     Deterministic,
 }
 
+/// Which blob files garbage collection relocates (`blob::BlobGcCutoff`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BlobGcCutoffMode {
+    /// RocksDB's `blob_garbage_collection_age_cutoff`: a fixed fraction of the oldest.
+    #[default]
+    Fixed,
+    /// The Same-Victim paper's Z_Cutoff: the oldest up to the smallest youngest blob file
+    /// number (YBIZ) of the file layer's full blob zones.
+    Zone,
+}
+
+impl BlobGcCutoffMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            BlobGcCutoffMode::Fixed => "fixed",
+            BlobGcCutoffMode::Zone => "zone",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<BlobGcCutoffMode> {
+        [BlobGcCutoffMode::Fixed, BlobGcCutoffMode::Zone]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+}
+
 impl ExecMode {
     pub fn name(self) -> &'static str {
         match self {
@@ -200,6 +226,9 @@ pub struct Options {
     /// Once the garbage ratio of the oldest blob files (those within the age cutoff)
     /// reaches this, the tables linked to the oldest one are compacted (1.0: never).
     pub blob_garbage_collection_force_threshold: f64,
+    /// How many of the oldest blob files garbage collection relocates: the age cutoff
+    /// (`Fixed`, RocksDB's), or up to the file layer's full blob zones (`Zone`, Z_Cutoff).
+    pub blob_gc_cutoff: BlobGcCutoffMode,
     /// Flushes and compactions write blob files only for outputs of this level or deeper
     /// (0: from flushes on).
     pub blob_file_starting_level: u32,
@@ -354,6 +383,7 @@ impl Default for Options {
             blob_file_size: 256 * MIB,
             enable_blob_garbage_collection: false,
             blob_garbage_collection_age_cutoff: 0.25,
+            blob_gc_cutoff: BlobGcCutoffMode::Fixed,
             blob_garbage_collection_force_threshold: 1.0,
             blob_file_starting_level: 0,
         }

@@ -5,7 +5,7 @@
 use clap::builder::PossibleValuesParser;
 use clap::Args;
 use engine::db::DbStats;
-use engine::options::Options;
+use engine::options::{BlobGcCutoffMode, Options};
 use serde_json::{json, Value};
 use zonefs::fs::{FsOptions, FsStats};
 use zonefs::placement::{BLOB_POLICIES, DEFAULT_BLOB_POLICY};
@@ -20,7 +20,7 @@ pub struct BlobArgs {
     /// Key-value separation (RocksDB's integrated BlobDB): flushes and compactions write
     /// values of at least --min-blob-size bytes to blob files
     #[arg(long)]
-    enable_blob_files: bool,
+    pub(super) enable_blob_files: bool,
 
     /// The smallest value written to a blob file [default: 0, every value]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
@@ -28,7 +28,7 @@ pub struct BlobArgs {
 
     /// A blob file is finished at this size [default: 256 MiB]
     #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    blob_file_size: Option<u64>,
+    pub(super) blob_file_size: Option<u64>,
 
     /// Flushes and compactions write blob files only for outputs of this level or deeper
     /// [default: 0]
@@ -37,7 +37,7 @@ pub struct BlobArgs {
 
     /// Compactions rewrite the live blobs of the oldest blob files they meet
     #[arg(long)]
-    enable_blob_garbage_collection: bool,
+    pub(super) enable_blob_garbage_collection: bool,
 
     /// The oldest fraction of blob files whose blobs compactions rewrite [default: 0.25]
     #[arg(long, value_name = "FRACTION")]
@@ -53,6 +53,18 @@ pub struct BlobArgs {
     /// Same-Victim paper's BAZA) [default: liza]
     #[arg(long, value_name = "POLICY", value_parser = PossibleValuesParser::new(BLOB_POLICIES))]
     pub(crate) blob_placement: Option<String>,
+
+    /// Which blob files garbage collection relocates: fixed (the oldest
+    /// --blob-garbage-collection-age-cutoff of them, RocksDB's) or zone (Z_Cutoff: those up
+    /// to the youngest blob file of the oldest full blob zone; needs --blob-placement
+    /// baza) [default: fixed]
+    #[arg(long, value_name = "CUTOFF", value_parser = parse_cutoff)]
+    blob_gc_cutoff: Option<BlobGcCutoffMode>,
+}
+
+fn parse_cutoff(name: &str) -> Result<BlobGcCutoffMode, String> {
+    BlobGcCutoffMode::from_name(name)
+        .ok_or_else(|| format!("unknown blob GC cutoff '{name}' (known: fixed, zone)"))
 }
 
 impl BlobArgs {
@@ -82,6 +94,7 @@ impl BlobArgs {
                 "--blob-garbage-collection-force-threshold",
                 self.blob_garbage_collection_force_threshold.is_some(),
             ),
+            ("--blob-gc-cutoff", self.blob_gc_cutoff.is_some()),
         ];
         refuse_without(&file_flags, self.enable_blob_files, "--enable-blob-files")?;
         refuse_without(
@@ -89,6 +102,19 @@ impl BlobArgs {
             self.enable_blob_garbage_collection,
             "--enable-blob-garbage-collection",
         )?;
+        let zone = self.blob_gc_cutoff == Some(BlobGcCutoffMode::Zone);
+        if zone && self.blob_garbage_collection_age_cutoff.is_some() {
+            return Err(CliError::invalid(
+                "--blob-garbage-collection-age-cutoff applies to --blob-gc-cutoff fixed \
+                 (zone derives the cutoff from the full blob zones)",
+            ));
+        }
+        if zone && self.placement() != "baza" {
+            return Err(CliError::invalid(
+                "--blob-gc-cutoff zone needs --blob-placement baza (Z_Cutoff reads the \
+                 youngest blob file of each full blob zone, which only BAZA's zones record)",
+            ));
+        }
         Ok(Options {
             enable_blob_files: self.enable_blob_files,
             min_blob_size: self.min_blob_size.unwrap_or(o.min_blob_size),
@@ -103,6 +129,7 @@ impl BlobArgs {
             blob_garbage_collection_force_threshold: self
                 .blob_garbage_collection_force_threshold
                 .unwrap_or(o.blob_garbage_collection_force_threshold),
+            blob_gc_cutoff: self.blob_gc_cutoff.unwrap_or(o.blob_gc_cutoff),
             ..o
         })
     }
@@ -112,8 +139,19 @@ impl BlobArgs {
     /// `o` with the blob placement applied (checked with the other blob flags by
     /// [`BlobArgs::apply`]).
     pub fn apply_fs(&self, o: FsOptions) -> FsOptions {
-        let name = self.blob_placement.as_deref();
-        o.with_blob_placement(name.unwrap_or(DEFAULT_BLOB_POLICY))
+        o.with_blob_placement(self.placement())
+    }
+
+    /// The blob placement the run uses.
+    pub fn placement(&self) -> &str {
+        self.blob_placement
+            .as_deref()
+            .unwrap_or(DEFAULT_BLOB_POLICY)
+    }
+
+    /// The blob GC cutoff the run uses.
+    pub fn gc_cutoff(&self) -> BlobGcCutoffMode {
+        self.blob_gc_cutoff.unwrap_or_default()
     }
 }
 
@@ -136,6 +174,7 @@ pub fn config(o: &Options) -> Value {
         "enable_blob_garbage_collection": o.enable_blob_garbage_collection,
         "blob_garbage_collection_age_cutoff": o.blob_garbage_collection_age_cutoff,
         "blob_garbage_collection_force_threshold": o.blob_garbage_collection_force_threshold,
+        "blob_gc_cutoff": o.blob_gc_cutoff.name(),
     })
 }
 

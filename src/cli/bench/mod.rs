@@ -25,8 +25,8 @@ use std::time::Duration;
 
 use bench::ycsb::MAX_VALUE_SIZE;
 use bench::{
-    parse_workload_list, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, MixGraphGenerator,
-    RequestDistribution, WorkloadName, WorkloadSpec, YcsbWorkload,
+    parse_workload_list, CoreWorkloadId, DbBenchConfig, DbBenchGenerator, DbBenchWorkload,
+    MixGraphGenerator, RequestDistribution, WorkloadName, WorkloadSpec, YcsbWorkload,
 };
 use clap::builder::PossibleValuesParser;
 use clap::Args;
@@ -40,7 +40,7 @@ use zns::{DeviceSpec, Geometry, MemDevice, ZonedDevice};
 use zonefs::fs::{CleanerThread, FsOptions, ZoneFs};
 use zonefs::meta::DEFAULT_META_ZONES;
 
-use super::compare::schemes::scheme_name;
+use super::compare::schemes::{scheme_name, Parts};
 use super::device::parse_device;
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
@@ -140,6 +140,13 @@ pub struct BenchArgs {
     /// replacing the core workload's [default: the workload's own]
     #[arg(long, value_name = "DIST", value_parser = parse_request_distribution)]
     request_distribution: Option<RequestDistribution>,
+
+    /// YCSB workloads: set one of YCSB's workload properties, as YCSB's `-p NAME=VALUE`
+    /// (readproportion, updateproportion, insertproportion, scanproportion,
+    /// readmodifywriteproportion, requestdistribution, minscanlength, maxscanlength);
+    /// repeatable, applied to every YCSB workload of the list
+    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_ycsb_property)]
+    ycsb_property: Vec<(String, String)>,
 
     /// Read back every key written at the end and compare it with the last value written
     #[arg(long)]
@@ -304,6 +311,20 @@ fn parse_timing(s: &str) -> Result<TimingPreset, zns::timing::TimingError> {
     s.parse()
 }
 
+fn parse_ycsb_property(s: &str) -> Result<(String, String), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, got {s:?}"))?;
+    let name = name.trim();
+    if !bench::ycsb::PROPERTIES.contains(&name) {
+        return Err(format!(
+            "unknown YCSB property {name:?} (known: {})",
+            bench::ycsb::PROPERTIES.join(", ")
+        ));
+    }
+    Ok((name.to_string(), value.trim().to_string()))
+}
+
 fn parse_request_distribution(s: &str) -> Result<RequestDistribution, String> {
     RequestDistribution::from_name(s).ok_or_else(|| {
         format!(
@@ -466,7 +487,14 @@ fn execute(
             .ok()
     });
     let report = Report {
-        scheme: scheme_name(&a.fs.placement, &a.picker, a.fs.cleaning_mode()).to_string(),
+        scheme: scheme_name(&Parts {
+            placement: &a.fs.placement,
+            picker: &a.picker,
+            gc_mode: a.fs.cleaning_mode(),
+            blob_placement: a.blob.placement(),
+            blob_gc_cutoff: a.blob.gc_cutoff().name(),
+        })
+        .to_string(),
         workload: a.workload_names(),
         config: a.config(&plan),
         measured: &measured,
@@ -623,6 +651,10 @@ impl BenchArgs {
                 "compaction_byte_ps" => &mut costs.compaction_byte_ps,
                 "compaction_entry_ns" => &mut costs.compaction_entry_ns,
                 "clean_byte_ps" => &mut costs.clean_byte_ps,
+                "blob_write_ns" => &mut costs.blob_write_ns,
+                "blob_write_byte_ps" => &mut costs.blob_write_byte_ps,
+                "blob_read_ns" => &mut costs.blob_read_ns,
+                "blob_read_byte_ps" => &mut costs.blob_read_byte_ps,
                 _ => {
                     return Err(CliError::invalid(format!(
                         "--sim-cost: unknown cost '{name}' (known: {})",
@@ -707,11 +739,7 @@ impl BenchArgs {
                     Job::Idle(std::time::Duration::from_secs_f64(self.idle_seconds))
                 }
                 WorkloadName::Ycsb(id) => {
-                    let mut spec = WorkloadSpec::core(id).with_counts(self.num, self.num);
-                    spec.value_size = Some(self.value_size);
-                    if let Some(d) = self.request_distribution {
-                        spec.request_distribution = d;
-                    }
+                    let spec = self.ycsb_spec(id)?;
                     Job::Ycsb {
                         name: id.name(),
                         workload: Box::new(YcsbWorkload::new(spec, seed).map_err(bad)?),
@@ -720,6 +748,21 @@ impl BenchArgs {
             });
         }
         Ok(jobs)
+    }
+
+    /// YCSB's core workload `id` with the run's counts, value size, request distribution and
+    /// `--ycsb-property` settings.
+    fn ycsb_spec(&self, id: CoreWorkloadId) -> CliResult<WorkloadSpec> {
+        let mut spec = WorkloadSpec::core(id).with_counts(self.num, self.num);
+        spec.value_size = Some(self.value_size);
+        if let Some(d) = self.request_distribution {
+            spec.request_distribution = d;
+        }
+        for (name, value) in &self.ycsb_property {
+            spec.set_property(name, value)
+                .map_err(|e| CliError::invalid(format!("--ycsb-property: {e}")))?;
+        }
+        Ok(spec)
     }
 
     /// A workload's own flag given for a list without such a workload would change
@@ -736,6 +779,12 @@ impl BenchArgs {
         if let Some(d) = self.request_distribution {
             if !has(|w| matches!(w, WorkloadName::Ycsb(_))) {
                 let flag = format!("--request-distribution {}", d.name());
+                return unread(flag, "YCSB workloads (ycsb-a .. ycsb-f)");
+            }
+        }
+        if let Some((name, value)) = self.ycsb_property.first() {
+            if !has(|w| matches!(w, WorkloadName::Ycsb(_))) {
+                let flag = format!("--ycsb-property {name}={value}");
                 return unread(flag, "YCSB workloads (ycsb-a .. ycsb-f)");
             }
         }
@@ -827,7 +876,9 @@ impl BenchArgs {
         let mut ycsb_keys = 0u64;
         for name in &self.workload.0 {
             if let WorkloadName::Ycsb(id) = name {
-                let p = WorkloadSpec::core(*id).proportions;
+                let p = self
+                    .ycsb_spec(*id)
+                    .map_or_else(|_| WorkloadSpec::core(*id).proportions, |s| s.proportions);
                 let all = p.read + p.update + p.insert + p.scan + p.read_modify_write;
                 let inserts = (self.num as f64 * p.insert / all).ceil() as u64;
                 ycsb_keys = ycsb_keys.max(self.num + inserts);
@@ -1051,6 +1102,14 @@ impl BenchArgs {
         if let (Some(d), Value::Object(m)) = (self.request_distribution, &mut config) {
             m.insert("request_distribution".into(), json!(d.name()));
         }
+        if let (false, Value::Object(m)) = (self.ycsb_property.is_empty(), &mut config) {
+            let props: serde_json::Map<String, Value> = self
+                .ycsb_property
+                .iter()
+                .map(|(k, v)| (k.clone(), json!(v)))
+                .collect();
+            m.insert("ycsb_properties".into(), Value::Object(props));
+        }
         if let (true, Value::Object(m)) = (self.has_mixgraph(), &mut config) {
             m.insert("mixgraph".into(), self.mixgraph.json(self.num));
         }
@@ -1114,14 +1173,14 @@ fn engine_config(o: &Options) -> Value {
         // The cost model has no effect on a threaded run (nor on whether its report can
         // be reused by `zkv repro --resume`).
         if o.mode == ExecMode::Deterministic {
-            m.insert("sim".into(), sim_config(&o.sim));
+            m.insert("sim".into(), sim_config(&o.sim, o.enable_blob_files));
         }
     }
     m
 }
 
 /// The names `--sim-cost` takes, in the order of `SimCosts`.
-const SIM_COSTS: [&str; 9] = [
+const SIM_COSTS: [&str; 13] = [
     "write_op_ns",
     "write_byte_ps",
     "read_op_ns",
@@ -1131,16 +1190,29 @@ const SIM_COSTS: [&str; 9] = [
     "compaction_byte_ps",
     "compaction_entry_ns",
     "clean_byte_ps",
+    "blob_write_ns",
+    "blob_write_byte_ps",
+    "blob_read_ns",
+    "blob_read_byte_ps",
 ];
 
-fn sim_config(c: &SimCosts) -> Value {
-    json!({
+/// The costs in the report's config. The blob costs only with blob files on, where they
+/// take effect: reports of runs without blob files read as before they existed.
+fn sim_config(c: &SimCosts, blobs: bool) -> Value {
+    let mut v = json!({
         "write_op_ns": c.write_op_ns, "write_byte_ps": c.write_byte_ps,
         "read_op_ns": c.read_op_ns, "job_ns": c.job_ns,
         "flush_byte_ps": c.flush_byte_ps, "flush_entry_ns": c.flush_entry_ns,
         "compaction_byte_ps": c.compaction_byte_ps,
         "compaction_entry_ns": c.compaction_entry_ns, "clean_byte_ps": c.clean_byte_ps,
-    })
+    });
+    if let (true, Value::Object(m)) = (blobs, &mut v) {
+        m.insert("blob_write_ns".into(), json!(c.blob_write_ns));
+        m.insert("blob_write_byte_ps".into(), json!(c.blob_write_byte_ps));
+        m.insert("blob_read_ns".into(), json!(c.blob_read_ns));
+        m.insert("blob_read_byte_ps".into(), json!(c.blob_read_byte_ps));
+    }
+    v
 }
 
 /// `NAME=VALUE` of `--sim-cost`, the value a non-negative integer.

@@ -92,6 +92,19 @@ pub struct Preset {
     pub also: &'static [&'static str],
     /// Set when zkv bench cannot run even the paper's baseline: the preset is refused.
     pub blocked: Option<&'static str>,
+    /// BlobDB as the paper runs it; `None`: values stay in the tables.
+    pub blob: Option<BlobPreset>,
+}
+
+/// A BlobDB paper's setup: every value in blob files of `file_size` bytes (a size, scaled
+/// with the others), blob garbage collection with RocksDB's default age cutoff, and the
+/// paper's background threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlobPreset {
+    pub file_size: u64,
+    pub flush_threads: u32,
+    pub compaction_threads: u32,
+    pub subcompactions: u32,
 }
 
 /// RocksDB's 64 MiB memtable and SST and 256 MiB L1, ÷ 16: every preset's LSM unless the
@@ -129,6 +142,7 @@ const COMMON: Preset = Preset {
     timing: TimingPreset::None,
     also: &[],
     blocked: None,
+    blob: None,
 };
 
 const CAZA22: Preset = Preset {
@@ -202,18 +216,26 @@ const SAMEVICTIM24: Preset = Preset {
     paper: "Same-Victim GC (BAZA, Z_Cutoff)",
     zones: 64,
     bytes_per_workload: 9 * GIB / 4,
+    ycsb_bytes: 3 * GIB / 2,
     value_size: 8 * 1024,
     also: &[
+        "the schemes baza and baza+: zkv compare --preset samevictim24 --schemes \
+         baseline,baza,baza+",
         "YCSB load 1.5 GiB then WL(A) 80% update/20% insert, WL(B) 80% update/20% read, \
-         WL(C) 50/50, zipfian 0.99",
-        "the schemes baza and baza+, and the small-zone variant (4 MiB zones, 2 MiB blobs)",
+         WL(C) 50/50, zipfian 0.99: --workload ycsb-a --ycsb-property \
+         readproportion=0 --ycsb-property updateproportion=0.8 --ycsb-property \
+         insertproportion=0.2 (WL(A))",
+        "the small-zone variant (4 MiB zones, 2 MiB blob files: --zone-size 4MiB \
+         --blob-file-size 2MiB), and every figure of the paper: zkv repro samevictim24",
     ],
-    // Every scheme of this paper, its baseline included, is BlobDB: 8 KiB values inline in
-    // SSTs would be a different experiment, so it is refused rather than run half.
-    blocked: Some(
-        "it needs BlobDB mode (--blob: blob files of 4 MiB, blob GC with cutoff 0.25), which \
-         zkv bench cannot run yet",
-    ),
+    // The paper's BlobDB: 2 flush threads, 2 compaction threads, 4 subcompactions; blob
+    // files as large as the SSTs.
+    blob: Some(BlobPreset {
+        file_size: SST,
+        flush_threads: 2,
+        compaction_threads: 2,
+        subcompactions: 4,
+    }),
     ..COMMON
 };
 
@@ -237,7 +259,12 @@ impl Preset {
             return self.clone();
         }
         let s = |v: u64| v / QUICK_DIVISOR;
+        let blob = self.blob.map(|b| BlobPreset {
+            file_size: s(b.file_size),
+            ..b
+        });
         Preset {
+            blob,
             zone_size: s(self.zone_size),
             bytes_per_workload: s(self.bytes_per_workload),
             ycsb_bytes: s(self.ycsb_bytes),
@@ -325,6 +352,7 @@ pub fn apply(a: &mut BenchArgs) -> CliResult<Option<Applied>> {
     apply_run(a, &p)?;
     apply_device(a, &p);
     apply_lsm(a, &p);
+    apply_blob(a, &p);
     Ok(Some(Applied {
         preset,
         quick: a.quick,
@@ -419,6 +447,34 @@ fn apply_lsm(a: &mut BenchArgs, p: &Preset) {
     );
 }
 
+/// BlobDB on, as the paper runs it (each part unless given).
+fn apply_blob(a: &mut BenchArgs, p: &Preset) {
+    let Some(blob) = p.blob else {
+        return;
+    };
+    let g = &a.given;
+    let b = &mut a.blob;
+    fill(g, "enable_blob_files", &mut b.enable_blob_files, true);
+    fill(
+        g,
+        "blob_file_size",
+        &mut b.blob_file_size,
+        Some(blob.file_size),
+    );
+    fill(
+        g,
+        "enable_blob_garbage_collection",
+        &mut b.enable_blob_garbage_collection,
+        true,
+    );
+    let threads = Some(blob.flush_threads);
+    fill(g, "flush_threads", &mut a.flush_threads, threads);
+    let threads = Some(blob.compaction_threads);
+    fill(g, "compaction_threads", &mut a.compaction_threads, threads);
+    let subs = Some(blob.subcompactions);
+    fill(g, "max_subcompactions", &mut a.max_subcompactions, subs);
+}
+
 /// The presets' share of the papers' sizes: 1/16, a further [`QUICK_DIVISOR`] with `--quick`.
 pub fn scale(quick: bool) -> String {
     let divisor = if quick { 16 * QUICK_DIVISOR } else { 16 };
@@ -447,6 +503,19 @@ pub fn note_lines(applied: &Applied) -> Vec<String> {
         p.picker,
         p.timing.name()
     ));
+    if let Some(b) = p.scaled(applied.quick).blob {
+        lines.insert(
+            1,
+            format!(
+                "BlobDB as the paper runs it: every value in blob files of {}, blob GC \
+                 (age cutoff 0.25), {} flush and {} compaction threads, {} subcompactions.",
+                format_size(b.file_size),
+                b.flush_threads,
+                b.compaction_threads,
+                b.subcompactions
+            ),
+        );
+    }
     lines.extend(p.also.iter().map(|s| format!("  - {s}")));
     lines
 }
@@ -603,16 +672,34 @@ mod tests {
     }
 
     #[test]
-    fn samevictim24_is_in_the_table_but_refused_with_the_reason() {
-        let p = by_name("samevictim24").expect("known");
-        assert_eq!((p.zones, p.zone_size), (64, 64 * MIB));
-        assert_eq!((p.key_size, p.value_size), (16, 8 * 1024));
-        assert_eq!(p.bytes_per_workload, 9 * GIB / 4);
-        let e = resolved(&["--preset", "samevictim24"])
-            .expect_err("refused")
-            .to_string();
-        assert!(e.contains("BlobDB"), "{e}");
-        assert!(e.contains("caza22, samezone24, prophet24"), "{e}");
+    fn samevictim24_is_design_tables_row_with_the_papers_blobdb() {
+        let a = ok(&["--preset", "samevictim24"]);
+        assert_eq!((a.key_size, a.value_size), (16, 8 * 1024));
+        assert_eq!(a.num, (9 * GIB / 4) / (16 + 8 * 1024));
+        assert_matches(&a, &SAMEVICTIM24);
+        let o = a.plan().expect("a runnable preset").options;
+        assert!(o.enable_blob_files && o.enable_blob_garbage_collection);
+        assert_eq!((o.min_blob_size, o.blob_file_size), (0, 4 * MIB));
+        assert_eq!(o.blob_garbage_collection_age_cutoff, 0.25);
+        let threads = (o.max_background_flushes, o.max_background_compactions);
+        assert_eq!((threads, o.max_subcompactions), ((2, 2), 4));
+        // The YCSB load is 1.5 GiB; --quick scales blob files with the SSTs.
+        let ycsb = ok(&["--preset", "samevictim24", "--workload", "ycsb-a"]);
+        assert_eq!(ycsb.num, (3 * GIB / 2) / (16 + 8 * 1024));
+        let quick = ok(&[
+            "--preset",
+            "samevictim24",
+            "--quick",
+            "--blob-file-size",
+            "1MiB",
+        ]);
+        let o = quick.plan().expect("runnable").options;
+        assert_eq!((o.blob_file_size, o.write_buffer_size), (MIB, 512 * 1024));
+        let quick = ok(&["--preset", "samevictim24", "--quick"]);
+        assert_eq!(
+            quick.plan().expect("runnable").options.blob_file_size,
+            512 * 1024
+        );
     }
 
     #[test]

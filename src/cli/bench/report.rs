@@ -444,6 +444,7 @@ fn lsm_json(db: &DbStats) -> Value {
         "wa": db.lsm_write_amp(), "flushes": db.flushes, "compactions": db.compactions,
         "trivial_moves": db.trivial_moves, "trivial_move_bytes": db.trivial_move_bytes,
         "subcompactions": db.subcompactions,
+        "compaction_seconds": db.compaction_micros as f64 / 1e6,
         "stall_ns": db.stall_ns, "stall_stops": db.stall_stops, "stall_delays": db.stall_delays,
         "space_stalls": db.space_stalls, "no_room_retries": db.no_room_retries,
     })

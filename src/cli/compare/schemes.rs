@@ -12,23 +12,37 @@ use std::fmt;
 
 use zonefs::fs::CleaningMode;
 
-/// One named scheme: a placement, a picker and what the zone cleaner does.
+/// One named scheme: a placement, a picker and what the zone cleaner does; for BlobDB
+/// runs, also where blob files go and which of them blob GC relocates.
 #[derive(Debug)]
 pub struct Scheme {
     pub name: &'static str,
     pub placement: &'static str,
     pub picker: &'static str,
     pub gc_mode: CleaningMode,
+    /// `--blob-placement` (`liza`: blob files placed as the file policy places them).
+    pub blob_placement: &'static str,
+    /// `--blob-gc-cutoff` (`fixed`: RocksDB's age cutoff).
+    pub blob_gc_cutoff: &'static str,
 }
 
 impl Scheme {
-    /// The bench flags (without dashes) and values that make the scheme.
-    pub fn flags(&self) -> [(&'static str, &'static str); 3] {
-        [
+    /// The bench flags (without dashes) and values that make the scheme. The blob flags
+    /// only when they differ from the defaults: they need `--enable-blob-files`, which
+    /// only BlobDB runs give.
+    pub fn flags(&self) -> Vec<(&'static str, &'static str)> {
+        let mut flags = vec![
             ("placement", self.placement),
             ("picker", self.picker),
             ("gc-mode", self.gc_mode.name()),
-        ]
+        ];
+        if self.blob_placement != "liza" {
+            flags.push(("blob-placement", self.blob_placement));
+        }
+        if self.blob_gc_cutoff != "fixed" {
+            flags.push(("blob-gc-cutoff", self.blob_gc_cutoff));
+        }
+        flags
     }
 }
 
@@ -66,6 +80,18 @@ pub const SCHEMES: &[Scheme] = &[
     scheme("prophet-gc", "prophet-gc", "round-robin"),
     // Prophet's prediction and windows without rounding and segregation, full GC.
     scheme("prophet-gc-no", "prophet-gc-no", "round-robin"),
+    // The Same-Victim paper's BAZA: blob files in zones in ascending blob file number, RocksDB's
+    // fixed age cutoff (BlobDB runs: `--enable-blob-files`, or `--preset samevictim24`).
+    Scheme {
+        blob_placement: "baza",
+        ..scheme("baza", "liza", "sica")
+    },
+    // BAZA+: BAZA with Z_Cutoff (blob GC relocates the oldest full blob zones' files).
+    Scheme {
+        blob_placement: "baza",
+        blob_gc_cutoff: "zone",
+        ..scheme("baza+", "liza", "sica")
+    },
 ];
 
 const fn scheme(name: &'static str, placement: &'static str, picker: &'static str) -> Scheme {
@@ -74,15 +100,32 @@ const fn scheme(name: &'static str, placement: &'static str, picker: &'static st
         placement,
         picker,
         gc_mode: CleaningMode::Copy,
+        blob_placement: "liza",
+        blob_gc_cutoff: "fixed",
     }
 }
 
-/// The scheme a placement, picker and cleaning mode make, as the papers name it (the name
-/// of a bench report); any other combination is `custom`.
-pub fn scheme_name(placement: &str, picker: &str, gc_mode: CleaningMode) -> &'static str {
+/// What a run's scheme is made of (the flags `Scheme::flags` gives).
+pub struct Parts<'a> {
+    pub placement: &'a str,
+    pub picker: &'a str,
+    pub gc_mode: CleaningMode,
+    pub blob_placement: &'a str,
+    pub blob_gc_cutoff: &'a str,
+}
+
+/// The scheme a run's parts make, as the papers name it (the name of a bench report); any
+/// other combination is `custom`.
+pub fn scheme_name(p: &Parts<'_>) -> &'static str {
     SCHEMES
         .iter()
-        .find(|s| s.placement == placement && s.picker == picker && s.gc_mode == gc_mode)
+        .find(|s| {
+            s.placement == p.placement
+                && s.picker == p.picker
+                && s.gc_mode == p.gc_mode
+                && s.blob_placement == p.blob_placement
+                && s.blob_gc_cutoff == p.blob_gc_cutoff
+        })
         .map_or("custom", |s| s.name)
 }
 
@@ -97,6 +140,8 @@ pub const OVERRIDE_KEYS: &[&str] = &[
     "acc-turning-point",
     "acc-min-level",
     "short-threshold",
+    "blob-placement",
+    "blob-gc-cutoff",
 ];
 
 /// One entry of `--schemes`: a scheme and its overrides. The label (the column of the
@@ -258,7 +303,13 @@ mod tests {
         assert_eq!(
             known_schemes(),
             "baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza, min-overlap, \
-             min-overlap-caza, prophet, prophet-gc, prophet-gc-no"
+             min-overlap-caza, prophet, prophet-gc, prophet-gc-no, baza, baza+"
+        );
+        assert_eq!(
+            parts("baza+"),
+            format!(
+                "--placement=liza --picker=sica {copy} --blob-placement=baza --blob-gc-cutoff=zone"
+            )
         );
         let prophet = SCHEMES.iter().find(|s| s.name == "prophet").unwrap();
         assert_eq!(
@@ -273,24 +324,38 @@ mod tests {
 
     #[test]
     fn bench_runs_are_named_after_their_scheme() {
+        let parts = |placement, picker, gc_mode, blob_placement, blob_gc_cutoff| {
+            scheme_name(&Parts {
+                placement,
+                picker,
+                gc_mode,
+                blob_placement,
+                blob_gc_cutoff,
+            })
+        };
         for s in SCHEMES {
-            assert_eq!(scheme_name(s.placement, s.picker, s.gc_mode), s.name);
+            let p = (s.placement, s.picker, s.gc_mode);
+            assert_eq!(
+                parts(p.0, p.1, p.2, s.blob_placement, s.blob_gc_cutoff),
+                s.name
+            );
         }
-        let rr = "round-robin";
-        assert_eq!(scheme_name("prophet", rr, CleaningMode::Copy), "custom");
+        let (rr, copy) = ("round-robin", CleaningMode::Copy);
+        assert_eq!(parts("prophet", rr, copy, "liza", "fixed"), "custom");
+        assert_eq!(parts("prophet-gc", rr, copy, "liza", "fixed"), "prophet-gc");
+        assert_eq!(parts("liza", "sica", copy, "liza", "fixed"), "baseline");
+        assert_eq!(parts("liza", "sica", copy, "baza", "fixed"), "baza");
+        assert_eq!(parts("liza", "sica", copy, "baza", "zone"), "baza+");
+        assert_eq!(parts("liza", "sica", copy, "liza", "zone"), "custom");
+        assert_eq!(parts("caza+", "acc", copy, "liza", "fixed"), "a-caza");
+        assert_eq!(parts("caza", "acc", copy, "liza", "fixed"), "custom");
         assert_eq!(
-            scheme_name("prophet-gc", rr, CleaningMode::Copy),
-            "prophet-gc"
-        );
-        assert_eq!(scheme_name("liza", "sica", CleaningMode::Copy), "baseline");
-        assert_eq!(scheme_name("caza+", "acc", CleaningMode::Copy), "a-caza");
-        assert_eq!(scheme_name("caza", "acc", CleaningMode::Copy), "custom");
-        assert_eq!(
-            scheme_name("liza", "min-overlap", CleaningMode::Copy),
+            parts("liza", "min-overlap", copy, "liza", "fixed"),
             "min-overlap"
         );
-        assert_eq!(scheme_name("liza", "zaca", CleaningMode::Copy), "custom");
-        assert_eq!(scheme_name("liza", "sica", CleaningMode::Compact), "custom");
+        assert_eq!(parts("liza", "zaca", copy, "liza", "fixed"), "custom");
+        let compact = CleaningMode::Compact;
+        assert_eq!(parts("liza", "sica", compact, "liza", "fixed"), "custom");
     }
 
     #[test]

@@ -178,6 +178,7 @@ const ADDED_KEYS: &[(&str, &str)] = &[
     ("blob_file_starting_level", "0"),
     ("max_subcompactions", "1"),
     ("blob_placement", "\"liza\""),
+    ("blob_gc_cutoff", "\"fixed\""),
 ];
 
 /// The value a report without `key` ran with, if the key is one added later.

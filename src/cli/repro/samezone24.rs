@@ -443,7 +443,7 @@ fn timeline(r: &Results, tl: &Timeline) -> CliResult<Figure> {
 }
 
 /// (operations, free space %, cleaning copy so far in MiB) of each time-series point.
-fn points(report: &Value) -> Vec<(f64, f64, f64)> {
+pub(crate) fn points(report: &Value) -> Vec<(f64, f64, f64)> {
     samples(report)
         .iter()
         .filter_map(|s| {

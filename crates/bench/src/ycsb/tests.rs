@@ -270,3 +270,43 @@ fn the_request_distribution_chooses_the_keys() {
         assert_close(hot, n, hot_share, name);
     }
 }
+
+/// YCSB's `-p NAME=VALUE`: the Same-Victim paper's WL(A) is workload A with 80 % updates
+/// and 20 % inserts; its operations follow the new proportions.
+#[test]
+fn properties_override_a_core_workload() {
+    let mut spec = WorkloadSpec::core(CoreWorkloadId::A).with_counts(1000, 20_000);
+    for (name, value) in [
+        ("readproportion", "0"),
+        ("updateproportion", "0.8"),
+        ("insertproportion", "0.2"),
+        ("requestdistribution", "zipfian"),
+    ] {
+        spec.set_property(name, value).unwrap();
+    }
+    assert_eq!(spec.proportions.read, 0.0);
+    assert_eq!(spec.proportions.insert, 0.2);
+    let mut w = YcsbWorkload::new(spec, 3).unwrap();
+    while w.next_load().is_some() {}
+    let ops: Vec<_> = std::iter::from_fn(|| w.next_op().unwrap()).collect();
+    let inserts = ops.iter().filter(|o| o.kind == OpKind::Insert).count();
+    let updates = ops.iter().filter(|o| o.kind == OpKind::Update).count();
+    assert_eq!(ops.len(), 20_000);
+    assert_eq!(inserts + updates, 20_000, "no reads");
+    assert!((3_500..4_500).contains(&inserts), "{inserts} inserts");
+}
+
+#[test]
+fn unknown_or_malformed_properties_are_refused() {
+    let mut spec = WorkloadSpec::core(CoreWorkloadId::A);
+    let e = spec
+        .set_property("fieldlengthdistribution", "zipfian")
+        .unwrap_err();
+    assert!(e.to_string().contains("not settable"), "{e}");
+    let e = spec.set_property("readproportion", "half").unwrap_err();
+    assert!(e.to_string().contains("readproportion=half"), "{e}");
+    let e = spec
+        .set_property("requestdistribution", "exponential")
+        .unwrap_err();
+    assert!(e.to_string().contains("known: zipfian"), "{e}");
+}

@@ -11,8 +11,11 @@
 //!   bytes ([`blob_record_bytes`]: record header, key and value) are what the engine counts
 //!   per file as total and, once unreferenced, garbage bytes;
 //! - [`stage`]: what a flush or compaction job does with blobs (separation, garbage
-//!   collection, garbage metering).
+//!   collection, garbage metering);
+//! - [`cutoff`]: which blob files garbage collection relocates (RocksDB's age cutoff, the
+//!   Same-Victim paper's Z_Cutoff).
 
+pub mod cutoff;
 mod format;
 mod reader;
 pub mod stage;
@@ -20,6 +23,7 @@ pub mod stage;
 mod tests;
 mod writer;
 
+pub use cutoff::{first_kept_file, BlobGcCutoff, BlobZones, FixedCutoff, ZoneCutoff};
 pub use format::{
     blob_file_name, blob_record_bytes, parse_blob_file_name, BlobIndex, FOOTER_LEN, HEADER_LEN,
     RECORD_HEADER_LEN,

@@ -243,11 +243,8 @@ impl<F: BlobSinks> ValueStage for BlobStage<'_, F> {
 /// files (`numbers`, ascending) are relocated; the number of the first file that is not.
 /// `None` when no file is old enough.
 pub fn gc_cutoff_file(numbers: &[u64], age_cutoff: f64) -> Option<u64> {
-    let index = (age_cutoff * numbers.len() as f64) as usize;
-    if index == 0 {
-        return None;
-    }
-    Some(numbers.get(index).copied().unwrap_or(u64::MAX))
+    use super::cutoff::{first_kept_file, BlobGcCutoff, FixedCutoff};
+    first_kept_file(numbers, FixedCutoff { age_cutoff }.oldest_files(numbers))
 }
 
 /// The blobs a compaction's garbage collection will read and write again, known before it

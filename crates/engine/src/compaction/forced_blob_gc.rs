@@ -10,17 +10,20 @@ use crate::options::Options;
 use crate::version::{FileMeta, Version};
 
 /// The tables marked for a forced blob garbage collection, with their levels, in level
-/// order (RocksDB's `ComputeFilesMarkedForForcedBlobGC`). Empty unless blob garbage
-/// collection is on with an age cutoff above 0 and a threshold below 1.
-pub fn marked_files(version: &Version, options: &Options) -> Vec<(usize, Arc<FileMeta>)> {
+/// order (RocksDB's `ComputeFilesMarkedForForcedBlobGC`), given how many of the oldest
+/// blob files the cutoff selects (`cutoff`). Empty unless blob garbage collection is on
+/// with a threshold below 1 and the cutoff selects a file.
+pub fn marked_files(
+    version: &Version,
+    options: &Options,
+    cutoff: usize,
+) -> Vec<(usize, Arc<FileMeta>)> {
     let on = options.enable_blob_garbage_collection
-        && options.blob_garbage_collection_age_cutoff > 0.0
         && options.blob_garbage_collection_force_threshold < 1.0;
     if !on {
         return Vec::new();
     }
     let blobs: Vec<_> = version.blob_files().collect();
-    let cutoff = (options.blob_garbage_collection_age_cutoff * blobs.len() as f64) as usize;
     let (Some(oldest), true) = (blobs.first(), cutoff > 0) else {
         return Vec::new();
     };

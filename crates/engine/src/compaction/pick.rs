@@ -165,7 +165,7 @@ pub fn pick_compaction(ctx: &PickCtx<'_>, picker: &dyn Picker) -> Option<Compact
 /// RocksDB's forced blob garbage collection: the first marked table that can be compacted
 /// (see [`super::forced_blob_gc`]), to a clean cut of its level, into its own level.
 fn pick_forced_blob_gc(ctx: &PickCtx<'_>) -> Option<Compaction> {
-    let marked = super::forced_blob_gc::marked_files(ctx.version, ctx.options);
+    let marked = super::forced_blob_gc::marked_files(ctx.version, ctx.options, ctx.blob_gc_files);
     marked.into_iter().find_map(|(level, file)| {
         if busy(ctx, std::slice::from_ref(&file)) || (level == 0 && l0_busy(ctx)) {
             return None;

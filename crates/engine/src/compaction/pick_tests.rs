@@ -50,6 +50,7 @@ impl Env {
             zones: &NoZones,
             free_ratio: 1.0,
             cursors: &self.cursors,
+            blob_gc_files: 0,
         }
     }
 
@@ -674,6 +675,7 @@ proptest! {
             zones: &ThreeZones,
             free_ratio,
             cursors: &cursors,
+            blob_gc_files: 0,
         };
         let picker = picker_by_name(PICKERS[picker]).unwrap();
         if let Some(c) = pick_compaction(&ctx, picker.as_ref()) {

@@ -55,6 +55,9 @@ pub struct PickCtx<'a> {
     /// Round-robin compaction cursor per level (an internal key; `None` or empty = start
     /// from the first file of the level).
     pub cursors: &'a [Option<Vec<u8>>],
+    /// How many of the oldest blob files garbage collection relocates now (the blob GC
+    /// cutoff's choice; 0 with it off): what the force threshold looks at.
+    pub blob_gc_files: usize,
 }
 
 impl PickCtx<'_> {
@@ -201,6 +204,7 @@ mod tests {
             zones: &NoZones,
             free_ratio: 1.0,
             cursors: &cursors,
+            blob_gc_files: 0,
         };
         assert_eq!(ctx.cursor(0), None);
         assert_eq!(ctx.cursor(1), None);

@@ -126,6 +126,7 @@ pub fn picked_order(
         zones: &NoZones,
         free_ratio: 1.0,
         cursors,
+        blob_gc_files: 0,
     };
     numbers_in_order(picker, &ctx, level)
 }
@@ -160,6 +161,7 @@ pub fn order_with(
         zones,
         free_ratio,
         cursors: &[],
+        blob_gc_files: 0,
     };
     numbers_in_order(picker, &ctx, level)
 }

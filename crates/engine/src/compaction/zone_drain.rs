@@ -346,6 +346,7 @@ mod tests {
                 zones: &zones,
                 free_ratio: 0.1,
                 cursors: &[],
+                blob_gc_files: 0,
             };
             prop_assert_eq!(ZoneDrain.order(&ctx, level), by_definition(&ctx, level));
         }

@@ -419,6 +419,7 @@ impl Db {
             trivial_moves: Counters::get(&c.trivial_moves),
             trivial_move_bytes: Counters::get(&c.trivial_move_bytes),
             subcompactions: Counters::get(&c.subcompactions),
+            compaction_micros: Counters::get(&c.compaction_micros),
             requested_compactions: Counters::get(&c.requested_compactions),
             manifest_bytes,
             stall_ns: Counters::get(&c.stall_ns),

@@ -9,8 +9,8 @@ use zonefs::meta::FileKind;
 use zonefs::placement::{Lifetime, PlacementHint, WriterJob};
 
 use crate::blob::{
-    blob_file_name, blob_record_bytes, gc_estimate, BlobCount, BlobFileReader, BlobIndex,
-    BlobOutcome, BlobRules, BlobSinks,
+    blob_file_name, blob_record_bytes, first_kept_file, gc_estimate, BlobCount, BlobFileReader,
+    BlobIndex, BlobOutcome, BlobRules, BlobSinks, BlobZones,
 };
 use crate::compaction::Compaction;
 use crate::iter::BlobFetch;
@@ -110,18 +110,44 @@ impl BlobFetch for PinnedBlobs {
     }
 }
 
-/// What a job writing to `level` does with blobs, given the version it started from.
-pub(crate) fn blob_rules(options: &Options, level: usize, version: &Version) -> BlobRules {
-    let gc_cutoff = options.enable_blob_garbage_collection.then(|| {
+impl DbInner {
+    /// What a job writing to `level` does with blobs, given the version it started from.
+    pub(crate) fn blob_rules(&self, level: usize, version: &Version) -> BlobRules {
+        let options = &self.options;
+        let gc_cutoff = options.enable_blob_garbage_collection.then(|| {
+            let numbers: Vec<u64> = version.blob_files().map(|b| b.number).collect();
+            first_kept_file(&numbers, self.blob_cutoff.oldest_files(&numbers))
+        });
+        BlobRules {
+            min_blob_size: options
+                .writes_blobs_at(level)
+                .then_some(options.min_blob_size),
+            blob_file_size: options.blob_file_size,
+            gc_cutoff: gc_cutoff.flatten(),
+        }
+    }
+
+    /// How many of the oldest blob files of `version` garbage collection relocates now (0
+    /// with it off).
+    pub(crate) fn blob_gc_files(&self, version: &Version) -> usize {
+        if !self.options.enable_blob_garbage_collection {
+            return 0;
+        }
         let numbers: Vec<u64> = version.blob_files().map(|b| b.number).collect();
-        crate::blob::gc_cutoff_file(&numbers, options.blob_garbage_collection_age_cutoff)
-    });
-    BlobRules {
-        min_blob_size: options
-            .writes_blobs_at(level)
-            .then_some(options.min_blob_size),
-        blob_file_size: options.blob_file_size,
-        gc_cutoff: gc_cutoff.flatten(),
+        self.blob_cutoff.oldest_files(&numbers)
+    }
+}
+
+/// The file layer's full blob zones, for Z_Cutoff.
+pub(crate) struct FsBlobZones(pub Arc<ZoneFs>);
+
+impl BlobZones for FsBlobZones {
+    fn full_zone_ybiz(&self) -> Vec<u64> {
+        self.0
+            .blob_zone_ybiz()
+            .into_iter()
+            .map(|(_, ybiz)| ybiz)
+            .collect()
     }
 }
 
@@ -197,7 +223,7 @@ impl DbInner {
     /// cannot be opened counts for nothing here: the compaction fails on it when it runs,
     /// and that failure is the one reported.
     pub(crate) fn gc_blobs(&self, c: &Compaction, version: &Version) -> BlobCount {
-        let Some(cutoff) = blob_rules(&self.options, c.output_level, version).gc_cutoff else {
+        let Some(cutoff) = self.blob_rules(c.output_level, version).gc_cutoff else {
             return BlobCount::default();
         };
         let old = c

@@ -20,7 +20,7 @@ use crate::iter::{BlobFetch, InternalIterator, MergingIterator};
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::Result;
 
-use super::blobs::{blob_rules, FsBlobSinks};
+use super::blobs::FsBlobSinks;
 use super::files::{delete_file, sst_file_name, write_table};
 use super::inner::{writable, DbInner, Running, State};
 use super::stats::{self, CompactionInput, CompactionOutput, CompactionRecord, Counters};
@@ -157,6 +157,7 @@ impl DbInner {
                 zones: &zones,
                 free_ratio: self.fs.free_ratio(),
                 cursors: &cursors,
+                blob_gc_files: self.blob_gc_files(&version),
             };
             choose(&ctx)
         };
@@ -360,7 +361,7 @@ impl DbInner {
     /// Writes the outputs of `p`'s user keys in `range` (tables and blob files); on
     /// failure deletes the ones already written.
     fn write_range(&self, p: &Picked, part: usize, range: Bounds<'_>) -> Result<Written> {
-        let rules = blob_rules(&self.options, p.c.output_level, &p.version);
+        let rules = self.blob_rules(p.c.output_level, &p.version);
         // The blobs a compaction relocates are those its inputs reference, and their files
         // stay in the version while the inputs do: the cache finds them. (Not every blob
         // file of the picked version: another job may have dropped one since.)
@@ -476,6 +477,7 @@ impl DbInner {
             records_dropped: job.input_entries.saturating_sub(job.output_entries),
             micros: p.span.map_or_else(|| self.job_micros(start), span_micros),
         };
+        Counters::add(&self.counters.compaction_micros, out.micros);
         self.book(|s| s.add_compaction(c, &out));
         self.record(p, inputs, &outputs, &before, &after);
         Ok(deleted)

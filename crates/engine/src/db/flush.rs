@@ -16,7 +16,7 @@ use crate::sst::{BuiltTable, TableOptions};
 use crate::version::VersionEdit;
 use crate::{Error, Result};
 
-use super::blobs::{blob_rules, FsBlobSinks};
+use super::blobs::FsBlobSinks;
 use super::files::{delete_file, wal_file_name, write_table};
 use super::inner::{DbInner, Immutable};
 use super::stats::Counters;
@@ -154,7 +154,7 @@ impl DbInner {
         let start = std::time::Instant::now();
         let mems: Vec<Arc<Memtable>> = picked.iter().map(|p| Arc::clone(&p.mem)).collect();
         let version = Arc::clone(&self.lock_state().version);
-        let rules = blob_rules(&self.options, 0, &version);
+        let rules = self.blob_rules(0, &version);
         let mut stage = BlobStage::new(
             rules,
             None,

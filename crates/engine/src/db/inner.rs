@@ -27,12 +27,13 @@ use std::time::Duration;
 use zonefs::fs::{FileWriter, ZoneFs};
 
 use crate::batch::WriteBatch;
+use crate::blob::{BlobGcCutoff, FixedCutoff, ZoneCutoff};
 use crate::compaction::Picker;
 use crate::key::SeqNo;
 use crate::lifetime::Clock;
 use crate::log::LogWriter;
 use crate::memtable::Memtable;
-use crate::options::{ExecMode, Options};
+use crate::options::{BlobGcCutoffMode, ExecMode, Options};
 use crate::sst::TableOptions;
 use crate::version::{Version, VersionEdit, VersionSet};
 use crate::{Error, Result};
@@ -177,6 +178,8 @@ pub(crate) struct DbInner {
     pub picker: Box<dyn Picker>,
     pub tables: Arc<TableCache>,
     pub blobs: Arc<BlobCache>,
+    /// Which blob files garbage collection relocates (`Options::blob_gc_cutoff`).
+    pub blob_cutoff: Box<dyn BlobGcCutoff>,
     pub snapshots: Arc<SnapshotList>,
     versions: Mutex<VersionSet>,
     state: Mutex<State>,
@@ -215,6 +218,18 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The blob garbage collection cutoff `options` name.
+fn blob_cutoff(options: &Options, fs: &Arc<ZoneFs>) -> Box<dyn BlobGcCutoff> {
+    match options.blob_gc_cutoff {
+        BlobGcCutoffMode::Fixed => Box::new(FixedCutoff {
+            age_cutoff: options.blob_garbage_collection_age_cutoff,
+        }),
+        BlobGcCutoffMode::Zone => Box::new(ZoneCutoff {
+            zones: super::blobs::FsBlobZones(Arc::clone(fs)),
+        }),
+    }
+}
+
 impl DbInner {
     pub(crate) fn new(p: Parts) -> DbInner {
         let version = p.versions.current();
@@ -223,6 +238,7 @@ impl DbInner {
             table_options: TableOptions::from(&p.options),
             tables: Arc::new(TableCache::new(Arc::clone(&p.fs))),
             blobs: Arc::new(BlobCache::new(Arc::clone(&p.fs))),
+            blob_cutoff: blob_cutoff(&p.options, &p.fs),
             snapshots: Arc::new(SnapshotList::default()),
             state: Mutex::new(State {
                 mem: Arc::new(Memtable::new()),

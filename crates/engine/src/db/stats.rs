@@ -24,6 +24,7 @@ pub(crate) struct Counters {
     pub trivial_moves: AtomicU64,
     pub trivial_move_bytes: AtomicU64,
     pub subcompactions: AtomicU64,
+    pub compaction_micros: AtomicU64,
     pub requested_compactions: AtomicU64,
     pub stall_ns: AtomicU64,
     pub stops: AtomicU64,
@@ -195,6 +196,10 @@ pub struct DbStats {
     /// Key ranges run by compactions split into subcompactions (those not split count
     /// nothing).
     pub subcompactions: u64,
+    /// Time compactions took (merges; trivial moves take none), in microseconds: wall
+    /// time in threaded mode, virtual time in deterministic mode (RocksDB's Comp(sec) of
+    /// the levels below L0, plus L0's intra-L0 compactions).
+    pub compaction_micros: u64,
     /// Compactions asked for by the zone cleaner (included in `compactions`).
     pub requested_compactions: u64,
     /// Bytes appended to manifests.

@@ -241,6 +241,7 @@ fn ordered_rank(ctx: &PredictCtx<'_>, level: usize, file: &FileMeta, new: bool) 
         zones: ctx.zones,
         free_ratio: ctx.free_ratio,
         cursors: ctx.cursors,
+        blob_gc_files: 0,
     };
     let level_files = v.files(level);
     ctx.picker
