@@ -451,6 +451,21 @@ fn bad_input_fails_before_any_work() {
             vec!["--max-subcompactions", "0"],
             "max_subcompactions must be at least 1",
         ),
+        (
+            vec!["--mode", "deterministic", "--sim-cost", "blob_read_ns=1"],
+            "a blob cost needs --enable-blob-files",
+        ),
+        (
+            vec![
+                "--workload",
+                "ycsb-a",
+                "--request-distribution",
+                "uniform",
+                "--ycsb-property",
+                "requestdistribution=latest",
+            ],
+            "give one of them",
+        ),
         (vec!["--gc-start", "30", "--gc-stop", "20"], "gc_start"),
         (
             vec!["--level0-file-num-compaction-trigger", "0"],

@@ -641,6 +641,12 @@ impl BenchArgs {
         }
         let mut costs = SimCosts::default();
         for (name, value) in &self.sim_cost {
+            if name.starts_with("blob_") && !self.blob.enable_blob_files {
+                return Err(CliError::invalid(format!(
+                    "--sim-cost {name}: a blob cost needs --enable-blob-files (without blob \
+                     files it would have no effect)"
+                )));
+            }
             let field = match name.as_str() {
                 "write_op_ns" => &mut costs.write_op_ns,
                 "write_byte_ps" => &mut costs.write_byte_ps,
@@ -781,6 +787,16 @@ impl BenchArgs {
                 let flag = format!("--request-distribution {}", d.name());
                 return unread(flag, "YCSB workloads (ycsb-a .. ycsb-f)");
             }
+        }
+        let distribution = self
+            .ycsb_property
+            .iter()
+            .any(|(n, _)| n == "requestdistribution");
+        if distribution && self.request_distribution.is_some() {
+            return Err(CliError::invalid(
+                "--request-distribution and --ycsb-property requestdistribution=...: give one \
+                 of them",
+            ));
         }
         if let Some((name, value)) = self.ycsb_property.first() {
             if !has(|w| matches!(w, WorkloadName::Ycsb(_))) {

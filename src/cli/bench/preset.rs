@@ -507,8 +507,9 @@ pub fn note_lines(applied: &Applied) -> Vec<String> {
         lines.insert(
             1,
             format!(
-                "BlobDB as the paper runs it: every value in blob files of {}, blob GC \
-                 (age cutoff 0.25), {} flush and {} compaction threads, {} subcompactions.",
+                "BlobDB as the paper runs it: every value in blob files of {}, blob GC (the \
+                 baseline's age cutoff 0.25), {} flush and {} compaction threads, {} \
+                 subcompactions.",
                 format_size(b.file_size),
                 b.flush_threads,
                 b.compaction_threads,

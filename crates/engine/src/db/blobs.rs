@@ -222,8 +222,8 @@ impl DbInner {
     /// cutoff are opened. The deterministic mode's cost of the compaction. A table that
     /// cannot be opened counts for nothing here: the compaction fails on it when it runs,
     /// and that failure is the one reported.
-    pub(crate) fn gc_blobs(&self, c: &Compaction, version: &Version) -> BlobCount {
-        let Some(cutoff) = self.blob_rules(c.output_level, version).gc_cutoff else {
+    pub(crate) fn gc_blobs(&self, c: &Compaction, rules: &BlobRules) -> BlobCount {
+        let Some(cutoff) = rules.gc_cutoff else {
             return BlobCount::default();
         };
         let old = c

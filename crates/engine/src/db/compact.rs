@@ -9,7 +9,7 @@ use std::time::Instant;
 use zonefs::fs::{ZoneFs, ZoneStat};
 use zonefs::placement::{JobKind, WriterJob};
 
-use crate::blob::{BlobOutcome, BlobStage};
+use crate::blob::{BlobOutcome, BlobRules, BlobStage};
 use crate::compaction::job::{run_job_staged, JobParams, JobRules, JobStats, ValueStage};
 use crate::compaction::subcompaction::{self, Bounds, RangeIter, Split};
 use crate::compaction::{
@@ -85,6 +85,10 @@ pub(crate) struct Picked {
     /// Its subcompactions' key ranges, if already planned (the simulation plans them
     /// when the job starts, for its duration).
     pub split: Option<Split>,
+    /// What it does with blobs, fixed when it is picked (as RocksDB fixes a compaction's
+    /// blob GC cutoff from its input version): every range relocates under the same
+    /// cutoff, the one the simulation's duration and the force threshold looked at.
+    pub blob_rules: BlobRules,
 }
 
 /// Unmarks a compaction's files however it ends.
@@ -161,6 +165,11 @@ impl DbInner {
             };
             choose(&ctx)
         };
+        // Before the state lock: the zone cutoff asks the file layer.
+        let blob_rules = picked
+            .as_ref()
+            .map(|c| self.blob_rules(c.output_level, &version))
+            .unwrap_or_default();
         let mut st = self.lock_state();
         writable(&st)?;
         debug_assert!(Arc::ptr_eq(&st.version, &version), "version changed");
@@ -196,6 +205,7 @@ impl DbInner {
             requested,
             span: None,
             split: None,
+            blob_rules,
         }))
     }
 
@@ -274,25 +284,26 @@ impl DbInner {
         Ok(MergingIterator::new(children))
     }
 
-    /// The key ranges `c` runs in: one, unless it splits into subcompactions.
-    pub(crate) fn plan_split(&self, c: &Compaction) -> Result<Split> {
+    /// The key ranges `c` runs in: one, unless it splits into subcompactions. A table
+    /// whose index cannot be read offers one anchor (its largest key and size), as in
+    /// RocksDB: the split is a plan, and the job reports the damage when it reads the table.
+    pub(crate) fn plan_split(&self, c: &Compaction) -> Split {
         let max = self.options.max_subcompactions;
         if !subcompaction::splits(c, max) {
-            return Ok(Split {
+            return Split {
                 bounds: Vec::new(),
                 bytes: vec![c.input_bytes()],
-            });
+            };
         }
-        let mut anchors = Vec::new();
-        for f in c.input_files() {
-            anchors.extend(
-                self.tables
-                    .get(f)?
-                    .anchors(subcompaction::ANCHORS_PER_TABLE),
-            );
-        }
+        let anchors = c.input_files().flat_map(|f| match self.tables.get(f) {
+            Ok(t) => t.anchors(subcompaction::ANCHORS_PER_TABLE),
+            Err(_) => vec![subcompaction::Anchor {
+                user_key: f.largest_user_key().to_vec(),
+                bytes: f.size,
+            }],
+        });
         let min_range = self.options.target_file_size(c.output_level);
-        Ok(subcompaction::split(anchors, max as usize, min_range))
+        subcompaction::split(anchors.collect(), max as usize, min_range)
     }
 
     /// Writes the outputs of `p` (tables and blob files), each subcompaction's range on
@@ -301,7 +312,7 @@ impl DbInner {
     fn write_outputs(&self, p: &Picked) -> Result<Written> {
         let split = match &p.split {
             Some(split) => split.clone(),
-            None => self.plan_split(&p.c)?,
+            None => self.plan_split(&p.c),
         };
         if split.ranges() == 1 {
             return self.write_range(p, 0, (None, None));
@@ -361,7 +372,7 @@ impl DbInner {
     /// Writes the outputs of `p`'s user keys in `range` (tables and blob files); on
     /// failure deletes the ones already written.
     fn write_range(&self, p: &Picked, part: usize, range: Bounds<'_>) -> Result<Written> {
-        let rules = self.blob_rules(p.c.output_level, &p.version);
+        let rules = p.blob_rules;
         // The blobs a compaction relocates are those its inputs reference, and their files
         // stay in the version while the inputs do: the cache finds them. (Not every blob
         // file of the picked version: another job may have dropped one since.)

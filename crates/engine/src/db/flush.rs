@@ -126,7 +126,11 @@ impl DbInner {
             picked,
         };
         let result = self.run_flush(picked, span);
-        self.job_ended(&result);
+        // A flush that gave up waiting for an older one because the database is closing
+        // failed nothing: its memtables stay in their WALs for the next open.
+        if result.is_ok() || !self.lock_state().shutting_down {
+            self.job_ended(&result);
+        }
         result
     }
 
@@ -181,26 +185,24 @@ impl DbInner {
             Ok(blobs) => blobs,
             Err(e) => {
                 self.delete_blob_files(&created);
-                self.delete_tables(edit.new_files.iter().map(|(_, f)| f.number));
+                self.discard(&edit);
                 return Err(e);
             }
         };
         // Table bytes only, as RocksDB's flush statistics count them (blob file bytes
         // are counted apart).
         let bytes = edit.new_files.iter().map(|(_, f)| f.size).sum::<u64>();
-        self.count_blob_files(&blobs);
-        edit.blob_files = blobs.added;
+        edit.blob_files.clone_from(&blobs.added);
         edit.log_number = picked.last().map(|p| p.next_wal);
         let n = picked.len();
         if let Err(e) = picked.first().map_or(Ok(()), |p| self.wait_turn(&p.mem)) {
-            let blob_files: Vec<u64> = edit.blob_files.iter().map(|b| b.number).collect();
-            self.delete_blob_files(&blob_files);
-            self.delete_tables(edit.new_files.iter().map(|(_, f)| f.number));
+            self.discard(&edit);
             return Err(e);
         }
         self.apply_edit(edit, |st| {
             st.imm.drain(..n);
         })?;
+        self.count_blob_files(&blobs);
         self.count_flush(&JobOutput {
             bytes_written: bytes,
             files_written: job.outputs,
@@ -212,6 +214,13 @@ impl DbInner {
             delete_file(&self.fs, &wal_file_name(p.wal))?;
         }
         Ok(())
+    }
+
+    /// Deletes the files a flush wrote and will not install.
+    fn discard(&self, edit: &VersionEdit) {
+        let blob_files: Vec<u64> = edit.blob_files.iter().map(|b| b.number).collect();
+        self.delete_blob_files(&blob_files);
+        self.delete_tables(edit.new_files.iter().map(|(_, f)| f.number));
     }
 
     /// Builds and writes the L0 table of `mems` (blobs through `stage`) into `edit`.

@@ -145,10 +145,10 @@ impl DbInner {
                 let whole = costs.compaction_ns(
                     files().map(|f| f.size).sum(),
                     files().map(|f| f.entries).sum(),
-                    self.gc_blobs(&p.c, &p.version),
+                    self.gc_blobs(&p.c, &p.blob_rules),
                 );
                 // Subcompactions run side by side: the job lasts as long as its largest.
-                let split = self.plan_split(&p.c)?;
+                let split = self.plan_split(&p.c);
                 let ns = costs.job_ns + split.slowest(whole.saturating_sub(costs.job_ns));
                 p.split = Some(split);
                 ns

@@ -153,8 +153,9 @@ impl PlacementPolicy for BlobSplit {
         tagged(self.side(blob).fallback_class(hint), blob)
     }
 
-    /// Blob data never goes to the file policy's zones, nor other data to blob zones: a
-    /// writer that finds no zone of its side waits for one (a write ending, the cleaner).
+    /// The allocator's first fallback keeps blob data out of the file policy's zones and
+    /// other data out of blob zones; only when nothing else is left does it put data in a
+    /// zone of the other side (space beats keeping kinds apart: docs/PLACEMENT.md).
     fn may_share(&self, hint: &PlacementHint, class: u8) -> bool {
         is_blob_zone(class) == is_blob(hint)
     }

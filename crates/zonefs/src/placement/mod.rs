@@ -100,9 +100,10 @@ pub struct PlacementHint {
     /// For blob files, the blob file number (blob files are numbered in the order they are
     /// created: a policy may place them in that order, as BAZA does).
     pub blob_file: Option<u64>,
-    /// For blob files, the engine job writing it: blob files of different jobs (or
-    /// subcompactions) are written at the same time, each by its own thread, and cannot
-    /// share a zone's write pointer (the Same-Victim paper's WP locking).
+    /// For blob files, the engine job writing it (flush or compaction, and the
+    /// subcompaction): blob files of different jobs are written at the same time by their
+    /// own threads. For information (no policy reads it yet): the zone's writer lease, seen
+    /// as [`ZoneView::busy`], is what keeps concurrent writers out of each other's zones.
     pub job: Option<WriterJob>,
 }
 
