@@ -236,14 +236,7 @@ fn the_cleaner_moves_blob_extents_into_blob_zones() {
 
 #[test]
 fn every_file_policy_combines_with_baza() {
-    for files in [
-        "liza",
-        "caza",
-        "caza+",
-        "prophet",
-        "prophet-gc",
-        "prophet-gc-no",
-    ] {
+    for &files in zonefs::placement::POLICIES {
         let (_, fs) = small_fs(opts().with_placement(files).with_blob_placement("baza"));
         assert_eq!(fs.placement_policy(), format!("{files}/baza"));
         write_blob(&fs, 1, 40 * KIB);
