@@ -9,34 +9,20 @@ use std::collections::BTreeMap;
 use common::*;
 use serde_json::Value;
 
-/// A BlobDB bench on the small store; `extra` adds flags.
-fn blob_args<'a>(json: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "bench",
-        "--workload",
-        "fillrandom,overwrite",
-        "--num",
-        "3000",
-        "--enable-blob-files",
-        "--min-blob-size",
-        "100",
+/// A BlobDB bench with blob GC on the small store; `num` operations, `extra` adds flags.
+fn blob_args<'a>(json: &'a str, num: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut flags = vec![
         "--blob-file-size",
         "64KiB",
         "--enable-blob-garbage-collection",
-        "--verify",
-        "--progress-interval",
-        "0",
-        "--json",
-        json,
     ];
-    args.extend(SMALL_STORE);
-    args.extend(extra);
-    args
+    flags.extend(extra);
+    blob_bench_args(json, "fillrandom,overwrite", num, &flags)
 }
 
 fn run(extra: &[&str]) -> Value {
     let report = TempJson::new();
-    let args = blob_args(&report.arg, extra);
+    let args = blob_args(&report.arg, "3000", extra);
     let r = zkv(&args);
     assert_eq!(r.code, 0, "zkv {args:?} failed: {}", r.stderr);
     report.read()
@@ -114,8 +100,9 @@ fn inspect_zones_shows_the_ybiz_of_full_blob_zones() {
     let _serial = serial();
     let img = Img::none();
     let report = TempJson::new();
-    let mut args = blob_args(
+    let args = blob_args(
         &report.arg,
+        "8000",
         &[
             "--mode",
             "deterministic",
@@ -125,7 +112,6 @@ fn inspect_zones_shows_the_ybiz_of_full_blob_zones() {
             &img.spec,
         ],
     );
-    args[4] = "8000";
     ok(&args);
     let zones = json(&ok(&["inspect", "zones", "--device", &img.spec, "--json"]));
     let files = json(&ok(&["inspect", "files", "--device", &img.spec, "--json"]));

@@ -7,23 +7,14 @@ use common::*;
 
 fn blob_bench(extra: &[&str]) -> serde_json::Value {
     let report = TempJson::new();
-    let mut args = vec![
-        "bench",
-        "--workload",
-        "fillrandom,overwrite,readrandom",
-        "--num",
-        "3000",
-        "--enable-blob-files",
-        "--min-blob-size",
-        "100",
-        "--blob-file-size",
-        "128KiB",
-        "--verify",
-        "--json",
+    let mut flags = vec!["--blob-file-size", "128KiB"];
+    flags.extend(extra);
+    let args = blob_bench_args(
         &report.arg,
-    ];
-    args.extend(SMALL_STORE);
-    args.extend(extra);
+        "fillrandom,overwrite,readrandom",
+        "3000",
+        &flags,
+    );
     ok_with_progress(&args);
     report.read()
 }

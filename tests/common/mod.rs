@@ -42,6 +42,35 @@ pub const SMALL_STORE: [&str; 12] = [
     "200",
 ];
 
+/// A BlobDB bench on [`SMALL_STORE`]: `workload` with `num` operations, every value of at
+/// least 100 B in blob files, `--verify`, the report in `json`; `extra` adds flags (the blob
+/// file size among them).
+pub fn blob_bench_args<'a>(
+    json: &'a str,
+    workload: &'a str,
+    num: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "bench",
+        "--workload",
+        workload,
+        "--num",
+        num,
+        "--enable-blob-files",
+        "--min-blob-size",
+        "100",
+        "--verify",
+        "--progress-interval",
+        "0",
+        "--json",
+        json,
+    ];
+    args.extend(SMALL_STORE);
+    args.extend(extra);
+    args
+}
+
 /// `zkv repro`'s tiny store, bench flags after `--` that shrink every run of a matrix: 16
 /// zones of 512 KiB (2 of them reserved), 32 KiB memtables and SSTs, a 128 KiB L1, 5000
 /// operations of 200-byte values; enough for the zone cleaner to copy.

@@ -44,6 +44,18 @@ fn fill(db: &Db, n: u64, seed: u64, mut after: impl FnMut(&Db)) {
     }
 }
 
+/// Flushes and compactions that take no virtual time (foreground costs as calibrated).
+fn free_jobs() -> SimCosts {
+    SimCosts {
+        job_ns: 0,
+        flush_byte_ps: 0,
+        flush_entry_ns: 0,
+        compaction_byte_ps: 0,
+        compaction_entry_ns: 0,
+        ..SimCosts::default()
+    }
+}
+
 fn open(options: Options) -> Db {
     let (_mem, dev) = device(256, 256);
     Db::open(format(&dev, fs_options()), options).unwrap()
@@ -92,14 +104,7 @@ fn inline_compaction_with_fast_jobs_keeps_l0_at_the_trigger() {
     // The opposite of the test above: jobs cost (almost) nothing, so each L0→L1 compaction
     // starts, and ends, as soon as L0 reaches the trigger.
     let options = Options {
-        sim: SimCosts {
-            job_ns: 0,
-            flush_byte_ps: 0,
-            flush_entry_ns: 0,
-            compaction_byte_ps: 0,
-            compaction_entry_ns: 0,
-            ..SimCosts::default()
-        },
+        sim: free_jobs(),
         ..slow_compactions(ExecMode::Deterministic)
     };
     let db = open(options);
@@ -433,16 +438,11 @@ fn gc_only_costs(gc_blob_ns: u64) -> Options {
         enable_blob_garbage_collection: true,
         blob_garbage_collection_age_cutoff: 0.5,
         sim: SimCosts {
-            job_ns: 0,
-            flush_byte_ps: 0,
-            flush_entry_ns: 0,
-            compaction_byte_ps: 0,
-            compaction_entry_ns: 0,
             blob_write_ns: 0,
             blob_write_byte_ps: 0,
             blob_read_ns: gc_blob_ns,
             blob_read_byte_ps: 0,
-            ..SimCosts::default()
+            ..free_jobs()
         },
         ..tiny_options(ExecMode::Deterministic)
     }
