@@ -98,6 +98,9 @@ mod tests {
         assert_eq!(fixed.oldest_files(&files[..3]), 0);
         assert_eq!(first_kept_file(&files, 0), None);
         assert_eq!(FixedCutoff { age_cutoff: 1.0 }.oldest_files(&files), 7);
+        assert_eq!(fixed.oldest_files(&[]), 0);
+        let four = [5, 6, 7, 8];
+        assert_eq!(first_kept_file(&four, fixed.oldest_files(&four)), Some(6));
         assert_eq!(first_kept_file(&files, 7), Some(u64::MAX));
     }
 

@@ -29,7 +29,5 @@ pub use format::{
     RECORD_HEADER_LEN,
 };
 pub use reader::{BlobFileReader, BlobRecord};
-pub use stage::{
-    gc_cutoff_file, gc_estimate, BlobCount, BlobOutcome, BlobRules, BlobSinks, BlobStage,
-};
+pub use stage::{gc_estimate, BlobCount, BlobOutcome, BlobRules, BlobSinks, BlobStage};
 pub use writer::{BlobFileSummary, BlobFileWriter};

@@ -239,14 +239,6 @@ impl<F: BlobSinks> ValueStage for BlobStage<'_, F> {
     }
 }
 
-/// RocksDB's age cutoff: blobs in the oldest `age_cutoff` fraction of the version's blob
-/// files (`numbers`, ascending) are relocated; the number of the first file that is not.
-/// `None` when no file is old enough.
-pub fn gc_cutoff_file(numbers: &[u64], age_cutoff: f64) -> Option<u64> {
-    use super::cutoff::{first_kept_file, BlobGcCutoff, FixedCutoff};
-    first_kept_file(numbers, FixedCutoff { age_cutoff }.oldest_files(numbers))
-}
-
 /// The blobs a compaction's garbage collection will read and write again, known before it
 /// runs: every blob its input tables reference (`tables`: each one's blob references by
 /// file, the tables' `blob_refs` property) in a file numbered below `cutoff`. Exact up to
@@ -426,13 +418,5 @@ mod tests {
         assert_eq!(gc_estimate(&tables, u64::MAX), all);
         assert_eq!(gc_estimate(&tables, 5), BlobCount::default());
         assert_eq!(gc_estimate([], 8), BlobCount::default());
-    }
-
-    #[test]
-    fn the_cutoff_is_rocksdb_s() {
-        assert_eq!(gc_cutoff_file(&[], 0.25), None);
-        assert_eq!(gc_cutoff_file(&[5, 6, 7], 0.25), None);
-        assert_eq!(gc_cutoff_file(&[5, 6, 7, 8], 0.25), Some(6));
-        assert_eq!(gc_cutoff_file(&[5, 6, 7, 8], 1.0), Some(u64::MAX));
     }
 }
