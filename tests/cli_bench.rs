@@ -403,6 +403,8 @@ fn bad_input_fails_before_any_work() {
     usage(&["--key-size", "-4"], "cannot be negative");
     usage(&["--readwritepercent", "101"], "--readwritepercent");
     usage(&["--mode", "fast"], "threaded or deterministic");
+    usage(&["--open-files", "0"], "--open-files");
+    usage(&["--cache-size", "lots"], "--cache-size");
     // Refused after parsing, still before the device, the image or the JSON file exist.
     // fillrandom leaves ~63% of --num as distinct keys: 190k of 224 bytes overflow 21 MiB.
     let refused = |flags: &[&str]| {
@@ -799,4 +801,45 @@ fn the_device_line_names_small_files_apart_from_the_users_data() {
             .unwrap()
             > 0
     );
+}
+
+/// `--cache-size` and `--open-files` reach the engine: reads hit the block cache (fewer
+/// device reads than without one, the same answers), and at most N tables stay open.
+#[test]
+fn block_cache_and_open_files_limit_the_reads() {
+    let _guard = serial();
+    let run = |extra: &[&str]| {
+        let (args, report) = deterministic("fillrandom,readrandom", "3000", extra);
+        let out = run_ok(&args);
+        (out, report.read())
+    };
+    let (none_out, none) = run(&["--cache-size", "0", "--verify"]);
+    let (cached_out, cached) = run(&["--cache-size", "4MiB", "--verify"]);
+    let (_, few_open) = run(&["--open-files", "3", "--verify"]);
+    assert!(none_out.contains("Block cache: none"), "{none_out}");
+    assert!(cached_out.contains("Block cache: "), "{cached_out}");
+    assert_eq!(field(&none, "config.cache_size"), 0);
+    assert_eq!(field(&cached, "config.cache_size"), 4 << 20);
+    assert_eq!(field(&cached, "config.open_files"), -1);
+    assert_eq!(field(&few_open, "config.open_files"), 3);
+    let hits = field(&cached, "cache.block_cache_hits").as_u64().unwrap();
+    assert!(hits > 0, "no block cache hit");
+    assert_eq!(field(&none, "cache.block_cache_hits"), 0);
+    let open = |v: &Value| field(v, "cache.open_tables").as_u64().unwrap();
+    assert!(
+        open(&few_open) <= 3 && open(&cached) > 3,
+        "{few_open} {cached}"
+    );
+    let read = |v: &Value| field(v, "device.read_bytes").as_u64().unwrap();
+    assert!(
+        read(&cached) < read(&none),
+        "{} vs {}",
+        read(&cached),
+        read(&none)
+    );
+    // Tables closed and opened again read their index and filter again.
+    assert!(read(&few_open) > read(&cached));
+    // The writes do not depend on the read caches.
+    assert_eq!(field(&cached, "lsm"), field(&none, "lsm"));
+    assert_eq!(field(&few_open, "lsm"), field(&none, "lsm"));
 }

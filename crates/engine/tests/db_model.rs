@@ -102,10 +102,9 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(mode: ExecMode) -> Harness {
+    fn new(options: Options) -> Harness {
         let (_mem, dev) = device(96, 256);
         let fs = format(&dev, fs_options());
-        let options = tiny_options(mode);
         let db = Db::open(Arc::clone(&fs), options.clone()).unwrap();
         Harness {
             dev,
@@ -265,6 +264,12 @@ impl Harness {
 }
 
 fn run_model(mode: ExecMode, cases: u32) {
+    run_model_with(tiny_options(mode), cases, |_| {});
+}
+
+/// Runs the model test with `options`; `check` looks at each case's database at its end.
+fn run_model_with(options: Options, cases: u32, check: impl Fn(&Db)) {
+    let mode = options.mode;
     let totals = Totals::default();
     let config = Config {
         cases,
@@ -274,10 +279,11 @@ fn run_model(mode: ExecMode, cases: u32) {
     let mut runner = TestRunner::new(config);
     runner
         .run(&prop::collection::vec(op(), 100..500), |ops| {
-            let mut h = Harness::new(mode);
+            let mut h = Harness::new(options.clone());
             for op in &ops {
                 h.apply(op);
             }
+            check(h.db());
             h.finish(&totals);
             Ok(())
         })
@@ -306,4 +312,23 @@ fn model_deterministic() {
 #[test]
 fn model_threaded() {
     run_model(ExecMode::Threaded, 32);
+}
+
+/// A block cache of a few blocks and at most two open tables: reads go through cached
+/// blocks, evictions and reopened tables, and give the model's answers.
+#[test]
+fn model_with_tiny_caches() {
+    for mode in [ExecMode::Deterministic, ExecMode::Threaded] {
+        let options = Options {
+            block_cache_size: 3 * 1024,
+            max_open_files: 2,
+            ..tiny_options(mode)
+        };
+        run_model_with(options, 16, |db| {
+            let s = db.stats();
+            assert!(s.open_tables <= 2, "{} tables open", s.open_tables);
+            let cache = s.block_cache.expect("a block cache");
+            assert!(cache.bytes <= cache.capacity, "{cache:?}");
+        });
+    }
 }

@@ -46,7 +46,7 @@ use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
 use super::geometry::{create_image, GeometryArgs};
 use super::mkfs::FsArgs;
-use super::size::{format_size, parse_positive_size, MIB};
+use super::size::{format_size, parse_positive_size, parse_size, MIB};
 use super::Out;
 use progress::Progress;
 use report::Report;
@@ -260,6 +260,18 @@ pub struct BenchArgs {
     #[arg(long, value_name = "BITS")]
     bloom_bits: Option<u32>,
 
+    /// Bytes of the block cache, which keeps the data blocks gets and scans read (db_bench's
+    /// --cache_size); 0 = none, every read goes to the device [default: 8MiB; with
+    /// --preset: 0, as every published run]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    cache_size: Option<u64>,
+
+    /// Tables kept open at most, each with its index and filter in memory (db_bench's
+    /// --open_files, RocksDB's max_open_files); -1 = no limit
+    #[arg(long, value_name = "N", default_value_t = -1, allow_negative_numbers = true,
+          value_parser = parse_open_files)]
+    open_files: i32,
+
     /// Wait until flushes and compactions are done before the final statistics
     /// (db_bench's waitforcompaction)
     #[arg(long)]
@@ -388,6 +400,14 @@ pub fn run(mut a: BenchArgs) -> CliResult {
         write_json(&path, file, &done.report)?;
     }
     done.result()
+}
+
+/// `--open-files`: -1 (no limit) or a positive count.
+fn parse_open_files(s: &str) -> Result<i32, String> {
+    match s.parse::<i32>() {
+        Ok(n) if n == -1 || n > 0 => Ok(n),
+        _ => Err("give -1 (no limit) or a positive number of tables".into()),
+    }
 }
 
 /// Fills in what `--preset` (scaled by `--quick`) sets and the command line did not give,
@@ -622,6 +642,8 @@ impl BenchArgs {
             acc_min_level: self.acc_min_level,
             prophet_short_threshold: self.short_threshold,
             bloom_bits_per_key: self.bloom_bits.unwrap_or(d.bloom_bits_per_key),
+            block_cache_size: self.cache_size.unwrap_or(d.block_cache_size),
+            max_open_files: self.open_files,
             mode: self.mode,
             sim: self.sim_costs()?,
             ..d
@@ -1180,6 +1202,7 @@ fn engine_config(o: &Options) -> Value {
         "max_subcompactions": o.max_subcompactions,
         "bloom_bits": o.bloom_bits_per_key, "sst_block_size": o.block_size,
         "block_restart_interval": o.block_restart_interval,
+        "cache_size": o.block_cache_size, "open_files": o.max_open_files,
     });
     if let (Value::Object(m), Value::Object(more), Value::Object(blob)) =
         (&mut m, more, blob::config(o))

@@ -413,6 +413,9 @@ fn apply_device(a: &mut BenchArgs, p: &Preset) {
 fn apply_lsm(a: &mut BenchArgs, p: &Preset) {
     let g = &a.given;
     fill(g, "picker", &mut a.picker, p.picker.to_string());
+    // Every published run of a preset read without a block cache: their reports stay
+    // comparable (and reusable by `zkv repro --resume`).
+    fill(g, "cache_size", &mut a.cache_size, Some(0));
     let sizes = [
         (
             "write_buffer_size",

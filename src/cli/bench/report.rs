@@ -260,6 +260,7 @@ fn zone_lines(r: &Report<'_>) -> Vec<String> {
             by_cat.join(", "),
             human_bytes(fs.device_read_bytes.iter().sum())
         ),
+        cache_line(db),
         format!(
             "Write amplification: LSM {:.3}, device {:.3}, total {:.3}",
             db.lsm_write_amp(),
@@ -318,6 +319,27 @@ fn zone_lines(r: &Report<'_>) -> Vec<String> {
 
 // ---------------------------------------------------------------- JSON
 
+/// The block cache's hit rate and fill, and the tables open.
+fn cache_line(db: &DbStats) -> String {
+    let Some(c) = db.block_cache else {
+        return format!("Block cache: none; {} tables open", db.open_tables);
+    };
+    let lookups = c.hits + c.misses;
+    let rate = if lookups == 0 {
+        0.0
+    } else {
+        c.hits as f64 * 100.0 / lookups as f64
+    };
+    format!(
+        "Block cache: {} of {} used, {} hits of {} lookups ({rate:.1}%); {} tables open",
+        human_bytes(c.bytes),
+        human_bytes(c.capacity),
+        c.hits,
+        lookups,
+        db.open_tables
+    )
+}
+
 pub fn to_json(r: &Report<'_>) -> Value {
     let mut top = Map::new();
     top.insert("scheme".into(), json!(r.scheme));
@@ -326,6 +348,7 @@ pub fn to_json(r: &Report<'_>) -> Value {
     top.insert("workloads".into(), phases_json(&r.measured.phases));
     top.insert("user".into(), user_json(&r.measured.phases, &r.db));
     top.insert("lsm".into(), lsm_json(&r.db));
+    top.insert("cache".into(), cache_json(&r.db));
     top.insert(
         "device".into(),
         device_json(&r.fs, &r.db, r.timing.as_ref()),
@@ -447,6 +470,16 @@ fn lsm_json(db: &DbStats) -> Value {
         "compaction_seconds": db.compaction_micros as f64 / 1e6,
         "stall_ns": db.stall_ns, "stall_stops": db.stall_stops, "stall_delays": db.stall_delays,
         "space_stalls": db.space_stalls, "no_room_retries": db.no_room_retries,
+    })
+}
+
+/// The block cache (zeros without one) and the table cache.
+fn cache_json(db: &DbStats) -> Value {
+    let c = db.block_cache.unwrap_or_default();
+    json!({
+        "block_cache_capacity": c.capacity, "block_cache_bytes": c.bytes,
+        "block_cache_hits": c.hits, "block_cache_misses": c.misses,
+        "open_tables": db.open_tables,
     })
 }
 

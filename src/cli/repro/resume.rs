@@ -179,6 +179,8 @@ const ADDED_KEYS: &[(&str, &str)] = &[
     ("max_subcompactions", "1"),
     ("blob_placement", "\"liza\""),
     ("blob_gc_cutoff", "\"fixed\""),
+    ("cache_size", "0"),
+    ("open_files", "-1"),
 ];
 
 /// The value a report without `key` ran with, if the key is one added later.

@@ -438,6 +438,8 @@ impl Db {
             level_stats: inner.level_stats(),
             records: inner.lock_records().clone(),
             blob: blob_stats(c, &version),
+            block_cache: inner.tables.block_cache_stats(),
+            open_tables: inner.tables.open_tables(),
         }
     }
 }

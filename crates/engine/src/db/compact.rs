@@ -271,15 +271,18 @@ impl DbInner {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         if c.level == 0 {
             for f in &c.inputs {
-                children.push(Box::new(self.tables.get(f)?.iter()));
+                children.push(Box::new(self.tables.get(f)?.compaction_iter()));
             }
         } else {
             let files = c.inputs.clone();
-            children.push(Box::new(LevelIterator::new(files, Arc::clone(&opener))));
+            children.push(Box::new(LevelIterator::for_compaction(
+                files,
+                Arc::clone(&opener),
+            )));
         }
         if !c.output_inputs.is_empty() {
             let files = c.output_inputs.clone();
-            children.push(Box::new(LevelIterator::new(files, opener)));
+            children.push(Box::new(LevelIterator::for_compaction(files, opener)));
         }
         Ok(MergingIterator::new(children))
     }

@@ -236,7 +236,7 @@ impl DbInner {
         let num_levels = version.num_levels();
         DbInner {
             table_options: TableOptions::from(&p.options),
-            tables: Arc::new(TableCache::new(Arc::clone(&p.fs))),
+            tables: Arc::new(TableCache::new(Arc::clone(&p.fs), &p.options)),
             blobs: Arc::new(BlobCache::new(Arc::clone(&p.fs))),
             blob_cutoff: blob_cutoff(&p.options, &p.fs),
             snapshots: Arc::new(SnapshotList::default()),

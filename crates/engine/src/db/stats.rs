@@ -234,6 +234,10 @@ pub struct DbStats {
     pub records: Vec<CompactionRecord>,
     /// Blob files (key-value separation).
     pub blob: BlobStats,
+    /// The block cache's capacity, fill, hits and misses (`None`: no block cache).
+    pub block_cache: Option<crate::sst::BlockCacheStats>,
+    /// Tables open now (their index and filter in memory; `max_open_files` bounds it).
+    pub open_tables: usize,
 }
 
 /// Blob files since the open, and in the version now.

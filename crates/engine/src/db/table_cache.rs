@@ -16,6 +16,10 @@
 //! deletion); tables already handed out stay readable (and their zones pinned) until their
 //! last user drops them. A table opened by a reader that raced with the deletion is handed
 //! out but not cached.
+//!
+//! With `max_open_files` set, the cache keeps at most that many tables: opening one more
+//! closes the least recently used (its index and filter are read again when it is next
+//! used). Its data blocks stay in the block cache, keyed by file number.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,8 +27,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use zonefs::fs::ZoneFs;
 
 use crate::iter::level::TableOpener;
+use crate::options::Options;
 use crate::source::RandomAccess;
-use crate::sst::Table;
+use crate::sst::{BlockCache, BlockCacheStats, CacheSlot, Table};
 use crate::version::{FileMeta, Version};
 use crate::{Error, Result};
 
@@ -33,26 +38,85 @@ use super::files::sst_file_name;
 /// Open tables by file number.
 pub(crate) struct TableCache {
     fs: Arc<ZoneFs>,
-    entries: Mutex<BTreeMap<u64, Arc<Table>>>,
+    blocks: Option<Arc<BlockCache>>,
+    /// The most tables kept open (`None`: no limit).
+    limit: Option<usize>,
+    entries: Mutex<Entries>,
+}
+
+/// The open tables, and the order they were last used in.
+#[derive(Default)]
+struct Entries {
+    tables: BTreeMap<u64, (Arc<Table>, u64)>,
+    /// Last use → file number.
+    by_use: BTreeMap<u64, u64>,
+    clock: u64,
+}
+
+impl Entries {
+    fn touch(&mut self, number: u64) -> Option<Arc<Table>> {
+        self.clock += 1;
+        let (table, used) = self.tables.get_mut(&number)?;
+        self.by_use.remove(used);
+        *used = self.clock;
+        self.by_use.insert(self.clock, number);
+        Some(Arc::clone(table))
+    }
+
+    /// Keeps `table` (or the one a racing reader kept first) and closes the least
+    /// recently used tables beyond `limit`.
+    fn keep(&mut self, number: u64, table: Arc<Table>, limit: Option<usize>) -> Arc<Table> {
+        if let Some(kept) = self.touch(number) {
+            return kept;
+        }
+        self.clock += 1;
+        self.tables.insert(number, (Arc::clone(&table), self.clock));
+        self.by_use.insert(self.clock, number);
+        while limit.is_some_and(|l| self.tables.len() > l) {
+            let Some((_, oldest)) = self.by_use.pop_first() else {
+                break;
+            };
+            self.tables.remove(&oldest);
+        }
+        table
+    }
+
+    fn remove(&mut self, number: u64) {
+        if let Some((_, used)) = self.tables.remove(&number) {
+            self.by_use.remove(&used);
+        }
+    }
 }
 
 impl TableCache {
-    pub(crate) fn new(fs: Arc<ZoneFs>) -> TableCache {
+    pub(crate) fn new(fs: Arc<ZoneFs>, options: &Options) -> TableCache {
         TableCache {
             fs,
-            entries: Mutex::new(BTreeMap::new()),
+            blocks: BlockCache::new(options.block_cache_size),
+            limit: usize::try_from(options.max_open_files).ok(),
+            entries: Mutex::new(Entries::default()),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Arc<Table>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The block cache's figures (`None` without a block cache).
+    pub(crate) fn block_cache_stats(&self) -> Option<BlockCacheStats> {
+        self.blocks.as_ref().map(|c| c.stats())
+    }
+
+    /// How many tables are open now.
+    pub(crate) fn open_tables(&self) -> usize {
+        self.lock().tables.len()
     }
 
     /// The open table of `meta`, opening it on a miss (the file's size must match the
     /// version's, else the version and the file disagree: corruption).
     pub(crate) fn get(&self, meta: &FileMeta) -> Result<Arc<Table>> {
-        if let Some(table) = self.lock().get(&meta.number) {
-            return Ok(Arc::clone(table));
+        if let Some(table) = self.lock().touch(meta.number) {
+            return Ok(table);
         }
         // Open without the lock: it reads the footer, index and filter from the device.
         let name = sst_file_name(meta.number);
@@ -70,7 +134,12 @@ impl TableCache {
                 ),
             ));
         }
-        let table = Arc::new(Table::open(Arc::new(file) as Arc<dyn RandomAccess>)?);
+        let slot = self.blocks.as_ref().map(|cache| CacheSlot {
+            cache: Arc::clone(cache),
+            file: meta.number,
+        });
+        let file = Arc::new(file) as Arc<dyn RandomAccess>;
+        let table = Arc::new(Table::open_cached(file, slot)?);
         let mut entries = self.lock();
         // A compaction may have deleted the file (and evicted it) since this version was
         // read: a cached table of a deleted file would pin its zones until the database
@@ -79,12 +148,12 @@ impl TableCache {
         if !self.fs.exists(&name) {
             return Ok(table);
         }
-        Ok(Arc::clone(entries.entry(meta.number).or_insert(table)))
+        Ok(entries.keep(meta.number, table, self.limit))
     }
 
     /// Forgets the table of a deleted file.
     pub(crate) fn evict(&self, number: u64) {
-        self.lock().remove(&number);
+        self.lock().remove(number);
     }
 
     /// Opens every table of `version` now: an iterator over the version keeps them, so it

@@ -23,6 +23,8 @@ pub struct LevelIterator {
     /// Index of the file `current` iterates (meaningful only when `current` is set).
     index: usize,
     current: Option<TableIter>,
+    /// A compaction's input: its blocks do not enter the block cache.
+    compaction: bool,
 }
 
 impl LevelIterator {
@@ -33,6 +35,15 @@ impl LevelIterator {
             opener,
             index: 0,
             current: None,
+            compaction: false,
+        }
+    }
+
+    /// [`LevelIterator::new`] for a compaction's input ([`Table::compaction_iter`]).
+    pub fn for_compaction(files: Vec<Arc<FileMeta>>, opener: Arc<dyn TableOpener>) -> Self {
+        LevelIterator {
+            compaction: true,
+            ..LevelIterator::new(files, opener)
         }
     }
 
@@ -48,7 +59,11 @@ impl LevelIterator {
             return Ok(());
         };
         let table = self.opener.open_table(meta)?;
-        self.current = Some(table.iter());
+        self.current = Some(if self.compaction {
+            table.compaction_iter()
+        } else {
+            table.iter()
+        });
         Ok(())
     }
 

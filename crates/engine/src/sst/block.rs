@@ -148,6 +148,11 @@ impl Block {
         Ok(block)
     }
 
+    /// The bytes it holds in memory (its contents and its name), for the block cache.
+    pub fn memory(&self) -> u64 {
+        (self.data.capacity() + self.origin.len()) as u64
+    }
+
     fn check_restarts(&self) -> Result<()> {
         if self.num_restarts == 0 {
             if self.restarts_at != 0 {

@@ -9,6 +9,7 @@
 
 mod block;
 mod builder;
+mod cache;
 mod filter;
 mod format;
 pub mod parts;
@@ -18,6 +19,7 @@ mod table;
 mod tests;
 
 pub use builder::{BuiltTable, TableBuilder};
+pub use cache::{BlockCache, BlockCacheStats, CacheSlot};
 pub use props::TableProps;
 pub use table::{Table, TableIter};
 

@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::block::{Block, BlockCursor, KeyBounds};
+use super::cache::CacheSlot;
 use super::filter::Bloom;
 use super::format::{
     block_checksum, le_u32, BlockHandle, Footer, BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, FOOTER_LEN,
@@ -30,6 +31,8 @@ pub struct Table {
     props: TableProps,
     index: Vec<IndexEntry>,
     filter: Option<Bloom>,
+    /// Where its validated data blocks are cached, if anywhere.
+    cache: Option<CacheSlot>,
 }
 
 impl std::fmt::Debug for Table {
@@ -47,6 +50,11 @@ impl Table {
     /// properties, the index and the filter and verifies their checksums. Any damage is an
     /// `Error::Corruption` naming the file and the block.
     pub fn open(file: Arc<dyn RandomAccess>) -> Result<Table> {
+        Table::open_cached(file, None)
+    }
+
+    /// [`Table::open`], with the data blocks that gets and iterators read kept in `cache`.
+    pub fn open_cached(file: Arc<dyn RandomAccess>, cache: Option<CacheSlot>) -> Result<Table> {
         let what = file.what();
         let size = file.size();
         let footer = read_footer(file.as_ref(), &what, size)?;
@@ -56,6 +64,7 @@ impl Table {
             props: TableProps::default(),
             index: Vec::new(),
             filter: None,
+            cache,
         };
         table.props = table.read_props(footer)?;
         table.index = table.read_index(footer)?;
@@ -84,7 +93,7 @@ impl Table {
         let target = key::seek_key(user_key, snapshot.min(MAX_SEQ));
         let mut cursor = BlockCursor::default();
         for i in self.first_block_for(&target)..self.index.len() {
-            let block = self.read_data_block(i)?;
+            let block = self.data_block(i, Fill::Yes)?;
             cursor.seek(&block, &target)?;
             if !cursor.valid() {
                 // Every key of this block is below the target: the answer, if any, is
@@ -159,13 +168,26 @@ impl Table {
         self.read_data_block(i)?.entries()
     }
 
-    /// A cursor over all entries of the table.
+    /// A cursor over all entries of the table, for gets and user iterators: the blocks it
+    /// reads enter the cache.
     pub fn iter(self: &Arc<Self>) -> TableIter {
+        self.iter_with(Fill::Yes)
+    }
+
+    /// A cursor for a compaction: it uses cached blocks but adds none (RocksDB's
+    /// compactions read with `fill_cache` off), so one compaction does not evict what the
+    /// readers use.
+    pub fn compaction_iter(self: &Arc<Self>) -> TableIter {
+        self.iter_with(Fill::No)
+    }
+
+    fn iter_with(self: &Arc<Self>, fill: Fill) -> TableIter {
         TableIter {
             table: Arc::clone(self),
             block_index: 0,
             block: None,
             cursor: BlockCursor::default(),
+            fill,
         }
     }
 
@@ -257,6 +279,22 @@ impl Table {
         Ok(entries)
     }
 
+    /// Data block `i`, from the cache or read and validated (and cached if `fill`).
+    fn data_block(&self, i: usize, fill: Fill) -> Result<Arc<Block>> {
+        let Some(slot) = &self.cache else {
+            return self.read_data_block(i).map(Arc::new);
+        };
+        let offset = self.index.get(i).map_or(u64::MAX, |e| e.handle.offset);
+        if let Some(block) = slot.cache.get(slot.file, offset) {
+            return Ok(block);
+        }
+        let block = Arc::new(self.read_data_block(i)?);
+        if fill == Fill::Yes {
+            slot.cache.insert(slot.file, offset, Arc::clone(&block));
+        }
+        Ok(block)
+    }
+
     /// Reads data block `i` and validates it: keys ascend, lie within its index range, and
     /// the first and last blocks start and end with the table's smallest and largest keys.
     fn read_data_block(&self, i: usize) -> Result<Block> {
@@ -305,8 +343,16 @@ fn read_footer(file: &dyn RandomAccess, what: &str, size: u64) -> Result<Footer>
 pub struct TableIter {
     table: Arc<Table>,
     block_index: usize,
-    block: Option<Block>,
+    block: Option<Arc<Block>>,
     cursor: BlockCursor,
+    fill: Fill,
+}
+
+/// Whether a block read from the device enters the cache.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fill {
+    Yes,
+    No,
 }
 
 impl TableIter {
@@ -328,7 +374,7 @@ impl TableIter {
         if i >= self.table.index.len() {
             return Ok(false);
         }
-        self.block = Some(self.table.read_data_block(i)?);
+        self.block = Some(self.table.data_block(i, self.fill)?);
         self.block_index = i;
         Ok(true)
     }
