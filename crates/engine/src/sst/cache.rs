@@ -7,11 +7,10 @@
 //! are never asked for again and age out.
 //!
 //! Eviction must not depend on the machine (the deterministic mode's reports count device
-//! reads, which hits save): the shard count is fixed by the capacity and the hasher is
-//! SipHash with fixed keys, so the same reads give the same hits everywhere.
+//! reads, which hits save): the shard count is fixed by the capacity and the hasher has a
+//! fixed seed, so the same reads give the same hits everywhere.
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::BuildHasherDefault;
+use foldhash::fast::FixedState;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -38,13 +37,7 @@ impl Weighter<Key, Arc<Block>> for BlockWeight {
     }
 }
 
-type Inner = Cache<
-    Key,
-    Arc<Block>,
-    BlockWeight,
-    BuildHasherDefault<DefaultHasher>,
-    DefaultLifecycle<Key, Arc<Block>>,
->;
+type Inner = Cache<Key, Arc<Block>, BlockWeight, FixedState, DefaultLifecycle<Key, Arc<Block>>>;
 
 /// Validated data blocks of a database's tables.
 pub struct BlockCache {
@@ -89,7 +82,7 @@ impl BlockCache {
         let inner = Cache::with_options(
             options,
             BlockWeight,
-            BuildHasherDefault::default(),
+            FixedState::default(),
             DefaultLifecycle::default(),
         );
         Some(Arc::new(BlockCache {

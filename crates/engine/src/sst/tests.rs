@@ -622,3 +622,67 @@ fn a_table_records_the_blobs_its_references_point_to() {
     let plain = build(&numbered_model(20, 1), opts(4096, 16, 10));
     assert!(plain.props.blob_refs.is_empty() && plain.oldest_blob_file.is_none());
 }
+
+/// A file that counts its reads.
+struct CountingFile {
+    inner: MemFile,
+    reads: std::sync::atomic::AtomicU64,
+}
+
+impl RandomAccess for CountingFile {
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.reads
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.read_exact_at(offset, buf)
+    }
+
+    fn what(&self) -> String {
+        self.inner.what()
+    }
+}
+
+#[test]
+fn a_cached_table_reads_each_block_once_and_compactions_add_nothing() {
+    let model = numbered_model(2000, 40);
+    let built = build(&model, opts(512, 16, 10));
+    let file = Arc::new(CountingFile {
+        inner: MemFile::new("000009.sst", built.data),
+        reads: Default::default(),
+    });
+    let reads = || file.reads.load(std::sync::atomic::Ordering::Relaxed);
+    let cache = BlockCache::new(1 << 20).unwrap();
+    let slot = CacheSlot {
+        cache: Arc::clone(&cache),
+        file: 9,
+    };
+    let table = Arc::new(Table::open_cached(file.clone(), Some(slot)).unwrap());
+    let opened = reads();
+    // A compaction's scan reads every block and leaves the cache empty.
+    let mut it = table.compaction_iter();
+    it.seek_to_first().unwrap();
+    while it.valid() {
+        it.next().unwrap();
+    }
+    let blocks = table.data_blocks() as u64;
+    assert_eq!(reads() - opened, blocks);
+    assert_eq!(cache.stats().bytes, 0);
+    // A user scan reads them again, once, and keeps them; then every get is a hit.
+    assert_eq!(scan(&table).unwrap(), model_entries(&model));
+    assert_eq!(reads() - opened, 2 * blocks);
+    for i in (0..2000).step_by(7) {
+        let key = format!("user{i:06}");
+        let got = table.get(key.as_bytes(), u64::MAX >> 8).unwrap();
+        assert_eq!(got, Some((ValueKind::Put, vec![b'x'; 40])), "{key}");
+    }
+    assert_eq!(reads() - opened, 2 * blocks, "a get went to the file");
+    assert!(cache.stats().hits > 0);
+    // The same file number names the same blocks for another handle of the table.
+    let again = Table::open_cached(file.clone(), Some(CacheSlot { cache, file: 9 })).unwrap();
+    let before = reads();
+    assert!(again.get(b"user000100", u64::MAX >> 8).unwrap().is_some());
+    assert_eq!(reads(), before);
+}
