@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # zkv bench against RocksDB's db_bench on the same workloads, interleaved round by round;
-# prints each case's median ops/s per engine and zkv's ratio to RocksDB (docs/BENCHMARKS.md,
-# "Speed against RocksDB").
+# prints each case's median ops/s per engine and zkv's ratio to RocksDB, with each engine's
+# median W-Amp (RocksDB's definition, at the end of the run) and peak memory
+# (docs/BENCHMARKS.md, "Engine: speed against RocksDB 7.8").
 #
 #   bash scripts/race.sh [OUT_DIR]        # RACE_ROUNDS=3 RACE_NUM=1000000 by default
 #
@@ -12,6 +13,8 @@
 # jobs (one flush, one compaction thread), one client thread, the default 8 MiB block cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/measure.sh
+source scripts/lib/measure.sh
 
 out=${1:-target/race}
 rounds=${RACE_ROUNDS:-3}
@@ -19,8 +22,12 @@ num=${RACE_NUM:-1000000}
 shm=${RACE_SHM:-/dev/shm}
 mkdir -p "$out"
 
-if ! command -v db_bench > /dev/null; then
-  apt-get install -y rocksdb-tools > "$out/apt.log" 2>&1
+missing=()
+command -v db_bench > /dev/null || missing+=(rocksdb-tools)
+[ -x /usr/bin/time ] || missing+=(time)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" \
+    > "$out/apt.log" 2>&1
 fi
 cargo build --release --quiet
 zkv=$PWD/target/release/zkv
@@ -43,15 +50,15 @@ run_zkv() { # device value_size num workloads log
     rm -f "$shm/zkv-race.img"
     dev_flags=(--device "file:$shm/zkv-race.img" --zones 400 --zone-size 64MiB)
   fi
-  "$zkv" bench --workload "$workloads" --num "$n" --value-size "$value" "${lsm_flags[@]}" \
-    "${dev_flags[@]}" > "$log" 2>&1
+  /usr/bin/time -v "$zkv" bench --workload "$workloads" --num "$n" --value-size "$value" \
+    "${lsm_flags[@]}" "${dev_flags[@]}" > "$log" 2>&1
   rm -f "$shm/zkv-race.img"
 }
 
 run_rocksdb() { # value_size num workloads log
   local value=$1 n=$2 workloads=$3 log=$4
   rm -rf "$shm/rocksdb-race"
-  db_bench --benchmarks="$workloads" --num="$n" --value_size="$value" --key_size=16 \
+  /usr/bin/time -v db_bench --benchmarks="$workloads,stats" --num="$n" --value_size="$value" --key_size=16 \
     --write_buffer_size=8388608 --target_file_size_base=8388608 \
     --max_bytes_for_level_base=33554432 --bloom_bits=10 --compression_type=none \
     --disable_wal=1 --max_background_jobs=2 --threads=1 --seed=1 \
@@ -73,7 +80,9 @@ for round in $(seq 1 "$rounds"); do
         zkv-file) run_zkv file "$value" "$n" "$workloads" "$log" ;;
         zkv-mem) run_zkv mem "$value" "$n" "$workloads" "$log" ;;
       esac
-      echo "$name $engine r$round $(ops "$log" "$last")" | tee -a "$out/ops.txt"
+      if [ "$engine" = rocksdb ]; then wamp=$(wamp_rocksdb "$log"); else wamp=$(wamp_zkv "$log"); fi
+      echo "$name $engine r$round $(ops "$log" "$last") $wamp $(peak_mib "$log")" |
+        tee -a "$out/ops.txt"
     done
   done
 done
@@ -82,14 +91,21 @@ python3 - "$out/ops.txt" <<'EOF'
 import statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    name, engine, _, ops = line.split()
-    runs.setdefault(name, {}).setdefault(engine, []).append(int(ops))
-print("| case | RocksDB 7.8 ops/s | zkv file: ops/s | ratio | zkv mem ops/s | ratio |")
-print("|---|---|---|---|---|---|")
+    name, engine, _, ops, wamp, peak = line.split()
+    e = runs.setdefault(name, {}).setdefault(engine, {"ops": [], "wamp": [], "peak": []})
+    e["ops"].append(int(ops))
+    e["wamp"].append(float(wamp) if wamp != "-" else float("nan"))
+    e["peak"].append(int(peak))
+engines = ["rocksdb", "zkv-file", "zkv-mem"]
+print("| case | RocksDB 7.8 ops/s | zkv file: ops/s | ratio | zkv mem ops/s | ratio "
+      "| W-Amp RocksDB / file / mem | peak MiB RocksDB / file / mem |")
+print("|---|---|---|---|---|---|---|---|")
 for name, e in runs.items():
-    med = {k: statistics.median(v) for k, v in e.items()}
-    r = med["rocksdb"]
-    spread = lambda k: f"{int(med[k]):,} ({min(e[k]):,}–{max(e[k]):,})"
-    print(f"| {name} | {spread('rocksdb')} | {spread('zkv-file')} | {med['zkv-file'] / r:.2f} "
-          f"| {spread('zkv-mem')} | {med['zkv-mem'] / r:.2f} |")
+    med = {k: {f: statistics.median(v[f]) for f in v} for k, v in e.items()}
+    r = med["rocksdb"]["ops"]
+    spread = lambda k: f"{int(med[k]['ops']):,} ({min(e[k]['ops']):,}–{max(e[k]['ops']):,})"
+    wamp = " / ".join(f"{med[k]['wamp']:.2f}" for k in engines)
+    peak = " / ".join(f"{int(med[k]['peak'])}" for k in engines)
+    print(f"| {name} | {spread('rocksdb')} | {spread('zkv-file')} | {med['zkv-file']['ops'] / r:.2f} "
+          f"| {spread('zkv-mem')} | {med['zkv-mem']['ops'] / r:.2f} | {wamp} | {peak} |")
 EOF
