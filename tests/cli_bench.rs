@@ -404,6 +404,8 @@ fn bad_input_fails_before_any_work() {
     usage(&["--readwritepercent", "101"], "--readwritepercent");
     usage(&["--mode", "fast"], "threaded or deterministic");
     usage(&["--open-files", "0"], "--open-files");
+    usage(&["--compression-type", "zlib"], "--compression-type");
+    usage(&["--compression-ratio", "0"], "--compression-ratio");
     usage(&["--cache-size", "lots"], "--cache-size");
     // Refused after parsing, still before the device, the image or the JSON file exist.
     // fillrandom leaves ~63% of --num as distinct keys: 190k of 224 bytes overflow 21 MiB.
@@ -842,4 +844,37 @@ fn block_cache_and_open_files_limit_the_reads() {
     // The writes do not depend on the read caches.
     assert_eq!(field(&cached, "lsm"), field(&none, "lsm"));
     assert_eq!(field(&few_open, "lsm"), field(&none, "lsm"));
+}
+
+/// `--compression-type` compresses the tables (half-random values: about half the flush
+/// bytes), reads them back (`--verify`), and is recorded with the values' ratio;
+/// `--compression-ratio` alone is refused (it would change nothing).
+#[test]
+fn compression_halves_the_tables_of_half_random_values() {
+    let _guard = serial();
+    let run = |extra: &[&str]| {
+        let (args, report) = deterministic("fillrandom,readrandom", "3000", extra);
+        run_ok(&args);
+        report.read()
+    };
+    let plain = run(&["--verify"]);
+    assert_eq!(field(&plain, "config.compression_type"), "none");
+    assert!(plain["config"].get("compression_ratio").is_none());
+    let flushed = |v: &Value| field(v, "lsm.flush_bytes").as_f64().unwrap();
+    for codec in ["snappy", "lz4", "zstd"] {
+        let v = run(&["--compression-type", codec, "--verify"]);
+        assert_eq!(field(&v, "config.compression_type"), codec);
+        assert_eq!(field(&v, "config.compression_ratio"), 0.5);
+        let ratio = flushed(&v) / flushed(&plain);
+        assert!(
+            (0.4..0.75).contains(&ratio),
+            "{codec}: flush bytes {ratio:.2} of plain"
+        );
+        assert_eq!(field(&v, "verify.mismatches"), 0);
+    }
+    let refused = fails(&bench(&["--compression-ratio", "0.5"]));
+    assert!(
+        refused.contains("--compression-ratio applies with --compression-type"),
+        "{refused}"
+    );
 }

@@ -2,6 +2,7 @@
 //! them. `Options::check` rejects impossible combinations with a clear message.
 
 use crate::blob::BlobCount;
+pub use crate::sst::CompressionType;
 use crate::{Error, Result};
 
 const MIB: u64 = 1 << 20;
@@ -203,6 +204,10 @@ pub struct Options {
     pub block_size: u32,
     /// Keys between restart points of a data block (16).
     pub block_restart_interval: u32,
+    /// How SST data blocks are compressed (RocksDB's `compression_type`; zkv's default is
+    /// none, RocksDB's Snappy): each block is stored compressed only if that saves an
+    /// eighth of it.
+    pub compression: CompressionType,
     /// Bytes of the block cache: data blocks read by gets and iterators, validated once
     /// when they enter it (8 MiB, db_bench 7.8's `--cache_size`; 0 = no cache: every
     /// read goes to the device). Compactions read around it, as RocksDB's do.
@@ -383,6 +388,7 @@ impl Default for Options {
             bloom_bits_per_key: 10,
             block_size: 4096,
             block_restart_interval: 16,
+            compression: CompressionType::None,
             block_cache_size: 8 * MIB,
             max_open_files: -1,
             mode: ExecMode::Threaded,

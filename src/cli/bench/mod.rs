@@ -32,7 +32,7 @@ use clap::builder::PossibleValuesParser;
 use clap::Args;
 use engine::compaction::{picker_by_name, PICKERS};
 use engine::db::{Db, WriteOptions};
-use engine::options::{ExecMode, Options, SimCosts};
+use engine::options::{CompressionType, ExecMode, Options, SimCosts};
 use serde_json::{json, Value};
 use zns::emu::{Emulated, Storage};
 use zns::timing::{TimingModel, TimingPreset};
@@ -260,6 +260,19 @@ pub struct BenchArgs {
     #[arg(long, value_name = "BITS")]
     bloom_bits: Option<u32>,
 
+    /// How SST data blocks are compressed: none, snappy, lz4, zstd (db_bench's
+    /// --compression_type; its default is snappy, zkv's none). A block is stored compressed
+    /// only if that saves an eighth of it
+    #[arg(long, value_name = "TYPE", default_value = "none",
+          value_parser = PossibleValuesParser::new(CompressionType::NAMES))]
+    compression_type: String,
+
+    /// The fraction of each value that is random, the rest repeating it, so that values
+    /// compress to about this fraction (db_bench's --compression_ratio); only with
+    /// --compression-type [default: 0.5]
+    #[arg(long, value_name = "RATIO", value_parser = parse_ratio)]
+    compression_ratio: Option<f64>,
+
     /// Bytes of the block cache, which keeps the data blocks gets and scans read (db_bench's
     /// --cache_size); 0 = none, every read goes to the device [default: 8MiB; with
     /// --preset: 0, as every published run]
@@ -402,6 +415,14 @@ pub fn run(mut a: BenchArgs) -> CliResult {
     done.result()
 }
 
+/// `--compression-ratio`: a fraction in (0, 1].
+fn parse_ratio(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
+        _ => Err("give a fraction above 0 and at most 1".into()),
+    }
+}
+
 /// `--open-files`: -1 (no limit) or a positive count.
 fn parse_open_files(s: &str) -> Result<i32, String> {
     match s.parse::<i32>() {
@@ -485,7 +506,8 @@ fn execute(
         a.verify,
         Progress::new(a.progress_interval, context),
     )?
-    .with_write_rate_limit(a.benchmark_write_rate_limit);
+    .with_write_rate_limit(a.benchmark_write_rate_limit)
+    .with_compression_ratio(a.value_ratio()?);
     let (mut measured, failed) = runner.run(jobs, out);
     if let (true, Some(oracle)) = (a.verify_inject_mismatch, measured.oracle.as_mut()) {
         oracle.inject_mismatch();
@@ -642,6 +664,7 @@ impl BenchArgs {
             acc_min_level: self.acc_min_level,
             prophet_short_threshold: self.short_threshold,
             bloom_bits_per_key: self.bloom_bits.unwrap_or(d.bloom_bits_per_key),
+            compression: self.compression(),
             block_cache_size: self.cache_size.unwrap_or(d.block_cache_size),
             max_open_files: self.open_files,
             mode: self.mode,
@@ -649,8 +672,29 @@ impl BenchArgs {
             ..d
         };
         let o = self.blob.apply(o)?;
+        self.value_ratio()?;
         o.check().map_err(|e| CliError::invalid(e.to_string()))?;
         Ok(o)
+    }
+
+    /// `--compression-type` (one of `CompressionType::NAMES`, which clap checked).
+    fn compression(&self) -> CompressionType {
+        CompressionType::from_name(&self.compression_type).unwrap_or_default()
+    }
+
+    /// The random fraction of the values: `--compression-ratio` (0.5 by default) when the
+    /// tables are compressed, else 1 (all random, the values every earlier run wrote).
+    pub(crate) fn value_ratio(&self) -> CliResult<f64> {
+        if self.compression() == CompressionType::None {
+            if self.compression_ratio.is_some() {
+                return Err(CliError::invalid(
+                    "--compression-ratio applies with --compression-type (without \
+                     compression the values' contents change nothing)",
+                ));
+            }
+            return Ok(1.0);
+        }
+        Ok(self.compression_ratio.unwrap_or(0.5))
     }
 
     /// The default cost model with the `--sim-cost` settings applied.
@@ -1151,6 +1195,12 @@ impl BenchArgs {
         if let (true, Value::Object(m)) = (self.has_mixgraph(), &mut config) {
             m.insert("mixgraph".into(), self.mixgraph.json(self.num));
         }
+        // The values' random fraction matters only to a run that compresses.
+        let compressed = self.compression() != CompressionType::None;
+        if let (true, Value::Object(m)) = (compressed, &mut config) {
+            let ratio = self.value_ratio().unwrap_or(1.0);
+            m.insert("compression_ratio".into(), json!(ratio));
+        }
         config
     }
 }
@@ -1203,6 +1253,7 @@ fn engine_config(o: &Options) -> Value {
         "bloom_bits": o.bloom_bits_per_key, "sst_block_size": o.block_size,
         "block_restart_interval": o.block_restart_interval,
         "cache_size": o.block_cache_size, "open_files": o.max_open_files,
+        "compression_type": o.compression.name(),
     });
     if let (Value::Object(m), Value::Object(more), Value::Object(blob)) =
         (&mut m, more, blob::config(o))

@@ -252,6 +252,12 @@ impl<'a> Runner<'a> {
         })
     }
 
+    /// Values of which only `ratio` is random (`ValueGenerator::with_compression_ratio`).
+    pub fn with_compression_ratio(mut self, ratio: f64) -> Self {
+        self.values = self.values.with_compression_ratio(ratio);
+        self
+    }
+
     /// Paces the writes of every workload to `rate` bytes per second (`None`: as fast as
     /// they go).
     pub fn with_write_rate_limit(mut self, rate: Option<u64>) -> Self {

@@ -181,6 +181,7 @@ const ADDED_KEYS: &[(&str, &str)] = &[
     ("blob_gc_cutoff", "\"fixed\""),
     ("cache_size", "0"),
     ("open_files", "-1"),
+    ("compression_type", "\"none\""),
 ];
 
 /// The value a report without `key` ran with, if the key is one added later.

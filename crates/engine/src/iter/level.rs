@@ -170,6 +170,7 @@ mod tests {
             block_size: 64,
             block_restart_interval: 4,
             bloom_bits_per_key: 10,
+            compression: Default::default(),
         }
     }
 

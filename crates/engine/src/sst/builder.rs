@@ -4,7 +4,10 @@
 use std::cmp::Ordering;
 
 use super::block::BlockBuilder;
-use super::format::{append_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
+use super::compression::compress;
+use super::format::{
+    append_block, append_stored_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
+};
 use super::{filter, TableOptions, TableProps};
 use crate::blob::{blob_record_bytes, BlobIndex};
 use crate::key::{self, ValueKind, MAX_SEQ};
@@ -131,7 +134,8 @@ impl TableBuilder {
 
     fn flush_data_block(&mut self) {
         let contents = self.data_block.finish();
-        self.pending = Some(append_block(&mut self.out, &contents));
+        let (stored, block_type) = compress(self.opts.compression, &contents);
+        self.pending = Some(append_stored_block(&mut self.out, &stored, block_type));
         self.props.data_blocks += 1;
     }
 
@@ -302,6 +306,7 @@ mod tests {
                 block_size: 1024,
                 block_restart_interval: 16,
                 bloom_bits_per_key: bits,
+                compression: Default::default(),
             };
             let mut b = TableBuilder::new(opts);
             assert!(b.estimated_size() >= FOOTER_LEN);

@@ -8,7 +8,7 @@ pub(crate) use crate::coding::{get_varint32, get_varint64, put_varint32, put_var
 /// Bytes after every block: one type byte and a masked CRC32C of contents + type byte.
 pub(crate) const BLOCK_TRAILER_LEN: u64 = 5;
 
-/// Block type byte of an uncompressed block (the only type zkv writes today).
+/// Block type byte of an uncompressed block (compressed ones: `compression.rs`).
 pub(crate) const BLOCK_TYPE_RAW: u8 = 0;
 
 /// Size of the footer at the end of every table.
@@ -65,13 +65,19 @@ impl BlockHandle {
 
 /// Appends `contents` as an uncompressed block with its trailer; returns its handle.
 pub(crate) fn append_block(out: &mut Vec<u8>, contents: &[u8]) -> BlockHandle {
+    append_stored_block(out, contents, BLOCK_TYPE_RAW)
+}
+
+/// Appends `stored` (a block's bytes as stored: raw or compressed, as `block_type` says)
+/// with its trailer; returns its handle.
+pub(crate) fn append_stored_block(out: &mut Vec<u8>, stored: &[u8], block_type: u8) -> BlockHandle {
     let handle = BlockHandle {
         offset: out.len() as u64,
-        size: contents.len() as u64,
+        size: stored.len() as u64,
     };
-    out.extend_from_slice(contents);
-    out.push(BLOCK_TYPE_RAW);
-    out.extend_from_slice(&block_checksum(contents, BLOCK_TYPE_RAW).to_le_bytes());
+    out.extend_from_slice(stored);
+    out.push(block_type);
+    out.extend_from_slice(&block_checksum(stored, block_type).to_le_bytes());
     handle
 }
 

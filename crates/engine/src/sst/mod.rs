@@ -10,6 +10,7 @@
 mod block;
 mod builder;
 mod cache;
+mod compression;
 mod filter;
 mod format;
 pub mod parts;
@@ -20,6 +21,7 @@ mod tests;
 
 pub use builder::{BuiltTable, TableBuilder};
 pub use cache::{BlockCache, BlockCacheStats, CacheSlot};
+pub use compression::CompressionType;
 pub use props::TableProps;
 pub use table::{Table, TableIter};
 
@@ -34,6 +36,8 @@ pub struct TableOptions {
     pub block_restart_interval: u32,
     /// Bits per key of the bloom filter; 0 = no filter.
     pub bloom_bits_per_key: u32,
+    /// How data blocks are compressed.
+    pub compression: CompressionType,
 }
 
 impl From<&Options> for TableOptions {
@@ -42,6 +46,7 @@ impl From<&Options> for TableOptions {
             block_size: o.block_size,
             block_restart_interval: o.block_restart_interval,
             bloom_bits_per_key: o.bloom_bits_per_key,
+            compression: o.compression,
         }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::block::{Block, BlockCursor, KeyBounds};
 use super::filter::Bloom;
-use super::format::{block_checksum, le_u32, BlockHandle, Footer, BLOCK_TYPE_RAW};
+use super::format::{block_checksum, le_u32, BlockHandle, Footer};
 use super::TableProps;
 use crate::{Error, Result};
 
@@ -137,10 +137,7 @@ pub fn block_contents(table: &[u8], handle: Handle) -> Result<Vec<u8>> {
             "checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
         )));
     }
-    if block_type != BLOCK_TYPE_RAW {
-        return Err(bad(format!("unknown block type {block_type}")));
-    }
-    Ok(contents.to_vec())
+    super::compression::decompress(block_type, contents).map_err(bad)
 }
 
 #[cfg(test)]
@@ -155,6 +152,7 @@ mod tests {
             block_size: 64,
             block_restart_interval: 2,
             bloom_bits_per_key: 10,
+            compression: Default::default(),
         });
         for i in 0..20u32 {
             let k = internal_key(format!("k{i:03}").as_bytes(), 5, ValueKind::Put);

@@ -7,9 +7,8 @@ use std::sync::Arc;
 use super::block::{Block, BlockCursor, KeyBounds};
 use super::cache::CacheSlot;
 use super::filter::Bloom;
-use super::format::{
-    block_checksum, le_u32, BlockHandle, Footer, BLOCK_TRAILER_LEN, BLOCK_TYPE_RAW, FOOTER_LEN,
-};
+use super::format::BLOCK_TYPE_RAW;
+use super::format::{block_checksum, le_u32, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
 use super::TableProps;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind, MAX_SEQ};
@@ -113,6 +112,12 @@ impl Table {
     /// The number of data blocks.
     pub fn data_blocks(&self) -> usize {
         self.index.len()
+    }
+
+    /// Where data block `i` is stored (its bytes as stored, compressed or not).
+    #[cfg(test)]
+    pub(crate) fn data_block_handle(&self, i: usize) -> BlockHandle {
+        self.index[i].handle
     }
 
     /// User keys that cut the table into at most `max` ranges of about as many data
@@ -223,11 +228,11 @@ impl Table {
                 "checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
             )));
         }
-        if block_type != BLOCK_TYPE_RAW {
-            return Err(bad(format!("unknown block type {block_type}")));
+        if block_type == BLOCK_TYPE_RAW {
+            buf.truncate(len);
+            return Ok(buf);
         }
-        buf.truncate(len);
-        Ok(buf)
+        super::compression::decompress(block_type, &buf[..len]).map_err(bad)
     }
 
     fn read_props(&self, footer: Footer) -> Result<TableProps> {
