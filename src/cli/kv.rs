@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
-use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::{ExecMode, Options, WalRecoveryMode};
-use engine::version::VersionSet;
 use serde::Serialize;
-use zns::DeviceSpec;
-use zonefs::fs::{InlineCleaning, ZoneFs};
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::options::{ExecMode, Options, WalRecoveryMode};
+use zkv_engine::version::VersionSet;
+use zkv_zns::DeviceSpec;
+use zkv_zonefs::fs::{InlineCleaning, ZoneFs};
 
 use super::device::{open_persistent, parse_device, read_device, Access, WaitArg};
 use super::error::{CliError, CliResult};
@@ -246,7 +246,7 @@ fn collect(
     db: &Db,
     opts: &ReadOptions<'_>,
     limit: usize,
-) -> engine::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+) -> zkv_engine::Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut entries = Vec::new();
     if limit == 0 {
         return Ok(entries);
@@ -351,7 +351,10 @@ fn read_db<T>(
 /// Mounts the file system on `dev` (opened read-only, see [`read_device`]) read-only and
 /// opens the database read-only with the options `put` uses: nothing is written. `None`
 /// if the file system holds no database.
-pub fn open_read_only(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliResult<Option<Db>> {
+pub fn open_read_only(
+    spec: &DeviceSpec,
+    dev: Arc<dyn zkv_zns::ZonedDevice>,
+) -> CliResult<Option<Db>> {
     let fs = ZoneFs::mount_read_only(dev).map_err(|e| fs_error(&spec.to_string(), e))?;
     if !VersionSet::exists(&fs) {
         return Ok(None);
@@ -360,7 +363,7 @@ pub fn open_read_only(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliR
     Ok(Some(db))
 }
 
-fn mount(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliResult<Arc<ZoneFs>> {
+fn mount(spec: &DeviceSpec, dev: Arc<dyn zkv_zns::ZonedDevice>) -> CliResult<Arc<ZoneFs>> {
     let fs = ZoneFs::mount_stored(dev).map_err(|e| fs_error(&spec.to_string(), e))?;
     Ok(Arc::new(fs))
 }
@@ -368,7 +371,7 @@ fn mount(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliResult<Arc<Zon
 /// Ends a write command: the write's own error first, then closing (which waits for the
 /// background work the write started and syncs the WAL) and a device sync, so that the
 /// file system's metadata is on disk too when the command returns.
-fn finish_write(spec: &DeviceSpec, db: Db, result: engine::Result<()>) -> CliResult {
+fn finish_write(spec: &DeviceSpec, db: Db, result: zkv_engine::Result<()>) -> CliResult {
     let fs = Arc::clone(db.file_system());
     if let Err(e) = result {
         // The write failed: closing may fail for the same reason, and says less.
@@ -385,7 +388,7 @@ fn close(spec: &DeviceSpec, db: Db) -> CliResult {
 }
 
 /// An engine error, with the device it happened on.
-pub fn db_error(spec: &DeviceSpec, e: engine::Error) -> CliError {
+pub fn db_error(spec: &DeviceSpec, e: zkv_engine::Error) -> CliError {
     CliError::invalid(format!("{spec}: {e}"))
 }
 
