@@ -836,7 +836,7 @@ impl BenchArgs {
         self.workload.0.contains(&WorkloadName::MixGraph)
     }
 
-    /// Refuses a device that cannot hold the data (see [`space_needed`]).
+    /// Refuses a device that cannot hold the data (see [`Self::space_needed`]).
     fn check_space(&self, o: &Options, fs: &FsOptions, geo: &Geometry) -> CliResult {
         let overhead = fs.meta_zones + fs.reserved_zones;
         let data_zones = geo.zones.saturating_sub(overhead);
