@@ -69,6 +69,23 @@ fn a_memory_store_reads_its_writes_batches_snapshots_and_iterates() {
 }
 
 #[test]
+fn threads_share_a_store() {
+    let db = Db::open("mem", DbOptions::default()).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let db = &db;
+            s.spawn(move || {
+                for i in 0..100 {
+                    db.put(format!("{t}-{i}"), "v").unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(db.iter().unwrap().count(), 400);
+    db.close().unwrap();
+}
+
+#[test]
 fn an_image_is_created_then_reopened_with_its_data() {
     let dir = tempfile::tempdir().unwrap();
     let (path, spec) = image(dir.path(), "zkv.img");
