@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tempfile::TempDir;
-use zns::{FileDevice, ZonedDevice};
-use zonefs::fs::ZoneFs;
-use zonefs::meta::FileKind;
-use zonefs::placement::PlacementHint;
+use zkv_zns::{FileDevice, ZonedDevice};
+use zkv_zonefs::fs::ZoneFs;
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::PlacementHint;
 
 /// A database on a new image: a small fillrandom (SSTs, a manifest, CURRENT, a WAL),
 /// then puts and a delete by hand, which stay in the WAL.

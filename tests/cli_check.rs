@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
-use zns::{FileDevice, ZonedDevice};
-use zonefs::fs::ZoneFs;
+use zkv_zns::{FileDevice, ZonedDevice};
+use zkv_zonefs::fs::ZoneFs;
 
 /// A store on an image: tables from a small fillrandom and three puts, the last one in the
 /// WAL.
@@ -216,8 +216,8 @@ fn leftovers_are_notices() {
     {
         let dev: Arc<dyn ZonedDevice> = Arc::new(FileDevice::open(&img.path).unwrap());
         let fs = ZoneFs::mount_stored(dev).unwrap();
-        let hint = zonefs::placement::PlacementHint::default();
-        let kind = zonefs::meta::FileKind::Other;
+        let hint = zkv_zonefs::placement::PlacementHint::default();
+        let kind = zkv_zonefs::meta::FileKind::Other;
         for name in ["notes.txt", "000999.sst", "CURRENT.dbtmp"] {
             let mut w = fs.create(name, kind, hint.clone()).unwrap();
             w.append(b"x").unwrap();

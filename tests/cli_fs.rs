@@ -1,5 +1,5 @@
 //! End-to-end tests of `zkv mkfs` and `zkv inspect`: the real binary on image files, with
-//! files written through the library (`zonefs::fs::ZoneFs`) in between.
+//! files written through the library (`zkv_zonefs::fs::ZoneFs`) in between.
 
 mod common;
 use common::*;
@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::Value;
-use zns::{FileDevice, Geometry, ZonedDevice};
-use zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
-use zonefs::meta::{dump_zone, FileKind, FrameKind, Superblock, SUPERBLOCK_LEN};
-use zonefs::placement::{Lifetime, PlacementHint};
+use zkv_zns::{FileDevice, Geometry, ZonedDevice};
+use zkv_zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
+use zkv_zonefs::meta::{dump_zone, FileKind, FrameKind, Superblock, SUPERBLOCK_LEN};
+use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
 /// The zones and zone capacity of [`IMAGE_GEOMETRY`].
 const ZONES: u32 = 16;

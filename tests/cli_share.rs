@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use engine::db::{Db, WriteOptions};
-use engine::options::{ExecMode, Options};
-use zns::{FileDevice, ZonedDevice};
-use zonefs::fs::ZoneFs;
+use zkv_engine::db::{Db, WriteOptions};
+use zkv_engine::options::{ExecMode, Options};
+use zkv_zns::{FileDevice, ZonedDevice};
+use zkv_zonefs::fs::ZoneFs;
 
 /// A file system image holding `alpha` = `one`, made and written by the CLI.
 fn image_with_a_key() -> Img {

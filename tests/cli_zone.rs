@@ -667,7 +667,7 @@ fn truncated_and_foreign_images() {
 fn an_image_in_use_is_refused_to_writers_only() {
     let _serial = serial();
     let img = Image::new(&[]);
-    let held = zns::FileDevice::open(Path::new(&img.path)).expect("open the image in the test");
+    let held = zkv_zns::FileDevice::open(Path::new(&img.path)).expect("open the image in the test");
     let want = format!(
         "{}: image is already in use by another process",
         img.path.display()

@@ -7,10 +7,10 @@
 //! decoders behind the checksums). The fix-ups only follow the layout; they never decide
 //! anything the decoders decide.
 
-use engine::blob::{FOOTER_LEN, HEADER_LEN, RECORD_HEADER_LEN};
-use engine::coding::mask_crc;
-use engine::sst::parts;
-use zonefs::meta::{frames_start, MAGIC, SUPERBLOCK_LEN};
+use zkv_engine::blob::{FOOTER_LEN, HEADER_LEN, RECORD_HEADER_LEN};
+use zkv_engine::coding::mask_crc;
+use zkv_engine::sst::parts;
+use zkv_zonefs::meta::{frames_start, MAGIC, SUPERBLOCK_LEN};
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     let bytes = b.get(at..at.checked_add(4)?)?;

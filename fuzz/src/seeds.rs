@@ -4,15 +4,15 @@
 
 use std::sync::Arc;
 
-use engine::batch::WriteBatch;
-use engine::blob::{BlobFileReader, BlobFileWriter};
-use engine::key::{internal_key, ValueKind};
-use engine::lifetime::{Case, Clock, FileLifetime};
-use engine::log::LogWriter;
-use engine::sst::{parts, TableBuilder, TableOptions};
-use engine::version::{BlobFileMeta, BlobGarbage, FileMeta as SstMeta, VersionEdit};
-use zns::{Geometry, IoCategory, MemDevice, ZoneOp, ZonedDevice};
-use zonefs::meta::{
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::blob::{BlobFileReader, BlobFileWriter};
+use zkv_engine::key::{internal_key, ValueKind};
+use zkv_engine::lifetime::{Case, Clock, FileLifetime};
+use zkv_engine::log::LogWriter;
+use zkv_engine::sst::{parts, TableBuilder, TableOptions};
+use zkv_engine::version::{BlobFileMeta, BlobGarbage, FileMeta as SstMeta, VersionEdit};
+use zkv_zns::{Geometry, IoCategory, MemDevice, ZoneOp, ZonedDevice};
+use zkv_zonefs::meta::{
     decode_frame, frames_start, Extent, FileId, FileKind, FileMeta, Frame, FrameKind, FsState,
     MetaLog, Record, StoredOptions, Superblock, ZonePlacement, FORMAT_VERSION,
 };
@@ -275,7 +275,7 @@ fn blob_files() -> Vec<Seed> {
 
 /// The index of every blob of the sample, and one of another file.
 fn blob_indexes() -> Vec<Seed> {
-    let file = Arc::new(engine::source::MemFile::new("sample", blob_sample()));
+    let file = Arc::new(zkv_engine::source::MemFile::new("sample", blob_sample()));
     let reader = BlobFileReader::open(file, BLOB_FILE).expect("the sample opens");
     let records = reader.records().expect("the sample's records read");
     let mut out: Vec<Seed> = records
@@ -471,11 +471,11 @@ fn meta_zones() -> Vec<Seed> {
 fn zns_images() -> Vec<Seed> {
     let dir = std::env::temp_dir().join(format!("zkv-fuzz-seeds-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
-    let image = |name: &str, geo: Geometry, fill: &dyn Fn(&zns::FileDevice)| {
+    let image = |name: &str, geo: Geometry, fill: &dyn Fn(&zkv_zns::FileDevice)| {
         let path = dir.join(name);
         let _ = std::fs::remove_file(&path);
         {
-            let dev = zns::FileDevice::create(&path, geo).expect("create an image");
+            let dev = zkv_zns::FileDevice::create(&path, geo).expect("create an image");
             fill(&dev);
             dev.sync().expect("sync the image");
         }

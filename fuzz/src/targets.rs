@@ -11,20 +11,20 @@ use std::sync::Arc;
 
 use crate::fixup;
 
-use engine::batch::WriteBatch;
-use engine::blob::{
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::blob::{
     blob_file_name, BlobFileReader, BlobFileWriter, BlobIndex, BlobRecord, HEADER_LEN,
     RECORD_HEADER_LEN,
 };
-use engine::iter::InternalIterator;
-use engine::key::{self, ValueKind, MAX_SEQ};
-use engine::log::read_log;
-use engine::memtable::Memtable;
-use engine::source::MemFile;
-use engine::sst::{parts, Table};
-use engine::version::{Version, VersionEdit};
-use zns::{Geometry, IoCategory, MemDevice, ZonedDevice};
-use zonefs::meta::{
+use zkv_engine::iter::InternalIterator;
+use zkv_engine::key::{self, ValueKind, MAX_SEQ};
+use zkv_engine::log::read_log;
+use zkv_engine::memtable::Memtable;
+use zkv_engine::source::MemFile;
+use zkv_engine::sst::{parts, Table};
+use zkv_engine::version::{Version, VersionEdit};
+use zkv_zns::{Geometry, IoCategory, MemDevice, ZonedDevice};
+use zkv_zonefs::meta::{
     check_frame, decode_frame, dump_zone, probe, Extent, FileId, FileKind, FileMeta, FrameKind,
     FsState, MetaLog, Record, Superblock, ZoneLayout,
 };
@@ -320,7 +320,7 @@ fn replay_wal(data: &[u8]) {
 }
 
 /// Records and bad spots of a decoded log tile it, in order (`LogContents`' contract).
-fn check_tiling(contents: &engine::log::LogContents) {
+fn check_tiling(contents: &zkv_engine::log::LogContents) {
     let mut parts: Vec<(u64, u64)> = contents
         .records
         .iter()
@@ -540,7 +540,7 @@ pub fn zns_image(data: &[u8]) {
 fn open_image(data: &[u8]) {
     let path = std::env::temp_dir().join(format!("zkv-fuzz-zns-{}.img", std::process::id()));
     std::fs::write(&path, data).expect("write the image to a temporary file");
-    if let Ok(dev) = zns::FileDevice::open_read_only(&path) {
+    if let Ok(dev) = zkv_zns::FileDevice::open_read_only(&path) {
         let geo = dev.geometry();
         if let Ok(zones) = dev.report_zones(0, geo.zones) {
             for z in zones {

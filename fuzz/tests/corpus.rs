@@ -52,7 +52,7 @@ fn seeds_are_deterministic() {
 fn log_regressions_reach_the_fixed_decoders() {
     let record = |target: &str, name: &str| {
         let data = std::fs::read(corpus_dir().join(target).join(name)).unwrap();
-        let log = engine::log::read_log(&zkv_fuzz::fixup::record_log(&data));
+        let log = zkv_engine::log::read_log(&zkv_fuzz::fixup::record_log(&data));
         assert_eq!(
             (log.records.len(), log.bad.len()),
             (1, 0),
@@ -61,9 +61,9 @@ fn log_regressions_reach_the_fixed_decoders() {
         log.records[0].payload.clone()
     };
     let batch = record("engine_wal", "regression-seq-overflow");
-    let err = engine::batch::WriteBatch::from_data(batch).unwrap_err();
+    let err = zkv_engine::batch::WriteBatch::from_data(batch).unwrap_err();
     assert!(err.to_string().contains("passes the largest"), "{err}");
     let edit = record("engine_manifest", "regression-last-sequence");
-    let err = engine::version::VersionEdit::decode(&edit).unwrap_err();
+    let err = zkv_engine::version::VersionEdit::decode(&edit).unwrap_err();
     assert!(err.to_string().contains("exceeds the largest"), "{err}");
 }

@@ -19,9 +19,9 @@ use std::sync::Arc;
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
-use zns::{DeviceSpec, Geometry};
-use zonefs::fs::FileInfo;
-use zonefs::meta::{self, FileKind};
+use zkv_zns::{DeviceSpec, Geometry};
+use zkv_zonefs::fs::FileInfo;
+use zkv_zonefs::meta::{self, FileKind};
 
 use super::device::{disturbed, open_for_reading, parse_device, WaitArg};
 use super::error::{CliError, CliResult};

@@ -5,17 +5,17 @@
 //! The device is opened read-only and the file system mounted read-only. The file layer is
 //! checked first (what the metadata recovery repaired or passed over, every extent against
 //! its zone's write pointer, zones that went offline), then the database
-//! ([`engine::db::check`]: CURRENT, the manifest, every block of every live table, every
+//! ([`zkv_engine::db::check`]: CURRENT, the manifest, every block of every live table, every
 //! WAL record, leftovers). Exit status: 0 when nothing is damaged (notices allowed), 1 when
 //! something is, or when the check could not run.
 
 use std::sync::Arc;
 
 use clap::Args;
-use engine::db::{CheckReport, Finding, KeyRange, Severity};
 use serde::Serialize;
-use zns::{DeviceSpec, ZonedDevice};
-use zonefs::fs::{FsFinding, ZoneFs};
+use zkv_engine::db::{CheckReport, Finding, KeyRange, Severity};
+use zkv_zns::{DeviceSpec, ZonedDevice};
+use zkv_zonefs::fs::{FsFinding, ZoneFs};
 
 use super::device::{parse_device, read_device, WaitArg};
 use super::error::{CliError, CliResult};
@@ -138,9 +138,9 @@ fn check(spec: &DeviceSpec, dev: Arc<dyn ZonedDevice>) -> CliResult<CheckJson> {
             let fs = Arc::new(fs);
             let found = fs.check().map_err(|e| fs_error(&checked.device, e))?;
             checked.findings.extend(found.iter().map(fs_finding));
-            if engine::version::VersionSet::exists(&fs) {
+            if zkv_engine::version::VersionSet::exists(&fs) {
                 let report =
-                    engine::db::check(&fs, &base_options()).map_err(|e| db_error(spec, e))?;
+                    zkv_engine::db::check(&fs, &base_options()).map_err(|e| db_error(spec, e))?;
                 checked
                     .findings
                     .extend(report.findings.iter().map(db_finding));
@@ -169,7 +169,7 @@ fn check(spec: &DeviceSpec, dev: Arc<dyn ZonedDevice>) -> CliResult<CheckJson> {
     Ok(checked)
 }
 
-fn one_line_error(spec: &DeviceSpec, e: zonefs::fs::FsError) -> String {
+fn one_line_error(spec: &DeviceSpec, e: zkv_zonefs::fs::FsError) -> String {
     fs_error(&spec.to_string(), e).to_string()
 }
 

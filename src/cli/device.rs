@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use zns::{DeviceSpec, FileDevice, Geometry, ZnsError, ZonedDevice};
+use zkv_zns::{DeviceSpec, FileDevice, Geometry, ZnsError, ZonedDevice};
 
 use super::error::{CliError, CliResult};
 
@@ -174,7 +174,7 @@ fn open_zbd(spec: &DeviceSpec) -> Result<Arc<dyn ZonedDevice>, ZnsError> {
     // The backend's errors already say what is missing (not Linux, not a block device, not
     // zoned, no permission).
     let unused = Geometry::new(1, 4096);
-    zns::open_device(spec, unused)
+    zkv_zns::open_device(spec, unused)
 }
 
 /// Runs `open` until it no longer finds the device in use by another process, or until
@@ -212,7 +212,7 @@ pub fn refuse_mem() -> CliError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zns::IoCategory;
+    use zkv_zns::IoCategory;
 
     /// An image whose zone 0 holds one block of ones.
     fn image(dir: &std::path::Path) -> DeviceSpec {

@@ -7,7 +7,7 @@ use std::io;
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
     #[error(transparent)]
-    Device(#[from] zns::ZnsError),
+    Device(#[from] zkv_zns::ZnsError),
 
     /// Input the parser accepted but the command refuses (e.g. `--device mem` for `zone`).
     #[error("{0}")]

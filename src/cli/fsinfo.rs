@@ -3,9 +3,9 @@
 //! log's generation and commit, and the options the metadata records.
 
 use serde::Serialize;
-use zns::emu::image_format_version;
-use zns::DeviceSpec;
-use zonefs::meta::{self, FORMAT_VERSION, MIN_READ_VERSION};
+use zkv_zns::emu::image_format_version;
+use zkv_zns::DeviceSpec;
+use zkv_zonefs::meta::{self, FORMAT_VERSION, MIN_READ_VERSION};
 
 use super::error::CliResult;
 use super::fsview::{meta_error, FsView};

@@ -9,9 +9,9 @@
 
 use std::sync::Arc;
 
-use zns::{Geometry, ZoneInfo, ZoneState, ZonedDevice};
-use zonefs::fs::{FsError, FsOptions, SettlePlan, ZoneFs, ZoneStat};
-use zonefs::meta::{FsState, MetaError, MountReport};
+use zkv_zns::{Geometry, ZoneInfo, ZoneState, ZonedDevice};
+use zkv_zonefs::fs::{FsError, FsOptions, SettlePlan, ZoneFs, ZoneStat};
+use zkv_zonefs::meta::{FsState, MetaError, MountReport};
 
 use super::error::{CliError, CliResult};
 use super::size::format_size;

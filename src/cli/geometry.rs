@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use clap::Args;
-use zns::{FileDevice, Geometry, ZonedDevice};
+use zkv_zns::{FileDevice, Geometry, ZonedDevice};
 
 use super::error::{CliError, CliResult};
 use super::size::{format_size, human_size, parse_positive_size};

@@ -12,10 +12,12 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use serde::{Deserialize, Serialize};
-use zns::{DeviceSpec, Geometry, ZoneState, ZonedDevice};
-use zonefs::fs::FsOptions;
-use zonefs::meta::{self, dump_zone, FileKind, FrameKind, MetaError, ZoneDump, DEFAULT_META_ZONES};
-use zonefs::placement::{is_blob_zone, Lifetime};
+use zkv_zns::{DeviceSpec, Geometry, ZoneState, ZonedDevice};
+use zkv_zonefs::fs::FsOptions;
+use zkv_zonefs::meta::{
+    self, dump_zone, FileKind, FrameKind, MetaError, ZoneDump, DEFAULT_META_ZONES,
+};
+use zkv_zonefs::placement::{is_blob_zone, Lifetime};
 
 use super::device::{parse_device, read_device, WaitArg};
 use super::error::{CliError, CliResult};
@@ -861,7 +863,7 @@ struct DumpJson {
 
 /// The metadata zones' frames, from the real device: what is there now, not after a mount.
 fn metadata_zones(
-    base: &dyn zns::ZonedDevice,
+    base: &dyn zkv_zns::ZonedDevice,
     spec: &DeviceSpec,
     meta_zones: u32,
 ) -> CliResult<Vec<MetaZoneJson>> {

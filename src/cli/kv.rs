@@ -1,8 +1,9 @@
 //! `zkv put`, `get`, `delete` and `scan`: the database by hand.
 //!
 //! Each command mounts the file system with the options its metadata records, opens the
-//! database, does one thing and closes it. Write commands clean zones inline when free
-//! space runs low, as `bench` does in deterministic mode. Writes are synced to the WAL before the command
+//! database, does one thing and closes it. Write commands open the store through the
+//! library's front door ([`zkv::Db::open_on`]), in deterministic mode: zones are cleaned
+//! as `bench` cleans them in that mode. Writes are synced to the WAL before the command
 //! returns. Reads mount the file system read-only and open the database read-only
 //! ([`Db::open_read_only`]: the WAL's writes are replayed into memory only): the device is
 //! only read, and reads may share an image with other readers and with a writer; they see
@@ -15,12 +16,13 @@ use std::time::Duration;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
-use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::{ExecMode, Options, WalRecoveryMode};
-use engine::version::VersionSet;
 use serde::Serialize;
-use zns::DeviceSpec;
-use zonefs::fs::{InlineCleaning, ZoneFs};
+use zkv::DbOptions;
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::options::{ExecMode, Options, WalRecoveryMode};
+use zkv_engine::version::VersionSet;
+use zkv_zns::DeviceSpec;
+use zkv_zonefs::fs::ZoneFs;
 
 use super::device::{open_persistent, parse_device, read_device, Access, WaitArg};
 use super::error::{CliError, CliResult};
@@ -166,7 +168,7 @@ pub fn put(args: PutArgs) -> CliResult {
     };
     let spec = &args.db.dev.device;
     let db = open_for_write(&args.db, true)?;
-    let result = db.put(&WriteOptions::synced(), &key, &value);
+    let result = db.put_opt(&key, &value, &WriteOptions::synced());
     finish_write(spec, db, result)
 }
 
@@ -174,7 +176,7 @@ pub fn delete(args: DeleteArgs) -> CliResult {
     let key = decode(&args.key, args.db.dev.hex, "key")?;
     let spec = &args.db.dev.device;
     let db = open_for_write(&args.db, false)?;
-    let result = db.delete(&WriteOptions::synced(), &key);
+    let result = db.delete_opt(&key, &WriteOptions::synced());
     finish_write(spec, db, result)
 }
 
@@ -246,7 +248,7 @@ fn collect(
     db: &Db,
     opts: &ReadOptions<'_>,
     limit: usize,
-) -> engine::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+) -> zkv_engine::Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut entries = Vec::new();
     if limit == 0 {
         return Ok(entries);
@@ -304,29 +306,23 @@ pub(crate) fn base_options() -> Options {
     }
 }
 
-/// Mounts the device read-write and opens the database with the WAL recovery mode asked
-/// for; `create`: create it if the file system holds none. Every WAL region the recovery
-/// did not replay is printed on stderr as a warning.
-fn open_for_write(args: &WriteDb, create: bool) -> CliResult<Db> {
+/// Mounts the device read-write and opens the store with the WAL recovery mode asked
+/// for, zone cleaning on; `create`: create the database if the file system holds none.
+/// Every WAL region the recovery did not replay is printed on stderr as a warning.
+fn open_for_write(args: &WriteDb, create: bool) -> CliResult<zkv::Db> {
     let spec = &args.dev.device;
-    let mode = args.recovery.wal_recovery_mode;
     let dev = open_persistent(spec, Access::ReadWrite, args.dev.wait.wait)?;
     let fs = mount(spec, dev)?;
-    if !create && !VersionSet::exists(&fs) {
-        return Err(no_database(spec));
-    }
-    // Zones are cleaned as `bench` cleans them in deterministic mode: on the engine's
-    // virtual cleaner thread once a writer asks for a zone below the file system's gc
-    // start, and inline by a writer that finds no zone. From the open on, since recovery
-    // writes too (the replayed WAL goes to L0).
-    fs.set_inline_mode(InlineCleaning::OutOfSpace);
-    let options = Options {
+    let options = DbOptions {
         create_if_missing: create,
-        wal_recovery_mode: mode,
-        ..base_options()
+        engine: Options {
+            wal_recovery_mode: args.recovery.wal_recovery_mode,
+            ..base_options()
+        },
+        ..DbOptions::default()
     };
-    let db = Db::open(fs, options).map_err(|e| db_error(spec, e))?;
-    for region in &db.recovery().dropped {
+    let db = zkv::Db::open_on(fs, options).map_err(|e| store_error(spec, e))?;
+    for region in &db.engine().recovery().dropped {
         super::warn(format_args!("{spec}: {region}"));
     }
     Ok(db)
@@ -351,7 +347,10 @@ fn read_db<T>(
 /// Mounts the file system on `dev` (opened read-only, see [`read_device`]) read-only and
 /// opens the database read-only with the options `put` uses: nothing is written. `None`
 /// if the file system holds no database.
-pub fn open_read_only(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliResult<Option<Db>> {
+pub fn open_read_only(
+    spec: &DeviceSpec,
+    dev: Arc<dyn zkv_zns::ZonedDevice>,
+) -> CliResult<Option<Db>> {
     let fs = ZoneFs::mount_read_only(dev).map_err(|e| fs_error(&spec.to_string(), e))?;
     if !VersionSet::exists(&fs) {
         return Ok(None);
@@ -360,24 +359,21 @@ pub fn open_read_only(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliR
     Ok(Some(db))
 }
 
-fn mount(spec: &DeviceSpec, dev: Arc<dyn zns::ZonedDevice>) -> CliResult<Arc<ZoneFs>> {
+fn mount(spec: &DeviceSpec, dev: Arc<dyn zkv_zns::ZonedDevice>) -> CliResult<Arc<ZoneFs>> {
     let fs = ZoneFs::mount_stored(dev).map_err(|e| fs_error(&spec.to_string(), e))?;
     Ok(Arc::new(fs))
 }
 
 /// Ends a write command: the write's own error first, then closing (which waits for the
-/// background work the write started and syncs the WAL) and a device sync, so that the
-/// file system's metadata is on disk too when the command returns.
-fn finish_write(spec: &DeviceSpec, db: Db, result: engine::Result<()>) -> CliResult {
-    let fs = Arc::clone(db.file_system());
+/// background work the write started, syncs the WAL and then the device, so that the file
+/// system's metadata is on disk too when the command returns).
+fn finish_write(spec: &DeviceSpec, db: zkv::Db, result: zkv::Result<()>) -> CliResult {
     if let Err(e) = result {
         // The write failed: closing may fail for the same reason, and says less.
         let _ = db.close();
-        return Err(db_error(spec, e));
+        return Err(store_error(spec, e));
     }
-    close(spec, db)?;
-    fs.device().sync()?;
-    Ok(())
+    db.close().map_err(|e| store_error(spec, e))
 }
 
 fn close(spec: &DeviceSpec, db: Db) -> CliResult {
@@ -385,8 +381,16 @@ fn close(spec: &DeviceSpec, db: Db) -> CliResult {
 }
 
 /// An engine error, with the device it happened on.
-pub fn db_error(spec: &DeviceSpec, e: engine::Error) -> CliError {
+pub fn db_error(spec: &DeviceSpec, e: zkv_engine::Error) -> CliError {
     CliError::invalid(format!("{spec}: {e}"))
+}
+
+/// An error of the store opened through the library; its message names the device.
+fn store_error(spec: &DeviceSpec, e: zkv::Error) -> CliError {
+    match e {
+        zkv::Error::NotFound { .. } => no_database(spec),
+        e => CliError::invalid(e.to_string()),
+    }
 }
 
 /// The error for a file system without a database.

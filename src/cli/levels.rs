@@ -3,15 +3,15 @@
 //! changing the device.
 //!
 //! Like `get`, it mounts the file system read-only and opens the database read-only
-//! ([`engine::db::Db::open_read_only`]), which recovers the version set and replays the
+//! ([`zkv_engine::db::Db::open_read_only`]), which recovers the version set and replays the
 //! WALs into memory, writing nothing. Everything shown comes from that database handle.
 
 use std::collections::BTreeSet;
 
 use clap::Args;
-use engine::db::{Db, MemtableShape};
 use serde::Serialize;
-use zns::DeviceSpec;
+use zkv_engine::db::{Db, MemtableShape};
+use zkv_zns::DeviceSpec;
 
 use super::device::{parse_device, read_device, WaitArg};
 use super::error::CliResult;

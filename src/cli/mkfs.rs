@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use zns::{DeviceSpec, ZoneState, ZonedDevice};
-use zonefs::fs::{CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_GC_STOP};
-use zonefs::meta::{self, MetaError, ProbeInfo, DEFAULT_META_ZONES};
-use zonefs::placement::POLICIES;
+use zkv_zns::{DeviceSpec, ZoneState, ZonedDevice};
+use zkv_zonefs::fs::{CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_GC_STOP};
+use zkv_zonefs::meta::{self, MetaError, ProbeInfo, DEFAULT_META_ZONES};
+use zkv_zonefs::placement::POLICIES;
 
 use super::device::{open_persistent, parse_device, refuse_mem, Access, WaitArg};
 use super::error::{CliError, CliResult};

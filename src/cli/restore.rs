@@ -18,11 +18,11 @@ use std::time::Duration;
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use engine::version::CURRENT;
-use zns::{DeviceSpec, Geometry};
-use zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
-use zonefs::meta::StoredOptions;
-use zonefs::placement::{Lifetime, PlacementHint, POLICIES};
+use zkv_engine::version::CURRENT;
+use zkv_zns::{DeviceSpec, Geometry};
+use zkv_zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
+use zkv_zonefs::meta::StoredOptions;
+use zkv_zonefs::placement::{Lifetime, PlacementHint, POLICIES};
 
 use super::backup::{FileEntry, Manifest, CHUNK, FORMAT, MANIFEST, VERSION};
 use super::device::parse_device;

@@ -1,5 +1,5 @@
 //! `zkv salvage`: copy every key that can still be read from a damaged store into a new
-//! image or a dump file, and say what was lost ([`engine::db::salvage`]; RocksDB's repair
+//! image or a dump file, and say what was lost ([`zkv_engine::db::salvage`]; RocksDB's repair
 //! is the model).
 //!
 //! The damaged device is only read. `--to file:PATH` creates a new image with the damaged
@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clap::Args;
-use engine::batch::WriteBatch;
-use engine::db::{Db, SalvageReport, WriteOptions};
-use engine::options::Options;
 use serde::Serialize;
-use zns::{DeviceSpec, ZonedDevice};
-use zonefs::fs::{InlineCleaning, ZoneFs};
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::db::{Db, SalvageReport, WriteOptions};
+use zkv_engine::options::Options;
+use zkv_zns::{DeviceSpec, ZonedDevice};
+use zkv_zonefs::fs::{InlineCleaning, ZoneFs};
 
 use super::check::plural;
 use super::check::{db_finding, finding_text, FindingJson};
@@ -97,7 +97,7 @@ pub fn run(args: SalvageArgs) -> CliResult {
         ))
     })?;
     let fs = Arc::new(fs);
-    if !engine::version::VersionSet::exists(&fs) {
+    if !zkv_engine::version::VersionSet::exists(&fs) {
         return Err(no_database(spec));
     }
     let (mut sink, to) = match (&args.to, &args.dump) {
@@ -131,8 +131,9 @@ pub fn run(args: SalvageArgs) -> CliResult {
 /// Runs the salvage into `sink`: batches of about 1 MiB into a database, lines into a dump.
 fn copy(fs: &Arc<ZoneFs>, sink: &mut Sink) -> CliResult<SalvageReport> {
     let mut batch = WriteBatch::new();
-    let write_error = |e: std::io::Error| engine::Error::InvalidArgument(format!("writing: {e}"));
-    let report = engine::db::salvage(fs, &base_options(), &mut |key, value| match sink {
+    let write_error =
+        |e: std::io::Error| zkv_engine::Error::InvalidArgument(format!("writing: {e}"));
+    let report = zkv_engine::db::salvage(fs, &base_options(), &mut |key, value| match sink {
         Sink::Db(db) => {
             batch.put(key, value);
             if batch.data().len() >= 1 << 20 {

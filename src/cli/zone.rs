@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{ArgGroup, Args, Subcommand};
-use zns::{DeviceSpec, Geometry, IoCategory, ZnsError, ZoneInfo, ZoneOp, ZoneState};
+use zkv_zns::{DeviceSpec, Geometry, IoCategory, ZnsError, ZoneInfo, ZoneOp, ZoneState};
 
 use super::device::{open_persistent, parse_device, read_device, refuse_mem, Access, WaitArg};
 use super::error::{CliError, CliResult};

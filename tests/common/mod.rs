@@ -298,8 +298,8 @@ pub fn read_json(path: &Path) -> Value {
 /// in its batch's second copy: damaging both is corruption (later batches follow), one is
 /// repaired from the other.
 pub fn metadata_frame_copies(image: &Path) -> (u64, u64) {
-    use zonefs::meta::{dump_zone, FrameKind};
-    let dev = zns::FileDevice::open_read_only(image).expect("open the image");
+    use zkv_zonefs::meta::{dump_zone, FrameKind};
+    let dev = zkv_zns::FileDevice::open_read_only(image).expect("open the image");
     let frames = dump_zone(&dev, 0).expect("dump zone 0").frames;
     let i = frames
         .iter()

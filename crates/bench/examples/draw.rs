@@ -16,16 +16,16 @@
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-use bench::gen::acknowledged_counter::WINDOW_SIZE;
-use bench::gen::scrambled_zipfian::{ITEM_COUNT, ZETAN};
-use bench::gen::zipfian::{zeta_static, ZIPFIAN_CONSTANT};
-use bench::gen::{
+use zkv_bench::gen::acknowledged_counter::WINDOW_SIZE;
+use zkv_bench::gen::scrambled_zipfian::{ITEM_COUNT, ZETAN};
+use zkv_bench::gen::zipfian::{zeta_static, ZIPFIAN_CONSTANT};
+use zkv_bench::gen::{
     build_key_name, fnvhash64, rng_from_seed, AcknowledgedCounterGenerator, BenchRng,
     HotspotIntegerGenerator, NumberGenerator, ScrambledZipfianGenerator, SkewedLatestGenerator,
     UniformLongGenerator, ZipfianGenerator,
 };
-use bench::ycsb::{Proportions, WorkloadSpec, YcsbWorkload};
-use bench::OpKind;
+use zkv_bench::ycsb::{Proportions, WorkloadSpec, YcsbWorkload};
+use zkv_bench::OpKind;
 
 type Res<T> = Result<T, String>;
 
@@ -68,7 +68,7 @@ fn parse<T: std::str::FromStr>(s: &str) -> Res<T> {
 
 fn draw(case: &str, n: u64, rng: &mut BenchRng, out: &mut String) -> Res<()> {
     let p: Vec<&str> = case.split(':').collect();
-    let err = |e: bench::Error| format!("{case}: {e}");
+    let err = |e: zkv_bench::Error| format!("{case}: {e}");
     match p.as_slice() {
         ["zipfian", items, theta] => {
             let g = ZipfianGenerator::with_constant(0, parse::<i64>(items)? - 1, parse(theta)?);

@@ -19,8 +19,8 @@ use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
-use bench::mixgraph::SineRate;
-use bench::{MixGraphConfig, MixGraphGenerator, OpKind};
+use zkv_bench::mixgraph::SineRate;
+use zkv_bench::{MixGraphConfig, MixGraphGenerator, OpKind};
 
 type Res<T> = Result<T, String>;
 
@@ -406,7 +406,7 @@ fn range_rows(c: &MixGraphConfig, db: &Puts, zkv: &Puts) -> Res<Vec<Row>> {
 /// The x of each range in key-space order, if the key ranges are used.
 fn range_xs(c: &MixGraphConfig) -> Res<Vec<i64>> {
     Ok(match c.key_model().map_err(|e| e.to_string())? {
-        bench::mixgraph::KeyModel::Ranges { ranges, .. } => {
+        zkv_bench::mixgraph::KeyModel::Ranges { ranges, .. } => {
             ranges.ranges().iter().map(|r| r.x).collect()
         }
         _ => Vec::new(),
@@ -430,15 +430,15 @@ fn hot_key_rows(c: &MixGraphConfig, db: &Puts, zkv: &Puts) -> Res<Vec<Row>> {
     // space, whose power-law keys may lie past it as db_bench's signed remainder puts
     // them), among `size` possible keys.
     let (base, span, size, label) = match g.key_model() {
-        bench::mixgraph::KeyModel::Ranges { ranges, .. } => {
+        zkv_bench::mixgraph::KeyModel::Ranges { ranges, .. } => {
             let hot = (0..ranges.ranges().len())
                 .max_by_key(|&i| ranges.ranges()[i].slots)
                 .unwrap_or(0);
             let size = ranges.size() as u64;
             (hot as u64 * size, size, size, format!("range {hot}"))
         }
-        bench::mixgraph::KeyModel::Power { .. } => (0, u64::MAX, c.num, "key space".into()),
-        bench::mixgraph::KeyModel::Uniform => return Ok(Vec::new()),
+        zkv_bench::mixgraph::KeyModel::Power { .. } => (0, u64::MAX, c.num, "key space".into()),
+        zkv_bench::mixgraph::KeyModel::Uniform => return Ok(Vec::new()),
     };
     let in_hot = |p: &Puts| -> HashMap<u64, u64> {
         p.keys
@@ -481,10 +481,10 @@ fn hot_key_rows(c: &MixGraphConfig, db: &Puts, zkv: &Puts) -> Res<Vec<Row>> {
 
 /// Where the key of power-law seed `seed` lies inside its range (or the key space): the
 /// twister's first output for the seed, reduced as db_bench reduces it.
-fn seed_offset(model: &bench::mixgraph::KeyModel, num: u64, size: u64, seed: u64) -> u64 {
-    let out = bench::gen::mt64::mt19937_64_first(seed);
+fn seed_offset(model: &zkv_bench::mixgraph::KeyModel, num: u64, size: u64, seed: u64) -> u64 {
+    let out = zkv_bench::gen::mt64::mt19937_64_first(seed);
     match model {
-        bench::mixgraph::KeyModel::Power { .. } => (out as i64 % num as i64) as u64,
+        zkv_bench::mixgraph::KeyModel::Power { .. } => (out as i64 % num as i64) as u64,
         _ => out % size,
     }
 }

@@ -16,12 +16,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bench::{DbBenchConfig, DbBenchGenerator, DbBenchWorkload, OpKind, ValueGenerator};
-use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::{ExecMode, Options};
-use zns::{Geometry, MemDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
-use zonefs::meta::DEFAULT_META_ZONES;
+use zkv_bench::{DbBenchConfig, DbBenchGenerator, DbBenchWorkload, OpKind, ValueGenerator};
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::options::{ExecMode, Options};
+use zkv_zns::{Geometry, MemDevice};
+use zkv_zonefs::fs::{FsOptions, ZoneFs};
+use zkv_zonefs::meta::DEFAULT_META_ZONES;
 
 type Res<T> = Result<T, String>;
 

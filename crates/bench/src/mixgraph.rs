@@ -9,11 +9,11 @@
 //! - u = ini / num;
 //! - the key: `ini` itself when `key_dist_a` or `key_dist_b` is 0 (whatever the key-range
 //!   parameters say); else, when a `keyrange_dist_*` is not 0, a key range by the
-//!   two-term exponential and a key in it by the power law ([`keyrange`]); else the power
+//!   two-term exponential and a key in it by the power law ([`KeyRanges`]); else the power
 //!   law over the whole key space: the twister's first output for the seed
 //!   ⌈(u/a)^(1/b)⌉, as a signed number, `% num` (negative for half the seeds: db_bench
 //!   then formats the key of 2^64 minus its magnitude, past every other key);
-//! - the kind: slot `ini % slots` of the ratios' table ([`query`]);
+//! - the kind: slot `ini % slots` of the ratios' table ([`QueryMix`]);
 //! - a put's value size: the Pareto `value_*` draw of u, 10 if below 10, modulo
 //!   min(`mix_max_value_size`, 1 MiB) if above that;
 //! - a seek's scan length: the Pareto `iter_*` draw of u modulo `mix_max_scan_len` (a

@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
-use bench::mixgraph::TwoTermExp;
-use bench::{
+use zkv_bench::mixgraph::TwoTermExp;
+use zkv_bench::{
     parse_workload_list, CoreWorkloadId, DbBenchConfig, DbBenchGenerator, DbBenchWorkload,
     MixGraphConfig, MixGraphGenerator, OpKind, WorkloadName, WorkloadSpec, YcsbWorkload,
 };
@@ -112,7 +112,7 @@ fn mixgraph_keys_lie_in_the_key_space() {
         let config = MixGraphConfig {
             num: 5000,
             reads: 20_000,
-            ratios: bench::mixgraph::QueryRatios {
+            ratios: zkv_bench::mixgraph::QueryRatios {
                 get: 1.0,
                 put: 1.0,
                 seek: 1.0,

@@ -15,7 +15,7 @@
 //!   `zaca` looks up the zones of that level and of the last level's overlapping files.
 //! - `neighbors/{n}`: the neighbourhood of a new SST of that level (a key range the size
 //!   of one of its files, varied call to call): overlaps in the levels above and below,
-//!   closest files of its level, their zones, the level scores (`engine::db::neighbors_in`).
+//!   closest files of its level, their zones, the level scores (`zkv_engine::db::neighbors_in`).
 //! - `predict/{picker}/{n}`: one lifetime prediction (Prophet) of a compaction output of
 //!   that level replacing one of its files (a different one call to call), the level with a
 //!   round-robin cursor in its middle: `round-robin` ranks by binary search, `sica` through
@@ -26,12 +26,12 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use engine::compaction::{picker_by_name, PickCtx, ZoneLookup};
-use engine::db::neighbors_in;
-use engine::key::{self, ValueKind};
-use engine::lifetime::{predict, Clock, PredictCtx};
-use engine::options::Options;
-use engine::version::{FileMeta, Version, VersionEdit};
+use zkv_engine::compaction::{picker_by_name, PickCtx, ZoneLookup};
+use zkv_engine::db::neighbors_in;
+use zkv_engine::key::{self, ValueKind};
+use zkv_engine::lifetime::{predict, Clock, PredictCtx};
+use zkv_engine::options::Options;
+use zkv_engine::version::{FileMeta, Version, VersionEdit};
 
 const MIB: u64 = 1 << 20;
 const FILE: u64 = 64 * MIB;

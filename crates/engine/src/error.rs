@@ -1,7 +1,7 @@
 //! Typed errors of the engine. Every error names what was being done, so one line tells the
 //! user what failed and why.
 
-use zonefs::fs::FsError;
+use zkv_zonefs::fs::FsError;
 
 pub type Result<T> = std::result::Result<T, Error>;
 

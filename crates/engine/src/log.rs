@@ -55,11 +55,11 @@
 //! that themselves hold a whole encoded record) is returned as a record; a reader that
 //! accepts no bad spot never sees it, since the damage before it is reported.
 //!
-//! # Durability (with a [`zonefs::fs::FileWriter`] sink)
+//! # Durability (with a [`zkv_zonefs::fs::FileWriter`] sink)
 //!
 //! [`LogWriter::add_record`] hands the record to the file writer, which buffers it; it is
 //! neither visible to readers nor durable. [`LogWriter::sync`] runs
-//! [`zonefs::fs::FileWriter::sync`]: after it returns `Ok`, every record added before it
+//! [`zkv_zonefs::fs::FileWriter::sync`]: after it returns `Ok`, every record added before it
 //! survives any crash and is returned by [`read_log`]. A crash at any other moment leaves
 //! the file with the content of the last acknowledged sync or of the sync in flight,
 //! never a mix; because records reach the file whole, that content always ends on a
@@ -76,7 +76,7 @@
 //! tolerated one must start a new log rather than append to it, or the next reading would
 //! see damage followed by valid records.
 
-use zonefs::fs::FileWriter;
+use zkv_zonefs::fs::FileWriter;
 
 use crate::coding::mask_crc;
 use crate::{Error, Result};
@@ -831,9 +831,9 @@ mod tests {
 
         use rand::{Rng, SeedableRng};
         use rand_chacha::ChaCha8Rng;
-        use zns::{Geometry, MemDevice, TearMode, ZonedDevice};
-        use zonefs::fs::{FsOptions, ZoneFs};
-        use zonefs::meta::FileKind;
+        use zkv_zns::{Geometry, MemDevice, TearMode, ZonedDevice};
+        use zkv_zonefs::fs::{FsOptions, ZoneFs};
+        use zkv_zonefs::meta::FileKind;
 
         use super::*;
 

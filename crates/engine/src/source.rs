@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use zonefs::fs::FileReader;
+use zkv_zonefs::fs::FileReader;
 
 use crate::{Error, Result};
 

@@ -6,14 +6,14 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::batch::WriteBatch;
-use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::{ExecMode, Options};
-use engine::Error;
 use support::*;
-use zns::{FaultControl, FaultOp};
-use zonefs::meta::FileKind;
-use zonefs::placement::Lifetime;
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::options::{ExecMode, Options};
+use zkv_engine::Error;
+use zkv_zns::{FaultControl, FaultOp};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::Lifetime;
 
 fn det() -> Options {
     tiny_options(ExecMode::Deterministic)

@@ -7,13 +7,13 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::blob::{parse_blob_file_name, BlobIndex};
-use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::{ExecMode, Options};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use support::*;
-use zonefs::fs::ZoneFs;
+use zkv_engine::blob::{parse_blob_file_name, BlobIndex};
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::options::{ExecMode, Options};
+use zkv_zonefs::fs::ZoneFs;
 
 fn blob_options(mode: ExecMode) -> Options {
     Options {
@@ -169,9 +169,9 @@ fn a_damaged_blob_is_a_corruption_error() {
     db.flush().unwrap();
     let blob = db.blob_files()[0].number;
     db.close().unwrap();
-    let name = engine::blob::blob_file_name(blob);
+    let name = zkv_engine::blob::blob_file_name(blob);
     // The value's first byte: after the file header and the record's header and key.
-    let index_at = engine::blob::HEADER_LEN + engine::blob::RECORD_HEADER_LEN + 3;
+    let index_at = zkv_engine::blob::HEADER_LEN + zkv_engine::blob::RECORD_HEADER_LEN + 3;
     flip_file_bit(&fs, dev.as_ref(), &name, index_at, 2);
     drop(fs);
     let fs = mount(&dev, fs_options());
@@ -228,15 +228,15 @@ fn check_and_salvage_name_a_lost_blob_file_and_its_keys() {
     db.put(&wo, b"inline", &[1u8; 10]).unwrap();
     db.put(&wo, b"separated", &[2u8; 100]).unwrap();
     db.flush().unwrap();
-    let blob = engine::blob::blob_file_name(db.blob_files()[0].number);
+    let blob = zkv_engine::blob::blob_file_name(db.blob_files()[0].number);
     db.close().unwrap();
     fs.delete(&blob).unwrap();
-    let report = engine::db::check(&fs, &options).unwrap();
+    let report = zkv_engine::db::check(&fs, &options).unwrap();
     let damage: Vec<_> = report.damage().collect();
     assert_eq!(damage.len(), 1, "{damage:?}");
     assert_eq!(damage[0].file.as_deref(), Some(blob.as_str()));
     let mut got = Model::new();
-    let salvage = engine::db::salvage(&fs, &options, &mut |k, v| {
+    let salvage = zkv_engine::db::salvage(&fs, &options, &mut |k, v| {
         got.insert(k.to_vec(), v.to_vec());
         Ok(())
     })
@@ -248,18 +248,21 @@ fn check_and_salvage_name_a_lost_blob_file_and_its_keys() {
 }
 
 /// LIZA's decisions, recording the hints of blob files.
-struct BlobHints(Arc<std::sync::Mutex<Vec<zonefs::placement::PlacementHint>>>);
+struct BlobHints(Arc<std::sync::Mutex<Vec<zkv_zonefs::placement::PlacementHint>>>);
 
-impl zonefs::placement::PlacementPolicy for BlobHints {
+impl zkv_zonefs::placement::PlacementPolicy for BlobHints {
     fn name(&self) -> &'static str {
         "blob-hints"
     }
 
-    fn place(&self, ctx: &zonefs::placement::PlacementCtx<'_>) -> zonefs::placement::Decision {
-        if ctx.hint.kind == Some(zonefs::meta::FileKind::Blob) {
+    fn place(
+        &self,
+        ctx: &zkv_zonefs::placement::PlacementCtx<'_>,
+    ) -> zkv_zonefs::placement::Decision {
+        if ctx.hint.kind == Some(zkv_zonefs::meta::FileKind::Blob) {
             self.0.lock().unwrap().push(ctx.hint.clone());
         }
-        zonefs::placement::Liza.place(ctx)
+        zkv_zonefs::placement::Liza.place(ctx)
     }
 }
 
@@ -277,7 +280,7 @@ fn blob_files_are_placed_with_their_number_level_and_lifetime() {
     let hint = seen.first().expect("a blob file was placed");
     assert_eq!(hint.blob_file, Some(number));
     assert_eq!(hint.level, Some(0));
-    assert_eq!(hint.lifetime, zonefs::placement::Lifetime::Medium);
+    assert_eq!(hint.lifetime, zkv_zonefs::placement::Lifetime::Medium);
 }
 
 /// Every blob file's hint names the job writing it: flushes by their number, compactions
@@ -285,7 +288,7 @@ fn blob_files_are_placed_with_their_number_level_and_lifetime() {
 /// tell blob files written at the same time by different threads apart.
 #[test]
 fn blob_file_hints_name_the_flush_or_subcompaction_writing_them() {
-    use zonefs::placement::JobKind;
+    use zkv_zonefs::placement::JobKind;
     let (_mem, dev) = device(64, 256);
     let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
     let policy = Box::new(BlobHints(Arc::clone(&seen)));

@@ -7,11 +7,11 @@ mod support;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use engine::db::{check, salvage, CheckReport, Db, Severity, WriteOptions};
-use engine::version::CURRENT;
 use support::*;
-use zns::ZonedDevice;
-use zonefs::fs::ZoneFs;
+use zkv_engine::db::{check, salvage, CheckReport, Db, Severity, WriteOptions};
+use zkv_engine::version::CURRENT;
+use zkv_zns::ZonedDevice;
+use zkv_zonefs::fs::ZoneFs;
 
 /// Keys written to the WAL only (after the last flush).
 fn wal_key(k: u64) -> Vec<u8> {
@@ -130,7 +130,7 @@ fn trials(what: &str, name_of: impl Fn(&ZoneFs) -> String, step: usize) {
         let report = check(&fs, &table_options()).unwrap();
         let damage: Vec<_> = report.damage().collect();
         assert!(!damage.is_empty(), "{context}: no damage found");
-        let named = |f: &&engine::db::Finding| {
+        let named = |f: &&zkv_engine::db::Finding| {
             f.file.as_deref() == Some(name.as_str()) || (what != "table" && f.file.is_none())
         };
         assert!(damage.iter().any(named), "{context}: {damage:?}");

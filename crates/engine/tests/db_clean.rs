@@ -6,10 +6,10 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::db::Db;
-use engine::options::{ExecMode, Options};
 use support::*;
-use zonefs::fs::{CleaningMode, FsOptions};
+use zkv_engine::db::Db;
+use zkv_engine::options::{ExecMode, Options};
+use zkv_zonefs::fs::{CleaningMode, FsOptions};
 
 const KEYS: u64 = 400;
 

@@ -6,12 +6,12 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::db::{Db, WriteOptions};
-use engine::version::CURRENT;
-use engine::Error;
 use support::*;
-use zns::ZonedDevice;
-use zonefs::fs::ZoneFs;
+use zkv_engine::db::{Db, WriteOptions};
+use zkv_engine::version::CURRENT;
+use zkv_engine::Error;
+use zkv_zns::ZonedDevice;
+use zkv_zonefs::fs::ZoneFs;
 
 /// A database holding `table_model()` in one SST, closed; returns the device and the SST's
 /// name.

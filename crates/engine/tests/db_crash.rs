@@ -9,14 +9,14 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::batch::WriteBatch;
-use engine::db::{Db, WriteOptions};
-use engine::options::{ExecMode, Options};
-use engine::Error;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use support::*;
-use zns::{FaultControl, MemDevice, TearMode, ZonedDevice};
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::db::{Db, WriteOptions};
+use zkv_engine::options::{ExecMode, Options};
+use zkv_engine::Error;
+use zkv_zns::{FaultControl, MemDevice, TearMode, ZonedDevice};
 
 const OPS: usize = 160;
 const KEYS: u64 = 40;
@@ -132,7 +132,7 @@ fn recover(
     mem.restart();
     if let Some(after) = second_cut {
         mem.schedule_power_cut(after, TearMode::Drop);
-        let attempt = zonefs::fs::ZoneFs::mount(dev.clone(), fs_options())
+        let attempt = zkv_zonefs::fs::ZoneFs::mount(dev.clone(), fs_options())
             .map_err(|e| e.to_string())
             .and_then(|fs| Db::open(Arc::new(fs), options(mode)).map_err(|e| e.to_string()));
         drop(attempt);

@@ -5,12 +5,12 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::batch::WriteBatch;
-use engine::db::{Db, DbStats, ReadOptions, WriteOptions};
-use engine::options::ExecMode;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use support::*;
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::db::{Db, DbStats, ReadOptions, WriteOptions};
+use zkv_engine::options::ExecMode;
 
 /// Everything a run produces that must not vary.
 #[derive(Debug, PartialEq)]
@@ -33,7 +33,7 @@ fn stable(s: &DbStats) -> String {
 fn run(seed: u64, picker: &str) -> Outcome {
     let (_mem, dev) = device(64, 256);
     let fs = format(&dev, fs_options());
-    let options = engine::options::Options {
+    let options = zkv_engine::options::Options {
         compaction_pri: picker.into(),
         ..tiny_options(ExecMode::Deterministic)
     };

@@ -6,11 +6,11 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::ExecMode;
-use engine::Error;
 use support::*;
-use zns::{FaultControl, FaultOp, TearMode};
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::options::ExecMode;
+use zkv_engine::Error;
+use zkv_zns::{FaultControl, FaultOp, TearMode};
 
 /// Bit rot while the database runs, anywhere in a table: a read of the damaged part is a
 /// corruption error, every other read returns the right value. The store is not reopened:

@@ -11,13 +11,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use engine::db::{CompactionRecord, Db, WriteOptions};
-use engine::options::ExecMode;
-use engine::version::FileMeta;
 use support::*;
-use zonefs::fs::ZoneFs;
-use zonefs::meta::FileKind;
-use zonefs::placement::{Decision, Liza, PlacementCtx, PlacementHint, PlacementPolicy, SstRef};
+use zkv_engine::db::{CompactionRecord, Db, WriteOptions};
+use zkv_engine::options::ExecMode;
+use zkv_engine::version::FileMeta;
+use zkv_zonefs::fs::ZoneFs;
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Decision, Liza, PlacementCtx, PlacementHint, PlacementPolicy, SstRef};
 
 /// What the policy saw when it placed an SST.
 struct Seen {
@@ -209,7 +209,7 @@ fn compaction_outputs_list_the_overlapping_files_and_their_zones() {
             above += usize::from(!n.overlap_above.is_empty());
             let level = usize::from(s.hint.level.unwrap());
             // The job's output-level inputs overlap the output but are left out.
-            let meets = |i: &&engine::db::CompactionInput| i.level == level;
+            let meets = |i: &&zkv_engine::db::CompactionInput| i.level == level;
             excluded += job.inputs.iter().filter(meets).count();
         }
     }

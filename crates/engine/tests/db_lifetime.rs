@@ -7,11 +7,11 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::db::Db;
-use engine::options::{ExecMode, Options};
-use engine::version::FileMeta;
 use support::*;
-use zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
+use zkv_engine::db::Db;
+use zkv_engine::options::{ExecMode, Options};
+use zkv_engine::version::FileMeta;
+use zkv_zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
 
 const KEYS: u64 = 600;
 
@@ -76,7 +76,7 @@ fn the_clock_and_predictions_survive_a_reopen() {
     let after = db.stats().lifetime.unwrap().clock;
     assert_eq!(after, before, "the clock goes on where it was");
     assert!(before.passive.iter().any(|&(_, n)| n > 0), "{before:?}");
-    let lifetimes = |fs: &[(usize, engine::version::FileMeta)]| -> Vec<_> {
+    let lifetimes = |fs: &[(usize, zkv_engine::version::FileMeta)]| -> Vec<_> {
         fs.iter().map(|(_, f)| (f.number, f.lifetime)).collect()
     };
     assert_eq!(lifetimes(&db.live_files()), lifetimes(&files));

@@ -8,14 +8,14 @@ mod support;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use engine::batch::WriteBatch;
-use engine::db::{Db, ReadOptions, Snapshot, WriteOptions};
-use engine::options::{CompressionType, ExecMode, Options};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use support::*;
-use zns::ZonedDevice;
-use zonefs::fs::ZoneFs;
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::db::{Db, ReadOptions, Snapshot, WriteOptions};
+use zkv_engine::options::{CompressionType, ExecMode, Options};
+use zkv_zns::ZonedDevice;
+use zkv_zonefs::fs::ZoneFs;
 
 #[derive(Clone, Debug)]
 enum Op {

@@ -8,14 +8,14 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::batch::WriteBatch;
-use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::{ExecMode, Options};
-use engine::Error;
 use footprint::footprint;
 use support::*;
-use zns::ZonedDevice;
-use zonefs::fs::ZoneFs;
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::options::{ExecMode, Options};
+use zkv_engine::Error;
+use zkv_zns::ZonedDevice;
+use zkv_zonefs::fs::ZoneFs;
 
 const KEYS: u64 = 401;
 
@@ -49,7 +49,7 @@ fn read_only_mount(dev: &Arc<dyn ZonedDevice>) -> Arc<ZoneFs> {
     Arc::new(ZoneFs::mount_read_only(dev.clone()).expect("read-only mount"))
 }
 
-fn assert_refused(r: engine::Result<()>, what: &str) {
+fn assert_refused(r: zkv_engine::Result<()>, what: &str) {
     match r {
         Err(Error::NotWritable(why)) => assert_eq!(why, "opened read-only", "{what}"),
         other => panic!("{what}: {other:?}"),

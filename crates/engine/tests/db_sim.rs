@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::db::{CompactionRecord, Db, DbStats, WriteOptions};
-use engine::options::{ExecMode, Options, SimCosts};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use support::*;
+use zkv_engine::db::{CompactionRecord, Db, DbStats, WriteOptions};
+use zkv_engine::options::{ExecMode, Options, SimCosts};
 
 /// L0→L1 compactions take 2 ms of virtual time per KiB of input, writes 10 µs each: a
 /// compaction of a few 4 KiB files spans hundreds of writes.
@@ -238,7 +238,7 @@ fn a_slower_writer_lets_compaction_keep_up() {
 }
 
 /// What must not vary between two runs of the same operations.
-fn outcome(db: &Db, fs: &zonefs::fs::ZoneFs) -> (String, String, u64) {
+fn outcome(db: &Db, fs: &zkv_zonefs::fs::ZoneFs) -> (String, String, u64) {
     let mut s: DbStats = db.stats();
     (s.picker_ns, s.neighbors_ns) = (0, 0);
     let files = format!("{:?}", file_contents(fs));

@@ -8,15 +8,15 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::batch::WriteBatch;
-use engine::db::{Db, DroppedRegion, WriteOptions};
-use engine::log::read_log;
-use engine::options::{ExecMode, Options, WalRecoveryMode};
-use engine::version::CURRENT;
-use engine::Error;
 use support::*;
-use zns::{FaultControl, TearMode, ZonedDevice};
-use zonefs::fs::ZoneFs;
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::db::{Db, DroppedRegion, WriteOptions};
+use zkv_engine::log::read_log;
+use zkv_engine::options::{ExecMode, Options, WalRecoveryMode};
+use zkv_engine::version::CURRENT;
+use zkv_engine::Error;
+use zkv_zns::{FaultControl, TearMode, ZonedDevice};
+use zkv_zonefs::fs::ZoneFs;
 
 use WalRecoveryMode::*;
 

@@ -8,13 +8,13 @@ mod support;
 
 use std::sync::Arc;
 
-use engine::db::{Db, DbStats, WriteOptions};
-use engine::options::{ExecMode, Options};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use support::*;
-use zonefs::fs::ZoneFs;
-use zonefs::placement::{Decision, Liza, PlacementCtx, PlacementPolicy};
+use zkv_engine::db::{Db, DbStats, WriteOptions};
+use zkv_engine::options::{ExecMode, Options};
+use zkv_zonefs::fs::ZoneFs;
+use zkv_zonefs::placement::{Decision, Liza, PlacementCtx, PlacementPolicy};
 
 /// Mean S_same of the picked (not cleaner-requested) compactions starting at `min_level`
 /// or deeper.

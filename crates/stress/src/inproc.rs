@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zns::emu::{CrashPoint, Emulated, FileStorage};
-use zns::{FaultControl, FileDevice, MemDevice, TearMode, ZonedDevice};
+use zkv_zns::emu::{CrashPoint, Emulated, FileStorage};
+use zkv_zns::{FaultControl, FileDevice, MemDevice, TearMode, ZonedDevice};
 
 use crate::oracle::Oracle;
 use crate::setup::{self, CrashKind, Setup, Stack};

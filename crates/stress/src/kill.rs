@@ -11,11 +11,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::options::ExecMode;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zns::FileDevice;
-use zonefs::fs::CleaningMode;
+use zkv_engine::options::ExecMode;
+use zkv_zns::FileDevice;
+use zkv_zonefs::fs::CleaningMode;
 
 use crate::inproc::STUCK_AFTER;
 use crate::journal::{self, Event, FileJournal};

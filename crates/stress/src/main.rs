@@ -11,11 +11,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand};
-use engine::options::ExecMode;
-use stress::kill::{child_main, ChildArgs, ChildEnd, CHILD_OUT_OF_SPACE};
-use stress::run::{run, Plan, Rounds, Until};
-use stress::setup::{CrashKind, Setup};
-use zonefs::fs::CleaningMode;
+use zkv_engine::options::ExecMode;
+use zkv_stress::kill::{child_main, ChildArgs, ChildEnd, CHILD_OUT_OF_SPACE};
+use zkv_stress::run::{run, Plan, Rounds, Until};
+use zkv_stress::setup::{CrashKind, Setup};
+use zkv_zonefs::fs::CleaningMode;
 
 #[derive(Parser, Debug)]
 #[command(name = "zkv-stress", about = "Crash harness of zkv")]

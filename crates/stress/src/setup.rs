@@ -5,10 +5,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::db::Db;
-use engine::options::{ExecMode, Options};
-use zns::{Geometry, ZonedDevice};
-use zonefs::fs::{CleanerThread, CleaningMode, FsOptions, InlineCleaning, ZoneFs};
+use zkv_engine::db::Db;
+use zkv_engine::options::{ExecMode, Options};
+use zkv_zns::{Geometry, ZonedDevice};
+use zkv_zonefs::fs::{CleanerThread, CleaningMode, FsOptions, InlineCleaning, ZoneFs};
 
 use crate::oracle::Oracle;
 
@@ -182,8 +182,8 @@ pub struct Stack {
 /// Why a stack could not be opened: the file system or the database said so.
 #[derive(Debug)]
 pub enum OpenError {
-    Fs(zonefs::fs::FsError),
-    Db(engine::Error),
+    Fs(zkv_zonefs::fs::FsError),
+    Db(zkv_engine::Error),
 }
 
 impl std::fmt::Display for OpenError {
@@ -202,11 +202,11 @@ impl std::fmt::Display for OpenError {
 /// descriptor (and with it the image's lock) until it execs, which closes it. So an image
 /// this process just closed can look "in use" for a moment. Any other error, or a lock
 /// held for seconds, is returned.
-pub fn open_image<T>(path: &Path, open: impl Fn(&Path) -> zns::Result<T>) -> Result<T, String> {
+pub fn open_image<T>(path: &Path, open: impl Fn(&Path) -> zkv_zns::Result<T>) -> Result<T, String> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         match open(path) {
-            Err(zns::ZnsError::InUse { .. }) if Instant::now() < deadline => {
+            Err(zkv_zns::ZnsError::InUse { .. }) if Instant::now() < deadline => {
                 std::thread::sleep(Duration::from_millis(2));
             }
             other => return other.map_err(|e| format!("open {}: {e}", path.display())),
@@ -216,9 +216,9 @@ pub fn open_image<T>(path: &Path, open: impl Fn(&Path) -> zns::Result<T>) -> Res
 
 /// Whether the engine failed for want of space: directly, or through the sticky error of a
 /// background job (which the engine keeps as text).
-pub fn is_out_of_space(e: &engine::Error) -> bool {
+pub fn is_out_of_space(e: &zkv_engine::Error) -> bool {
     match e {
-        engine::Error::NotWritable(why) => why.contains("out of space"),
+        zkv_engine::Error::NotWritable(why) => why.contains("out of space"),
         other => other.is_out_of_space(),
     }
 }
@@ -321,7 +321,7 @@ impl Stack {
     }
 
     /// Closes cleanly: the cleaner stops, background work ends, the WAL is synced.
-    pub fn close(mut self) -> Result<(), engine::Error> {
+    pub fn close(mut self) -> Result<(), zkv_engine::Error> {
         drop(self.cleaner.take());
         self.db.close()
     }

@@ -17,7 +17,7 @@ pub fn verify(
     oracle: &mut Oracle,
     totals: &mut Totals,
     label: &str,
-) -> Result<bool, engine::Error> {
+) -> Result<bool, zkv_engine::Error> {
     if let Err(e) = stack.fs.check_consistency() {
         totals.failures.fs_inconsistencies += 1;
         totals.fail(format!(

@@ -3,10 +3,10 @@
 //! before it starts and acknowledged after it returned; reads are checked against the
 //! oracle as they go.
 
-use engine::batch::WriteBatch;
-use engine::db::{Db, ReadOptions, WriteOptions};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use zkv_engine::batch::WriteBatch;
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
 
 use crate::oracle::{Op, OpKind, Oracle, State, Write};
 use crate::value::{self, Version};
@@ -80,7 +80,7 @@ impl Generator {
 }
 
 /// Issues `op` through the engine.
-pub fn apply(db: &Db, op: &Op, sync: bool, max_value: usize) -> engine::Result<()> {
+pub fn apply(db: &Db, op: &Op, sync: bool, max_value: usize) -> zkv_engine::Result<()> {
     let wo = WriteOptions {
         sync,
         ..WriteOptions::default()
@@ -138,7 +138,7 @@ pub enum End {
     /// Every action was issued.
     Done,
     /// The engine returned an error (a crash, normally).
-    Error(engine::Error),
+    Error(zkv_engine::Error),
     /// A read returned what the oracle says it must not.
     Mismatch(String),
     /// The journal could not be written.
@@ -236,7 +236,7 @@ fn compare(k: u32, found: Option<Version>, want: Option<Version>, how: &str) -> 
 
 /// The keys `from..to` through an iterator: each key's decoded version or absent, or why a
 /// value is wrong (a damaged value, a key out of range or out of order).
-fn scan(db: &Db, from: u32, to: u32) -> engine::Result<Vec<Result<Option<Version>, End>>> {
+fn scan(db: &Db, from: u32, to: u32) -> zkv_engine::Result<Vec<Result<Option<Version>, End>>> {
     let ro = ReadOptions {
         lower_bound: Some(value::key(from)),
         upper_bound: Some(value::key(to)),
@@ -260,7 +260,7 @@ fn scan(db: &Db, from: u32, to: u32) -> engine::Result<Vec<Result<Option<Version
 
 /// Writes every key once, in batches, and flushes: a new store starts as full as it stays,
 /// so that zone cleaning has live data to move from the first crash on.
-pub fn prefill(db: &Db, oracle: &mut Oracle, max_value: usize) -> engine::Result<()> {
+pub fn prefill(db: &Db, oracle: &mut Oracle, max_value: usize) -> zkv_engine::Result<()> {
     const BATCH: u32 = 16;
     let keys = oracle.keys();
     for first in (0..keys).step_by(BATCH as usize) {
@@ -299,7 +299,7 @@ pub struct Readback {
 }
 
 /// Reads every key twice, by a full scan and by point gets, and decodes the values.
-pub fn read_back(db: &Db, keys: u32) -> engine::Result<Readback> {
+pub fn read_back(db: &Db, keys: u32) -> zkv_engine::Result<Readback> {
     let mut rb = Readback::default();
     let scanned: Vec<Option<Version>> = scan(db, 0, keys)?
         .into_iter()

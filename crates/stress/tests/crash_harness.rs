@@ -8,10 +8,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use engine::options::ExecMode;
-use stress::run::{run, Plan, Rounds, Until};
-use stress::setup::{CrashKind, Setup};
-use stress::totals::Totals;
+use zkv_engine::options::ExecMode;
+use zkv_stress::run::{run, Plan, Rounds, Until};
+use zkv_stress::setup::{CrashKind, Setup};
+use zkv_stress::totals::Totals;
 
 /// Rounds per store, by kind: 4 stores of each kind give 4 × (40 + 200 + 120) = 1440.
 const ROUNDS: Rounds = Rounds {

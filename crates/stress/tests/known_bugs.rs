@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use engine::options::ExecMode;
-use stress::oracle::Oracle;
-use stress::setup::{self, CrashKind, Setup};
-use stress::workload::{End, Generator, NoJournal, Writer};
-use zns::{MemDevice, ZonedDevice};
-use zonefs::fs::CleaningMode;
+use zkv_engine::options::ExecMode;
+use zkv_stress::oracle::Oracle;
+use zkv_stress::setup::{self, CrashKind, Setup};
+use zkv_stress::workload::{End, Generator, NoJournal, Writer};
+use zkv_zns::{MemDevice, ZonedDevice};
+use zkv_zonefs::fs::CleaningMode;
 
 /// Runs `ops` of the harness's actions (puts, deletes, batches, flushes, gets, scans over
 /// 800 keys, values up to 2 KB, never synced: at most 0.8 MiB live), then a clean close, on

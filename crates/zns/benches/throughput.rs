@@ -4,7 +4,7 @@
 //! `cargo bench -p zkv-zns --bench throughput`
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zns::{FileDevice, Geometry, IoCategory, MemDevice, ZonedDevice};
+use zkv_zns::{FileDevice, Geometry, IoCategory, MemDevice, ZonedDevice};
 
 const ZONE: u64 = 16 << 20;
 

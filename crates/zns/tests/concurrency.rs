@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::thread;
 
-use zns::{FileDevice, Geometry, IoCategory, MemDevice, ZoneState, ZonedDevice};
+use zkv_zns::{FileDevice, Geometry, IoCategory, MemDevice, ZoneState, ZonedDevice};
 
 fn hammer(dev: Arc<dyn ZonedDevice>) {
     let geo = dev.geometry();

@@ -2,8 +2,8 @@
 //! geometries that exercise every case: QEMU-like equal limits with capacity < size,
 //! active > open limits, unlimited, and 512-byte blocks.
 
-use zns::conformance::{cases, run_all, Needs};
-use zns::{FileDevice, Geometry, MemDevice, ZonedDevice};
+use zkv_zns::conformance::{cases, run_all, Needs};
+use zkv_zns::{FileDevice, Geometry, MemDevice, ZonedDevice};
 
 const KIB: u64 = 1024;
 
@@ -90,7 +90,8 @@ fn reopened_file_backend_conforms() {
     let path = dir.path().join("reopen.img");
     {
         let dev = FileDevice::create(&path, geo).unwrap();
-        dev.append(0, &[1u8; 4096], zns::IoCategory::User).unwrap();
+        dev.append(0, &[1u8; 4096], zkv_zns::IoCategory::User)
+            .unwrap();
         dev.open_zone(1).unwrap();
         dev.finish_zone(2).unwrap();
         dev.sync().unwrap();

@@ -3,7 +3,7 @@
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 
-use zns::{FileDevice, Geometry, IoCategory, ZnsError, ZoneState, ZonedDevice};
+use zkv_zns::{FileDevice, Geometry, IoCategory, ZnsError, ZoneState, ZonedDevice};
 
 fn geo() -> Geometry {
     Geometry::new(8, 64 * 1024)
@@ -11,7 +11,7 @@ fn geo() -> Geometry {
         .with_limits(4, 6)
 }
 
-fn kind<T>(r: zns::Result<T>) -> &'static str {
+fn kind<T>(r: zkv_zns::Result<T>) -> &'static str {
     match r {
         Ok(_) => "ok",
         Err(e) => e.kind(),
@@ -110,7 +110,7 @@ fn power_cut_state_is_what_reopen_sees() {
         dev.append(0, &[1u8; 4096], IoCategory::User).unwrap();
         dev.sync().unwrap();
         dev.append(0, &[2u8; 4096], IoCategory::User).unwrap();
-        dev.faults().unwrap().power_cut(zns::TearMode::Drop);
+        dev.faults().unwrap().power_cut(zkv_zns::TearMode::Drop);
     }
     let dev = FileDevice::open(&path).unwrap();
     let z = dev.zone_info(0).unwrap();
@@ -246,7 +246,7 @@ fn zone_view(dev: &dyn ZonedDevice, zone: u32) -> (ZoneState, u64, Vec<u8>) {
 /// once left such a zone, and the metadata probe read zeros where a superblock had been).
 #[test]
 fn a_kill_between_storage_steps_leaves_each_zone_before_or_after_its_command() {
-    type Cmd = fn(&dyn ZonedDevice) -> zns::Result<()>;
+    type Cmd = fn(&dyn ZonedDevice) -> zkv_zns::Result<()>;
     let data: Vec<u8> = (0..16384u32).map(|i| (i * 7 % 251) as u8).collect();
     let cmds: Vec<(&str, Cmd)> = vec![
         ("append", |d| {
@@ -317,7 +317,7 @@ fn a_kill_between_storage_steps_leaves_each_zone_before_or_after_its_command() {
 /// a stored byte in place and nothing else, on both emulators.
 #[test]
 fn persistent_errors_and_bit_rot() {
-    use zns::{FaultControl, FaultOp, MemDevice};
+    use zkv_zns::{FaultControl, FaultOp, MemDevice};
     let dir = tempfile::tempdir().unwrap();
     let file = FileDevice::create(&dir.path().join("z.img"), geo()).unwrap();
     let mem = MemDevice::new(geo()).unwrap();

@@ -3,7 +3,7 @@
 //! every zone's state, write pointer and data must match the model.
 
 use proptest::prelude::*;
-use zns::{
+use zkv_zns::{
     FaultOp, FileDevice, Geometry, IoCategory, MemDevice, TearMode, ZoneOp, ZoneState, ZonedDevice,
 };
 
@@ -259,7 +259,7 @@ impl Model {
     }
 }
 
-fn kind<T>(r: zns::Result<T>) -> Result<T, &'static str> {
+fn kind<T>(r: zkv_zns::Result<T>) -> Result<T, &'static str> {
     r.map_err(|e| e.kind())
 }
 

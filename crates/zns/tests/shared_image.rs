@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use zns::{FileDevice, Geometry, IoCategory, TearMode, ZnsError, ZonedDevice};
+use zkv_zns::{FileDevice, Geometry, IoCategory, TearMode, ZnsError, ZonedDevice};
 
 const ZONE: u64 = 16 * 1024;
 const BLOCK: usize = 4096;
@@ -15,7 +15,7 @@ fn geo() -> Geometry {
 }
 
 /// The zone's written bytes as `dev` shows them.
-fn zone_bytes(dev: &dyn ZonedDevice, zone: u32) -> zns::Result<Vec<u8>> {
+fn zone_bytes(dev: &dyn ZonedDevice, zone: u32) -> zkv_zns::Result<Vec<u8>> {
     let info = dev.zone_info(zone)?;
     let mut bytes = vec![0u8; info.written() as usize];
     dev.read(info.start, &mut bytes, IoCategory::User)?;

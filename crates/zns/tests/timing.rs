@@ -2,8 +2,8 @@
 
 use std::time::Instant;
 
-use zns::timing::{TimingModel, TimingPreset};
-use zns::{FileDevice, Geometry, IoCategory, MemDevice, ZonedDevice};
+use zkv_zns::timing::{TimingModel, TimingPreset};
+use zkv_zns::{FileDevice, Geometry, IoCategory, MemDevice, ZonedDevice};
 
 const MIB: u64 = 1024 * 1024;
 
@@ -12,7 +12,7 @@ fn geometry() -> Geometry {
 }
 
 #[test]
-fn device_reports_modeled_time_after_writes() -> zns::Result<()> {
+fn device_reports_modeled_time_after_writes() -> zkv_zns::Result<()> {
     let geo = geometry();
     let p = TimingPreset::Zn540.params().expect("zn540 has parameters");
     let dev = MemDevice::new(geo)?.with_timing(TimingModel::new(TimingPreset::Zn540, &geo));
@@ -50,7 +50,7 @@ fn device_reports_modeled_time_after_writes() -> zns::Result<()> {
 }
 
 #[test]
-fn no_model_no_report() -> zns::Result<()> {
+fn no_model_no_report() -> zkv_zns::Result<()> {
     let geo = geometry();
     assert!(TimingPreset::None.model(&geo).is_none());
     let dev = MemDevice::new(geo)?;
@@ -60,8 +60,8 @@ fn no_model_no_report() -> zns::Result<()> {
 }
 
 #[test]
-fn same_commands_same_report() -> zns::Result<()> {
-    let run = || -> zns::Result<_> {
+fn same_commands_same_report() -> zkv_zns::Result<()> {
+    let run = || -> zkv_zns::Result<_> {
         let geo = geometry();
         let dev = MemDevice::new(geo)?.with_timing(TimingModel::new(TimingPreset::Confzns, &geo));
         for i in 0..64u32 {
@@ -81,7 +81,7 @@ fn same_commands_same_report() -> zns::Result<()> {
 }
 
 #[test]
-fn data_present_at_open_costs_reads_and_erases() -> zns::Result<()> {
+fn data_present_at_open_costs_reads_and_erases() -> zkv_zns::Result<()> {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("zns.img");
     let geo = Geometry::new(4, 4 * MIB);
@@ -101,7 +101,7 @@ fn data_present_at_open_costs_reads_and_erases() -> zns::Result<()> {
 }
 
 #[test]
-fn realtime_model_sleeps_for_the_modeled_latency() -> zns::Result<()> {
+fn realtime_model_sleeps_for_the_modeled_latency() -> zkv_zns::Result<()> {
     let geo = geometry();
     let p = TimingPreset::Zn540.params().expect("zn540 has parameters");
     let model = TimingModel::new(TimingPreset::Zn540, &geo).with_realtime(true);

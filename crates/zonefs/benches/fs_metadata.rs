@@ -19,10 +19,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zns::{Geometry, MemDevice, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
-use zonefs::meta::{Extent, FileId, FileKind, FileMeta, FsState, MetaLog, Record};
-use zonefs::placement::{Lifetime, PlacementHint};
+use zkv_zns::{Geometry, MemDevice, ZonedDevice};
+use zkv_zonefs::fs::{FsOptions, ZoneFs};
+use zkv_zonefs::meta::{Extent, FileId, FileKind, FileMeta, FsState, MetaLog, Record};
+use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
 const ZONE: u64 = 16 << 20;
 const META_ZONES: u32 = 3;

@@ -21,10 +21,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use zns::{Geometry, IoCategory, MemDevice, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint};
+use zkv_zns::{Geometry, IoCategory, MemDevice, ZonedDevice};
+use zkv_zonefs::fs::{FsOptions, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
 const ZONE: u64 = 16 << 20;
 const FILE: u64 = 16 << 20;

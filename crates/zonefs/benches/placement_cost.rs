@@ -21,8 +21,8 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use zonefs::placement::prophet::{Window, WINDOW_CLASS};
-use zonefs::placement::{
+use zkv_zonefs::placement::prophet::{Window, WINDOW_CLASS};
+use zkv_zonefs::placement::{
     policy_by_name, Lifetime, Neighbors, PlacementCtx, PlacementHint, PlacementPolicy,
     PredictedDeath, Prophet, SstRef, ZoneUse, ZoneView,
 };

@@ -5,9 +5,9 @@ mod fs_support;
 use std::collections::BTreeMap;
 
 use fs_support::*;
-use zns::ZoneState;
-use zonefs::fs::{FsError, FsOptions, ZoneFs};
-use zonefs::meta::FileKind;
+use zkv_zns::ZoneState;
+use zkv_zonefs::fs::{FsError, FsOptions, ZoneFs};
+use zkv_zonefs::meta::FileKind;
 
 #[test]
 fn written_files_read_back_after_remount() {
@@ -216,11 +216,11 @@ fn files_survive_reopening_a_file_backed_device() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("zns.img");
     let geo = geometry(16, 256, 14, 14);
-    let open = |create: bool| -> std::sync::Arc<dyn zns::ZonedDevice> {
+    let open = |create: bool| -> std::sync::Arc<dyn zkv_zns::ZonedDevice> {
         let dev = if create {
-            zns::FileDevice::create(&path, geo)
+            zkv_zns::FileDevice::create(&path, geo)
         } else {
-            zns::FileDevice::open(&path)
+            zkv_zns::FileDevice::open(&path)
         };
         std::sync::Arc::new(dev.unwrap())
     };
@@ -263,7 +263,7 @@ fn files_survive_reopening_a_file_backed_device() {
 #[test]
 fn a_policy_given_at_format_places_and_sees_the_whole_hint() {
     use std::sync::{Arc, Mutex};
-    use zonefs::placement::{Decision, Liza, Neighbors, PlacementCtx, PlacementPolicy};
+    use zkv_zonefs::placement::{Decision, Liza, Neighbors, PlacementCtx, PlacementPolicy};
 
     struct Asking(Arc<Mutex<Vec<Option<Neighbors>>>>);
     impl PlacementPolicy for Asking {

@@ -10,10 +10,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use fs_support::*;
 use proptest::prelude::*;
-use zns::ZonedDevice;
-use zonefs::fs::{FsError, FsOptions, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{is_blob_zone, ybiz_of, PlacementHint};
+use zkv_zns::ZonedDevice;
+use zkv_zonefs::fs::{FsError, FsOptions, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{is_blob_zone, ybiz_of, PlacementHint};
 
 const ZONE: u64 = 256 * KIB;
 
@@ -43,7 +43,7 @@ fn write_blob(fs: &ZoneFs, number: u64, len: u64) {
     );
 }
 
-fn create_blob(fs: &ZoneFs, number: u64) -> zonefs::fs::FileWriter {
+fn create_blob(fs: &ZoneFs, number: u64) -> zkv_zonefs::fs::FileWriter {
     fs.create(&blob_name(number), FileKind::Blob, blob_hint(number))
         .unwrap()
 }
@@ -236,7 +236,7 @@ fn the_cleaner_moves_blob_extents_into_blob_zones() {
 
 #[test]
 fn every_file_policy_combines_with_baza() {
-    for &files in zonefs::placement::POLICIES {
+    for &files in zkv_zonefs::placement::POLICIES {
         let (_, fs) = small_fs(opts().with_placement(files).with_blob_placement("baza"));
         assert_eq!(fs.placement_policy(), format!("{files}/baza"));
         write_blob(&fs, 1, 40 * KIB);

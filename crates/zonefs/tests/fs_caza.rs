@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use fs_support::*;
-use zonefs::fs::{HintSource, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{
+use zkv_zonefs::fs::{HintSource, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{
     Decision, Lifetime, Liza, Neighbors, PlacementCtx, PlacementHint, PlacementPolicy, SstRef,
 };
 

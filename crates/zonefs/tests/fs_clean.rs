@@ -13,10 +13,10 @@ use std::collections::BTreeMap;
 use fs_support::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zns::{IoCategory, ZoneState};
-use zonefs::fs::{CleanStop, CleaningMode, FsError, FsOptions, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint};
+use zkv_zns::{IoCategory, ZoneState};
+use zkv_zonefs::fs::{CleanStop, CleaningMode, FsError, FsOptions, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
 type Files = BTreeMap<String, Vec<u8>>;
 

@@ -8,9 +8,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
 use fs_support::*;
-use zonefs::fs::{CleaningMode, CompactionCandidate, CompactionRequester, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint};
+use zkv_zonefs::fs::{CleaningMode, CompactionCandidate, CompactionRequester, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
 type Files = BTreeMap<String, Vec<u8>>;
 
@@ -94,7 +94,7 @@ fn engine(fs: &ZoneFs, agree: &[&str], claim: &[&str]) -> Arc<Engine> {
 
 /// Zone 2: SSTs a0 and a1, another file o2, SST a3 (deleted): 192 KiB valid.
 /// Zone 3: four SSTs, all valid.
-fn setup(mode: CleaningMode) -> (std::sync::Arc<dyn zns::ZonedDevice>, ZoneFs, Files) {
+fn setup(mode: CleaningMode) -> (std::sync::Arc<dyn zkv_zns::ZonedDevice>, ZoneFs, Files) {
     let (_, dev) = mem_device(geometry(16, 256, 0, 0));
     let fs = format(&dev, opts().with_gc_mode(mode));
     fs.set_inline_cleaning(true);
@@ -119,7 +119,7 @@ fn setup(mode: CleaningMode) -> (std::sync::Arc<dyn zns::ZonedDevice>, ZoneFs, F
 }
 
 fn finish(
-    dev: &std::sync::Arc<dyn zns::ZonedDevice>,
+    dev: &std::sync::Arc<dyn zkv_zns::ZonedDevice>,
     fs: ZoneFs,
     files: &Files,
     mode: CleaningMode,

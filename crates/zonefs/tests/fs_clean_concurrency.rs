@@ -14,10 +14,10 @@ use std::thread;
 use fs_support::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zns::{IoCategory, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint};
+use zkv_zns::{IoCategory, ZonedDevice};
+use zkv_zonefs::fs::{FsOptions, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
 type Sizes = Arc<Mutex<BTreeMap<String, u64>>>;
 

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use fs_support::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zns::{FaultControl, MemDevice, TearMode, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint};
+use zkv_zns::{FaultControl, MemDevice, TearMode, ZonedDevice};
+use zkv_zonefs::fs::{FsOptions, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
 type Files = BTreeMap<String, Vec<u8>>;
 

@@ -11,9 +11,9 @@ use std::thread;
 use fs_support::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zns::ZonedDevice;
-use zonefs::fs::{FsOptions, ZoneFs};
-use zonefs::meta::FileKind;
+use zkv_zns::ZonedDevice;
+use zkv_zonefs::fs::{FsOptions, ZoneFs};
+use zkv_zonefs::meta::FileKind;
 
 type Sizes = Arc<Mutex<BTreeMap<String, u64>>>;
 

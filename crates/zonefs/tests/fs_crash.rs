@@ -12,9 +12,9 @@ use std::sync::Arc;
 use fs_support::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zns::{FaultControl, MemDevice, TearMode, ZonedDevice};
-use zonefs::fs::{FileWriter, FsError, FsResult, ZoneFs};
-use zonefs::meta::FileKind;
+use zkv_zns::{FaultControl, MemDevice, TearMode, ZonedDevice};
+use zkv_zonefs::fs::{FileWriter, FsError, FsResult, ZoneFs};
+use zkv_zonefs::meta::FileKind;
 
 type Files = BTreeMap<String, Vec<u8>>;
 

@@ -5,9 +5,9 @@
 mod fs_support;
 
 use fs_support::*;
-use zns::{FaultControl, FaultOp, ZoneOp, ZoneState};
-use zonefs::fs::FsError;
-use zonefs::meta::FileKind;
+use zkv_zns::{FaultControl, FaultOp, ZoneOp, ZoneState};
+use zkv_zonefs::fs::FsError;
+use zkv_zonefs::meta::FileKind;
 
 #[test]
 fn an_injected_write_error_fails_the_writer_and_keeps_its_synced_content() {
@@ -79,7 +79,7 @@ fn mount_resets_zones_left_open_without_data_and_tolerates_dead_ones() {
     dev.write(
         dev.geometry().zone_start(11),
         &[7u8; 4096],
-        zns::IoCategory::User,
+        zkv_zns::IoCategory::User,
     )
     .unwrap();
     let fs = mount(&dev, opts());

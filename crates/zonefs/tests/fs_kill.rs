@@ -14,10 +14,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use zns::{FileDevice, Geometry, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::PlacementHint;
+use zkv_zns::{FileDevice, Geometry, ZonedDevice};
+use zkv_zonefs::fs::{FsOptions, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::PlacementHint;
 
 const IMAGE_ENV: &str = "ZKV_KILL_IMAGE";
 const LOG_ENV: &str = "ZKV_KILL_LOG";

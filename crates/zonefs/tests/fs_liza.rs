@@ -6,9 +6,9 @@ mod fs_support;
 use std::collections::BTreeMap;
 
 use fs_support::*;
-use zonefs::fs::ZoneFs;
-use zonefs::meta::FileKind;
-use zonefs::placement::Lifetime;
+use zkv_zonefs::fs::ZoneFs;
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::Lifetime;
 
 /// name, kind, level
 const FILES: [(&str, FileKind, Option<u8>); 5] = [
@@ -103,6 +103,6 @@ fn without_a_free_active_resource_liza_finishes_the_fullest_idle_zone() {
     assert_eq!(fs.stats().active_zones, 4);
     let l2 = zone_of(&fs, "l2")[0];
     let z = zone_stat(&fs, l2);
-    assert_eq!(z.state, zns::ZoneState::Full);
+    assert_eq!(z.state, zkv_zns::ZoneState::Full);
     assert_consistent(&fs, "end");
 }

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use fs_support::*;
 use proptest::prelude::*;
-use zonefs::fs::{FileWriter, FsError, FsOptions, ZoneFs};
-use zonefs::meta::FileKind;
+use zkv_zonefs::fs::{FileWriter, FsError, FsOptions, ZoneFs};
+use zkv_zonefs::meta::FileKind;
 
 const NAMES: u8 = 8;
 
@@ -66,7 +66,7 @@ struct Open {
 }
 
 struct World {
-    dev: std::sync::Arc<dyn zns::ZonedDevice>,
+    dev: std::sync::Arc<dyn zkv_zns::ZonedDevice>,
     opts: FsOptions,
     fs: ZoneFs,
     /// The model: what each file holds as of its last successful sync.
@@ -246,7 +246,7 @@ impl World {
     }
 }
 
-fn run(ops: &[Op], geo: zns::Geometry) {
+fn run(ops: &[Op], geo: zkv_zns::Geometry) {
     let (_, dev) = mem_device(geo);
     let opts = opts();
     let fs = format(&dev, opts.clone());

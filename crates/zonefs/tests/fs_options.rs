@@ -7,9 +7,9 @@ mod fs_support;
 use std::sync::Arc;
 
 use fs_support::*;
-use zns::{IoCategory, ZonedDevice};
-use zonefs::fs::{CleaningMode, FsError, FsOptions, ZoneFs};
-use zonefs::meta::{
+use zkv_zns::{IoCategory, ZonedDevice};
+use zkv_zonefs::fs::{CleaningMode, FsError, FsOptions, ZoneFs};
+use zkv_zonefs::meta::{
     dump_zone, FrameKind, MetaError, MetaLog, Record, StoredOptions, Superblock, SUPERBLOCK_LEN,
 };
 
@@ -115,7 +115,7 @@ fn metadata_without_options_mounts_with_the_defaults_and_records_them() {
 fn recorded_options_are_checked_when_used() {
     let (_, dev) = mem_device(geometry(16, 256, 14, 14));
     let mut log = MetaLog::format(Arc::clone(&dev), 2).unwrap();
-    let mut state = zonefs::meta::FsState::new(log.layout());
+    let mut state = zkv_zonefs::meta::FsState::new(log.layout());
     let rec = Record::Options(StoredOptions {
         placement: "nope".into(),
         ..opts().to_stored()

@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use footprint::footprint;
 use fs_support::*;
-use zns::{IoCategory, ZoneState, ZonedDevice};
-use zonefs::fs::{FsError, SettlePlan, ZoneFs};
-use zonefs::meta::FileKind;
+use zkv_zns::{IoCategory, ZoneState, ZonedDevice};
+use zkv_zonefs::fs::{FsError, SettlePlan, ZoneFs};
+use zkv_zonefs::meta::FileKind;
 
 /// A formatted device with files: SSTs spanning zones, a WAL synced twice (padding), and a
 /// deleted file (dead bytes). Returns the files' contents.
@@ -125,7 +125,7 @@ fn the_figures_are_those_of_a_read_write_mount() {
     assert_eq!(ro_zones, rw.zone_stats().unwrap());
     assert!(ro_zones.iter().any(|z| z.invalid > 0), "{ro_zones:?}");
     let rw_stats = rw.stats();
-    let figures = |s: &zonefs::fs::FsStats| {
+    let figures = |s: &zkv_zonefs::fs::FsStats| {
         (
             s.usable_bytes,
             s.free_bytes,

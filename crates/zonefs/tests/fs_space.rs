@@ -6,9 +6,9 @@ mod fs_support;
 use std::collections::BTreeMap;
 
 use fs_support::*;
-use zns::ZoneState;
-use zonefs::fs::{FsError, ZoneFs};
-use zonefs::meta::FileKind;
+use zkv_zns::ZoneState;
+use zkv_zonefs::fs::{FsError, ZoneFs};
+use zkv_zonefs::meta::FileKind;
 
 const FILE: usize = 100_000;
 
@@ -183,10 +183,10 @@ fn the_finish_threshold_finishes_nearly_full_zones_before_opening_new_ones() {
 /// lifetime "none" keeps them in zones of their own class), four per zone; then a reader
 /// opens the four files of the first data zone and they are deleted: that zone holds only
 /// dead data the reader still uses, and nothing else is free.
-fn full_but_for_a_pinned_zone(fs: &ZoneFs) -> (Vec<zonefs::fs::FileReader>, Vec<u32>) {
-    let hint = zonefs::placement::PlacementHint {
+fn full_but_for_a_pinned_zone(fs: &ZoneFs) -> (Vec<zkv_zonefs::fs::FileReader>, Vec<u32>) {
+    let hint = zkv_zonefs::placement::PlacementHint {
         kind: Some(FileKind::Other),
-        lifetime: zonefs::placement::Lifetime::None,
+        lifetime: zkv_zonefs::placement::Lifetime::None,
         ..Default::default()
     };
     for i in 0..32 {

@@ -9,9 +9,9 @@ use std::thread;
 use std::time::Duration;
 
 use fs_support::*;
-use zns::{IoCategory, ZonedDevice};
-use zonefs::fs::ZoneFs;
-use zonefs::meta::FileKind;
+use zkv_zns::{IoCategory, ZonedDevice};
+use zkv_zonefs::fs::ZoneFs;
+use zkv_zonefs::meta::FileKind;
 
 /// 4 open / 6 active: tokens = min(4 - 1, 6 - 2) = 3, one of them kept for WAL files.
 fn setup() -> (Arc<Probe>, ZoneFs) {
@@ -22,7 +22,7 @@ fn setup() -> (Arc<Probe>, ZoneFs) {
     (probe, fs)
 }
 
-fn sst_writer(fs: &ZoneFs, name: &str) -> zonefs::fs::FileWriter {
+fn sst_writer(fs: &ZoneFs, name: &str) -> zkv_zonefs::fs::FileWriter {
     fs.create(name, FileKind::Sst, hint(FileKind::Sst, Some(2)))
         .unwrap()
 }

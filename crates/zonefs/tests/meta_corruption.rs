@@ -8,8 +8,8 @@ mod common;
 use std::sync::Arc;
 
 use common::{mem_device, rewrite_zone, small_geometry, Harness, Model};
-use zns::{FaultControl, Geometry, IoCategory, MemDevice, TearMode, ZonedDevice};
-use zonefs::meta::{
+use zkv_zns::{FaultControl, Geometry, IoCategory, MemDevice, TearMode, ZonedDevice};
+use zkv_zonefs::meta::{
     dump_zone, probe, FileId, FileKind, FileMeta, FrameInfo, FrameKind, MetaError, MetaLog, Record,
     Superblock, FORMAT_VERSION, SUPERBLOCK_LEN,
 };
@@ -54,7 +54,7 @@ fn batches(dev: &dyn ZonedDevice, zone: u32) -> Vec<[Vec<FrameInfo>; 2]> {
     pairs
 }
 
-fn recover(h: &Harness) -> Result<(zonefs::meta::FsState, MetaLog), MetaError> {
+fn recover(h: &Harness) -> Result<(zkv_zonefs::meta::FsState, MetaLog), MetaError> {
     MetaLog::recover(h.dev.clone(), META_ZONES)
 }
 
@@ -445,14 +445,14 @@ fn a_file_backed_device_keeps_the_metadata_across_reopen() {
     let path = dir.path().join("zns.img");
     let expected = {
         let dev: Arc<dyn ZonedDevice> =
-            Arc::new(zns::FileDevice::create(&path, small_geometry()).unwrap());
+            Arc::new(zkv_zns::FileDevice::create(&path, small_geometry()).unwrap());
         let mut h = Harness::format(dev, META_ZONES, 3);
         h.run(40).unwrap();
         h.append_one(); // never synced: lost
         assert!(h.log.stats().rolls > 0);
         h.history[&h.last_ok].clone()
     };
-    let dev: Arc<dyn ZonedDevice> = Arc::new(zns::FileDevice::open(&path).unwrap());
+    let dev: Arc<dyn ZonedDevice> = Arc::new(zkv_zns::FileDevice::open(&path).unwrap());
     let (state, _) = MetaLog::recover(dev, META_ZONES).unwrap();
     expected.assert_matches(&state);
 }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use common::{mem_device, small_geometry, tiny_block_geometry, Harness, Model};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zns::{FaultControl, FaultOp, Geometry, MemDevice, TearMode, ZoneOp, ZonedDevice};
-use zonefs::meta::{MetaError, MetaLog, MountReport};
+use zkv_zns::{FaultControl, FaultOp, Geometry, MemDevice, TearMode, ZoneOp, ZonedDevice};
+use zkv_zonefs::meta::{MetaError, MetaLog, MountReport};
 
 const META_ZONES: u32 = 3;
 /// About ten rolls: every metadata zone is used three times.
@@ -197,7 +197,7 @@ fn injected_errors_are_retried_without_losing_acknowledged_state() {
                 if let Err(e) = h.run(1) {
                     assert!(matches!(
                         e,
-                        MetaError::Device(zns::ZnsError::Injected { .. })
+                        MetaError::Device(zkv_zns::ZnsError::Injected { .. })
                     ));
                     failures += 1;
                 }

@@ -5,8 +5,8 @@ mod common;
 
 use common::{mem_device, small_geometry};
 use proptest::prelude::*;
-use zns::IoCategory;
-use zonefs::meta::{
+use zkv_zns::IoCategory;
+use zkv_zonefs::meta::{
     decode_frame, probe, Extent, FileId, FileKind, FileMeta, Frame, FrameKind, MetaLog, Record,
     Snapshot, StoredOptions, Superblock, ZoneLayout, ZonePlacement, SUPERBLOCK_LEN,
 };

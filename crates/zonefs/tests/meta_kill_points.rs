@@ -12,8 +12,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{small_geometry, Harness, Model};
-use zns::{FileDevice, ZonedDevice};
-use zonefs::meta::{probe, MetaLog};
+use zkv_zns::{FileDevice, ZonedDevice};
+use zkv_zonefs::meta::{probe, MetaLog};
 
 const META_ZONES: u32 = 3;
 /// Enough syncs to roll through the metadata zones more than once.

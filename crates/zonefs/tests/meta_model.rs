@@ -5,8 +5,8 @@ mod common;
 
 use common::{mem_device, small_geometry, Harness, Model};
 use proptest::prelude::*;
-use zns::TearMode;
-use zonefs::meta::MetaLog;
+use zkv_zns::TearMode;
+use zkv_zonefs::meta::MetaLog;
 
 #[derive(Clone, Copy, Debug)]
 enum Op {
@@ -53,7 +53,7 @@ proptest! {
                 Op::Sync => h.sync().unwrap(),
                 Op::Remount => h = remount(h, seed ^ i as u64),
                 Op::PowerCycle => {
-                    use zns::FaultControl;
+                    use zkv_zns::FaultControl;
                     mem.power_cut(TearMode::Drop);
                     mem.restart();
                     h = remount(h, seed ^ i as u64);

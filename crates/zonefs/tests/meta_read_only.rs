@@ -6,8 +6,8 @@ mod footprint;
 
 use common::{mem_device, small_geometry, Harness};
 use footprint::footprint;
-use zns::{IoCategory, ZoneState, ZonedDevice};
-use zonefs::meta::{probe, FileId, MetaError, MetaLog, Record, Superblock, FORMAT_VERSION};
+use zkv_zns::{IoCategory, ZoneState, ZonedDevice};
+use zkv_zonefs::meta::{probe, FileId, MetaError, MetaLog, Record, Superblock, FORMAT_VERSION};
 
 const META_ZONES: u32 = 3;
 

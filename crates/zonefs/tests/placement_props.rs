@@ -15,9 +15,9 @@
 //!   BAZA's fill order.
 
 use proptest::prelude::*;
-use zonefs::meta::FileKind;
-use zonefs::placement::prophet::{Window, SHORT_CLASS, WINDOW_CLASS};
-use zonefs::placement::{
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::prophet::{Window, SHORT_CLASS, WINDOW_CLASS};
+use zkv_zonefs::placement::{
     is_blob_zone, policy_by_name, Caza, CazaPlus, Decision, Lifetime, Liza, Neighbors,
     PlacementCtx, PlacementHint, PlacementPolicy, PredictedDeath, Prophet, SstRef, ZoneUse,
     ZoneView, BLOB_ZONE, POLICIES,

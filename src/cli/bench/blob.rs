@@ -4,11 +4,11 @@
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use engine::db::DbStats;
-use engine::options::{BlobGcCutoffMode, Options};
 use serde_json::{json, Value};
-use zonefs::fs::{FsOptions, FsStats};
-use zonefs::placement::{BLOB_POLICIES, DEFAULT_BLOB_POLICY};
+use zkv_engine::db::DbStats;
+use zkv_engine::options::{BlobGcCutoffMode, Options};
+use zkv_zonefs::fs::{FsOptions, FsStats};
+use zkv_zonefs::placement::{BLOB_POLICIES, DEFAULT_BLOB_POLICY};
 
 use super::super::error::{CliError, CliResult};
 use super::super::size::parse_size;

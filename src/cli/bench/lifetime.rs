@@ -12,9 +12,9 @@
 //!   and in seconds (the same prediction in seconds), and the clock's ticks and seconds
 //!   since the open (Table I: the experiment picks the gap).
 
-use engine::db::LifetimeSummary;
-use engine::lifetime::{Case, Death, ERROR_BIN, LIFETIME_BIN, MISS_FACTOR};
 use serde_json::{json, Map, Value};
+use zkv_engine::db::LifetimeSummary;
+use zkv_engine::lifetime::{Case, Death, ERROR_BIN, LIFETIME_BIN, MISS_FACTOR};
 
 /// The cells of the case table, in the paper's order.
 fn cells() -> impl Iterator<Item = (Case, Death)> {
@@ -112,7 +112,7 @@ pub fn lines(l: &LifetimeSummary) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::lifetime::{Clock, FileLifetime, LifetimeStats, Outcome};
+    use zkv_engine::lifetime::{Clock, FileLifetime, LifetimeStats, Outcome};
 
     #[test]
     fn json_has_every_cell_and_the_histograms() {

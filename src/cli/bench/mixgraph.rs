@@ -1,11 +1,11 @@
 //! The flags of `zkv bench --workload mixgraph`: db_bench's mixgraph flags, spelt in
 //! kebab case (`-keyrange_dist_a` is `--keyrange-dist-a`), with db_bench's defaults
-//! (docs/CLI.md, docs/WORKLOADS.md). The generator is `bench::mixgraph`.
+//! (docs/CLI.md, docs/WORKLOADS.md). The generator is `zkv_bench::mixgraph`.
 
-use bench::mixgraph::{Pareto, QueryRatios, SineRate, TwoTermExp};
-use bench::MixGraphConfig;
 use clap::Args;
 use serde_json::{json, Value};
+use zkv_bench::mixgraph::{Pareto, QueryRatios, SineRate, TwoTermExp};
+use zkv_bench::MixGraphConfig;
 
 use super::preset::GivenFlags;
 use crate::cli::size::parse_positive_size;

@@ -23,22 +23,22 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bench::ycsb::MAX_VALUE_SIZE;
-use bench::{
+use clap::builder::PossibleValuesParser;
+use clap::Args;
+use serde_json::{json, Value};
+use zkv_bench::ycsb::MAX_VALUE_SIZE;
+use zkv_bench::{
     parse_workload_list, CoreWorkloadId, DbBenchConfig, DbBenchGenerator, DbBenchWorkload,
     MixGraphGenerator, RequestDistribution, WorkloadName, WorkloadSpec, YcsbWorkload,
 };
-use clap::builder::PossibleValuesParser;
-use clap::Args;
-use engine::compaction::{picker_by_name, PICKERS};
-use engine::db::{Db, WriteOptions};
-use engine::options::{CompressionType, ExecMode, Options, SimCosts};
-use serde_json::{json, Value};
-use zns::emu::{Emulated, Storage};
-use zns::timing::{TimingModel, TimingPreset};
-use zns::{DeviceSpec, Geometry, MemDevice, ZonedDevice};
-use zonefs::fs::{CleanerThread, FsOptions, ZoneFs};
-use zonefs::meta::DEFAULT_META_ZONES;
+use zkv_engine::compaction::{picker_by_name, PICKERS};
+use zkv_engine::db::{Db, WriteOptions};
+use zkv_engine::options::{CompressionType, ExecMode, Options, SimCosts};
+use zkv_zns::emu::{Emulated, Storage};
+use zkv_zns::timing::{TimingModel, TimingPreset};
+use zkv_zns::{DeviceSpec, Geometry, MemDevice, ZonedDevice};
+use zkv_zonefs::fs::{CleanerThread, FsOptions, ZoneFs};
+use zkv_zonefs::meta::DEFAULT_META_ZONES;
 
 use super::compare::schemes::{scheme_name, Parts};
 use super::device::parse_device;
@@ -324,7 +324,7 @@ pub struct BenchArgs {
 #[derive(Clone, Debug)]
 pub struct WorkloadList(Vec<WorkloadName>);
 
-fn parse_workloads(s: &str) -> Result<WorkloadList, bench::Error> {
+fn parse_workloads(s: &str) -> Result<WorkloadList, zkv_bench::Error> {
     parse_workload_list(s).map(WorkloadList)
 }
 
@@ -332,7 +332,7 @@ fn parse_mode(s: &str) -> Result<ExecMode, String> {
     ExecMode::from_name(s).ok_or_else(|| "expected threaded or deterministic".to_string())
 }
 
-fn parse_timing(s: &str) -> Result<TimingPreset, zns::timing::TimingError> {
+fn parse_timing(s: &str) -> Result<TimingPreset, zkv_zns::timing::TimingError> {
     s.parse()
 }
 
@@ -341,10 +341,10 @@ fn parse_ycsb_property(s: &str) -> Result<(String, String), String> {
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=VALUE, got {s:?}"))?;
     let name = name.trim();
-    if !bench::ycsb::PROPERTIES.contains(&name) {
+    if !zkv_bench::ycsb::PROPERTIES.contains(&name) {
         return Err(format!(
             "unknown YCSB property {name:?} (known: {})",
-            bench::ycsb::PROPERTIES.join(", ")
+            zkv_bench::ycsb::PROPERTIES.join(", ")
         ));
     }
     Ok((name.to_string(), value.trim().to_string()))
@@ -589,7 +589,7 @@ pub(crate) fn open_json(path: Option<&Path>) -> CliResult<Option<(PathBuf, File)
     Ok(Some((path.to_path_buf(), file)))
 }
 
-fn engine_error(what: &str, e: engine::Error) -> CliError {
+fn engine_error(what: &str, e: zkv_engine::Error) -> CliError {
     CliError::invalid(format!("{what}: {e}"))
 }
 
@@ -785,7 +785,7 @@ impl BenchArgs {
                 format_size(MAX_VALUE_SIZE)
             )));
         }
-        let bad = |e: bench::Error| CliError::invalid(format!("--workload: {e}"));
+        let bad = |e: zkv_bench::Error| CliError::invalid(format!("--workload: {e}"));
         let key_size = usize::try_from(self.key_size).unwrap_or(usize::MAX);
         let mut jobs = Vec::new();
         for (i, name) in self.workload.0.iter().enumerate() {
@@ -902,7 +902,7 @@ impl BenchArgs {
         self.workload.0.contains(&WorkloadName::MixGraph)
     }
 
-    /// Refuses a device that cannot hold the data (see [`space_needed`]).
+    /// Refuses a device that cannot hold the data (see [`Self::space_needed`]).
     fn check_space(&self, o: &Options, fs: &FsOptions, geo: &Geometry) -> CliResult {
         let overhead = fs.meta_zones + fs.reserved_zones;
         let data_zones = geo.zones.saturating_sub(overhead);
@@ -1014,10 +1014,10 @@ impl BenchArgs {
         }
         let key_size = usize::try_from(self.key_size).unwrap_or(usize::MAX);
         let config = self.mixgraph.config(self.num, key_size);
-        let Ok(mix) = bench::mixgraph::QueryMix::new(config.ratios) else {
+        let Ok(mix) = zkv_bench::mixgraph::QueryMix::new(config.ratios) else {
             return 0; // refused with its reason when the jobs are built
         };
-        let puts = config.reads as f64 * mix.share(bench::mixgraph::QueryKind::Put);
+        let puts = config.reads as f64 * mix.share(zkv_bench::mixgraph::QueryKind::Put);
         let num = self.num as f64;
         let keys = num * (1.0 - (-puts / num).exp());
         let entry = self.key_size as f64 + config.mean_value_size(MEAN_VALUE_SAMPLES) + 8.0;
@@ -1119,7 +1119,7 @@ impl BenchArgs {
 
     /// Whether the placement segregates short-lived SSTs (the threshold says which).
     pub(crate) fn reads_short_threshold(&self) -> bool {
-        zonefs::placement::Prophet::by_name(&self.fs.placement).is_some_and(|p| p.segregation)
+        zkv_zonefs::placement::Prophet::by_name(&self.fs.placement).is_some_and(|p| p.segregation)
     }
 
     /// Whether the picker reads the ACC options (with any other the two flags would change

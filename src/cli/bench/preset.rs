@@ -38,11 +38,11 @@
 
 use std::collections::BTreeSet;
 
-use bench::WorkloadName;
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, Command, FromArgMatches};
-use zns::timing::TimingPreset;
-use zonefs::fs::CleaningMode;
+use zkv_bench::WorkloadName;
+use zkv_zns::timing::TimingPreset;
+use zkv_zonefs::fs::CleaningMode;
 
 use super::{parse_workloads, BenchArgs};
 use crate::cli::error::{CliError, CliResult};

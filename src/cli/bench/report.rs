@@ -9,12 +9,12 @@
 
 use std::collections::BTreeSet;
 
-use engine::db::{CompactionRecord, DbStats};
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
-use zns::timing::TimingReport;
-use zns::IoCategory;
-use zonefs::fs::{FsStats, InvalidRatios};
+use zkv_engine::db::{CompactionRecord, DbStats};
+use zkv_zns::timing::TimingReport;
+use zkv_zns::IoCategory;
+use zkv_zonefs::fs::{FsStats, InvalidRatios};
 
 use super::runner::{Latency, Measured, PhaseResult, RateRecord, Sample};
 use super::verify::VerifyResult;
@@ -40,7 +40,7 @@ pub struct Report<'a> {
 
 /// db_bench's result line: `fillrandom   :      12.345 micros/op 81000 ops/sec ...`.
 pub fn result_line(r: &PhaseResult) -> String {
-    if r.name == bench::workload::IDLE {
+    if r.name == zkv_bench::workload::IDLE {
         let clock = match r.virtual_seconds {
             Some(s) => format!("{s:.3} virtual seconds ({:.3} seconds)", r.seconds),
             None => format!("{:.3} seconds", r.seconds),
@@ -442,7 +442,7 @@ fn add_virtual_seconds(v: &mut Value, seconds: Option<f64>, ops: u64) {
 fn user_json(phases: &[PhaseResult], db: &DbStats) -> Value {
     let busy: Vec<&PhaseResult> = phases
         .iter()
-        .filter(|p| p.name != bench::workload::IDLE)
+        .filter(|p| p.name != zkv_bench::workload::IDLE)
         .collect();
     let phases = busy;
     let sum = |f: fn(&PhaseResult) -> u64| phases.iter().copied().map(f).sum::<u64>();

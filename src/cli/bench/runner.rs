@@ -5,11 +5,11 @@
 
 use std::time::{Duration, Instant};
 
-use bench::mixgraph::{RateSchedule, SineRate};
-use bench::{DbBenchGenerator, MixGraphGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
-use engine::db::{Db, ReadOptions, WriteOptions};
 use hdrhistogram::Histogram;
-use zonefs::fs::InvalidRatios;
+use zkv_bench::mixgraph::{RateSchedule, SineRate};
+use zkv_bench::{DbBenchGenerator, MixGraphGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_zonefs::fs::InvalidRatios;
 
 use super::progress::Progress;
 use super::report::{rate_line, result_line};
@@ -269,7 +269,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Holds the writer back until the rate limit allows `bytes` more.
-    fn pace(&mut self, bytes: u64) -> engine::Result<()> {
+    fn pace(&mut self, bytes: u64) -> zkv_engine::Result<()> {
         let Some(p) = &mut self.pacer else {
             return Ok(());
         };
@@ -283,7 +283,7 @@ impl<'a> Runner<'a> {
 
     /// Holds mixgraph back until its sine rate allows one more operation, and records the
     /// rate's steps as they come.
-    fn pace_op(&mut self, r: &mut PhaseResult) -> engine::Result<()> {
+    fn pace_op(&mut self, r: &mut PhaseResult) -> zkv_engine::Result<()> {
         let Some(Some(p)) = &mut self.mix else {
             return Ok(());
         };
@@ -349,13 +349,18 @@ impl<'a> Runner<'a> {
                     due: Due::default(),
                 }));
                 let total = g.remaining();
-                let done = self.phase(bench::workload::MIXGRAPH, total, out, || Ok(g.next_op()));
+                let done = self.phase(
+                    zkv_bench::workload::MIXGRAPH,
+                    total,
+                    out,
+                    || Ok(g.next_op()),
+                );
                 self.mix = None;
                 done
             }
             Job::Idle(d) => {
                 let mut waited = false;
-                self.phase(bench::workload::IDLE, 0, out, || {
+                self.phase(zkv_bench::workload::IDLE, 0, out, || {
                     if !waited {
                         waited = true;
                         self.db
@@ -445,7 +450,7 @@ impl<'a> Runner<'a> {
         out.flush()
     }
 
-    fn exec(&mut self, op: &Op, r: &mut PhaseResult) -> engine::Result<()> {
+    fn exec(&mut self, op: &Op, r: &mut PhaseResult) -> zkv_engine::Result<()> {
         match op.kind {
             OpKind::Read => self.get(&op.key, r),
             OpKind::Insert | OpKind::Update => self.put(&op.key, op.value_size, r),
@@ -459,7 +464,12 @@ impl<'a> Runner<'a> {
 
     /// A put of `size` bytes of value (the run's `--value-size` if the workload does not
     /// draw it).
-    fn put(&mut self, key: &[u8], size: Option<usize>, r: &mut PhaseResult) -> engine::Result<()> {
+    fn put(
+        &mut self,
+        key: &[u8],
+        size: Option<usize>,
+        r: &mut PhaseResult,
+    ) -> zkv_engine::Result<()> {
         self.values
             .fill(size.unwrap_or(self.value_size), &mut self.value);
         let start = Instant::now();
@@ -479,7 +489,7 @@ impl<'a> Runner<'a> {
         self.pace(bytes)
     }
 
-    fn get(&mut self, key: &[u8], r: &mut PhaseResult) -> engine::Result<()> {
+    fn get(&mut self, key: &[u8], r: &mut PhaseResult) -> zkv_engine::Result<()> {
         let start = Instant::now();
         let found = self.db.get(&ReadOptions::default(), key)?;
         record(&mut self.m.latency.get, start.elapsed());
@@ -492,7 +502,7 @@ impl<'a> Runner<'a> {
     }
 
     /// YCSB's scan, db_bench's seek: `len` records in key order from `key` on.
-    fn scan(&mut self, key: &[u8], len: u64, r: &mut PhaseResult) -> engine::Result<()> {
+    fn scan(&mut self, key: &[u8], len: u64, r: &mut PhaseResult) -> zkv_engine::Result<()> {
         let start = Instant::now();
         let mut it = self.db.iter(&ReadOptions::default())?;
         it.seek(key)?;

@@ -2,7 +2,7 @@
 //!
 //! Per key, the oracle keeps a digest of the last value written (no workload deletes), not
 //! the value itself, so it costs a few dozen bytes per key whatever the value size. Every
-//! write of a run carries a different value (`bench::ValueGenerator`), so a store that
+//! write of a run carries a different value (`zkv_bench::ValueGenerator`), so a store that
 //! returns an older value of a key is caught, not only one that loses it.
 
 use std::collections::HashMap;

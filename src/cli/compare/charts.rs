@@ -16,7 +16,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde_json::Value;
-use zonefs::fs::InvalidRatios;
+use zkv_zonefs::fs::InvalidRatios;
 
 use super::style::{color, marked, marker, note, short, text_width, tick};
 use super::table::value;

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser};
 use serde_json::{json, Value};
-use zns::DeviceSpec;
+use zkv_zns::DeviceSpec;
 
 use super::bench::{self, BenchArgs};
 use super::error::{CliError, CliResult};

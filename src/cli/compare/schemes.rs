@@ -10,7 +10,7 @@
 use std::ffi::OsString;
 use std::fmt;
 
-use zonefs::fs::CleaningMode;
+use zkv_zonefs::fs::CleaningMode;
 
 /// One named scheme: a placement, a picker and what the zone cleaner does; for BlobDB
 /// runs, also where blob files go and which of them blob GC relocates.

@@ -3,8 +3,8 @@
 //! threshold: the free space a cleaning run must restore). Figures 3 to 6 come from the
 //! deterministic runs, Table 1 from the threaded ones.
 
-use engine::options::ExecMode;
 use serde_json::Value;
+use zkv_engine::options::ExecMode;
 
 use super::figure::{Cell, Figure, Headline};
 use super::matrix::{grid, Results, Spec, Variant};

@@ -7,8 +7,8 @@ use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use engine::options::ExecMode;
 use serde_json::{json, Value};
+use zkv_engine::options::ExecMode;
 
 use super::matrix::Results;
 use crate::cli::bench;

@@ -6,8 +6,8 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::time::Instant;
 
-use engine::options::ExecMode;
 use serde_json::Value;
+use zkv_engine::options::ExecMode;
 
 use super::figure::{run_file, write_run, OutputDir};
 use super::median::median_report;

@@ -1,8 +1,8 @@
 //! One figure of a run's report as the experiments' tables show it: its name, the mode
 //! of the runs it is read from, where in their reports, and its unit's size.
 
-use engine::options::ExecMode;
 use serde_json::Value;
+use zkv_engine::options::ExecMode;
 
 use super::matrix::Results;
 use super::values::{last_phase, num, ratio};

@@ -33,7 +33,7 @@ use std::time::Instant;
 
 use clap::builder::PossibleValuesParser;
 use clap::Args;
-use engine::options::ExecMode;
+use zkv_engine::options::ExecMode;
 
 use super::error::{CliError, CliResult};
 use super::Out;

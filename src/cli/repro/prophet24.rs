@@ -6,8 +6,8 @@
 //! the prediction tables come from the deterministic runs, throughput and latency from the
 //! threaded ones.
 
-use engine::options::ExecMode;
 use serde_json::Value;
+use zkv_engine::options::ExecMode;
 
 use super::figure::{Cell, Figure, Headline};
 use super::matrix::{grid, Results, Spec, Variant};

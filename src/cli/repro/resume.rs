@@ -11,8 +11,8 @@ use std::ffi::OsString;
 use std::io::ErrorKind;
 use std::path::Path;
 
-use engine::options::ExecMode;
 use serde_json::{Map, Value};
+use zkv_engine::options::ExecMode;
 
 use super::figure::run_file;
 use super::matrix::{self, Spec, Step, Work, ALL_MODES};

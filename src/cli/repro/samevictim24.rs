@@ -5,7 +5,7 @@
 //! figures (cleaning and blob GC copies, space used, free space over time) come from the
 //! deterministic runs; throughput, latency and compaction time from the threaded ones.
 
-use engine::options::ExecMode;
+use zkv_engine::options::ExecMode;
 
 use super::figure::{Cell, Figure, Headline};
 use super::matrix::{grid, Results, Spec, Variant};

@@ -4,8 +4,8 @@
 //! resets, time series) come from the deterministic runs; throughput, latency, stall and
 //! blocking times from the threaded ones.
 
-use engine::options::ExecMode;
 use serde_json::Value;
+use zkv_engine::options::ExecMode;
 
 use super::figure::{Cell, Figure, Headline};
 use super::matrix::{grid, Results, Spec, Variant};

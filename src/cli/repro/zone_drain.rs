@@ -5,7 +5,7 @@
 //! ones. It exists so that every claim about zone-drain comes from one command, with the
 //! strongest baseline next to it and every workload where it loses shown.
 
-use engine::options::ExecMode;
+use zkv_engine::options::ExecMode;
 
 use super::figure::{Cell, Figure, Headline};
 use super::matrix::{grid, Results, Spec};

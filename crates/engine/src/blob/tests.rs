@@ -288,14 +288,14 @@ fn a_failed_append_stops_the_writer() {
 
 #[test]
 fn a_blob_file_in_a_zoned_file() {
-    use zonefs::fs::{FsOptions, ZoneFs};
-    use zonefs::meta::FileKind;
-    use zonefs::placement::PlacementHint;
+    use zkv_zonefs::fs::{FsOptions, ZoneFs};
+    use zkv_zonefs::meta::FileKind;
+    use zkv_zonefs::placement::PlacementHint;
 
-    let geo = zns::Geometry::new(16, 256 * 1024)
+    let geo = zkv_zns::Geometry::new(16, 256 * 1024)
         .with_block_size(4096)
         .with_limits(8, 8);
-    let dev: Arc<dyn zns::ZonedDevice> = Arc::new(zns::MemDevice::new(geo).unwrap());
+    let dev: Arc<dyn zkv_zns::ZonedDevice> = Arc::new(zkv_zns::MemDevice::new(geo).unwrap());
     let fs = ZoneFs::format(dev, FsOptions::default().with_meta_zones(2)).unwrap();
     let name = blob_file_name(12);
     let hint = PlacementHint {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use zonefs::fs::{InlineCleaning, ZoneFs};
+use zkv_zonefs::fs::{InlineCleaning, ZoneFs};
 
 use crate::batch::WriteBatch;
 use crate::compaction::{picker_by_name, scores_by_level};

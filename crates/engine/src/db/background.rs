@@ -5,7 +5,7 @@
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
-use zonefs::fs::{CleaningMode, CompactionCandidate, CompactionRequester};
+use zkv_zonefs::fs::{CleaningMode, CompactionCandidate, CompactionRequester};
 
 use crate::{Error, Result};
 

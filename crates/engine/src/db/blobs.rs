@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use zonefs::fs::{FileWriter, FsError, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint, WriterJob};
+use zkv_zonefs::fs::{FileWriter, FsError, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Lifetime, PlacementHint, WriterJob};
 
 use crate::blob::{
     blob_file_name, blob_record_bytes, first_kept_file, gc_estimate, BlobCount, BlobFileReader,

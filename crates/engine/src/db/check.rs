@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use zonefs::fs::ZoneFs;
+use zkv_zonefs::fs::ZoneFs;
 
 use crate::batch::WriteBatch;
 use crate::blob::{blob_file_name, BlobFileReader, BlobIndex};

@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use zonefs::fs::{ZoneFs, ZoneStat};
-use zonefs::placement::{JobKind, WriterJob};
+use zkv_zonefs::fs::{ZoneFs, ZoneStat};
+use zkv_zonefs::placement::{JobKind, WriterJob};
 
 use crate::blob::{BlobOutcome, BlobRules, BlobStage};
 use crate::compaction::job::{run_job_staged, JobParams, JobRules, JobStats, ValueStage};

@@ -6,9 +6,9 @@
 //! manifest and CURRENT belong to the version set. Any name ending in `.tmp` or `.dbtmp` is a
 //! temporary file left by a crash and is deleted at open.
 
-use zonefs::fs::{FsError, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, Neighbors, PlacementHint, PredictedDeath};
+use zkv_zonefs::fs::{FsError, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Lifetime, Neighbors, PlacementHint, PredictedDeath};
 
 use crate::key;
 use crate::lifetime::FileLifetime;

@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use zonefs::placement::{JobKind, WriterJob};
+use zkv_zonefs::placement::{JobKind, WriterJob};
 
 use crate::blob::BlobStage;
 use crate::compaction::job::{run_job_staged, JobParams, JobRules, JobStats, ValueStage};

@@ -1,5 +1,5 @@
 //! The database's answer to the zone cleaner's question "where would this live SST go if
-//! it were written now?" (`zonefs::fs::HintSource`). The cleaner asks when its placement
+//! it were written now?" (`zkv_zonefs::fs::HintSource`). The cleaner asks when its placement
 //! policy reads neighbourhoods (CAZA, CAZA+): an SST it migrates is then placed next to
 //! the files it will most likely be compacted with *now*, not next to those it had when it
 //! was written (the neighbourhood a hint rebuilt from the file layer's metadata lacks).
@@ -8,8 +8,8 @@ use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
-use zonefs::fs::HintSource;
-use zonefs::placement::{Neighbors, PlacementHint};
+use zkv_zonefs::fs::HintSource;
+use zkv_zonefs::placement::{Neighbors, PlacementHint};
 
 use crate::version::{FileMeta, Version};
 

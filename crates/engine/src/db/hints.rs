@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use zonefs::placement::{Neighbors, SstRef};
+use zkv_zonefs::placement::{Neighbors, SstRef};
 
 use crate::compaction::{scores_by_level, ZoneLookup};
 use crate::key;

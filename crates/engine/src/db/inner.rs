@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use zonefs::fs::{FileWriter, ZoneFs};
+use zkv_zonefs::fs::{FileWriter, ZoneFs};
 
 use crate::batch::WriteBatch;
 use crate::blob::{BlobGcCutoff, FixedCutoff, ZoneCutoff};

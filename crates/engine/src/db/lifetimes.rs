@@ -9,8 +9,8 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use zonefs::fs::ZoneFs;
-use zonefs::placement::PredictedDeath;
+use zkv_zonefs::fs::ZoneFs;
+use zkv_zonefs::placement::PredictedDeath;
 
 use crate::compaction::picker_by_name;
 use crate::lifetime::{predict, Case, Clock, FileLifetime, PredictCtx};

@@ -43,8 +43,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use zonefs::fs::ZoneFs;
-use zonefs::meta::FileKind;
+use zkv_zonefs::fs::ZoneFs;
+use zkv_zonefs::meta::FileKind;
 
 use crate::batch::WriteBatch;
 use crate::key::SeqNo;
@@ -55,7 +55,7 @@ use crate::sst::TableOptions;
 use crate::version::{VersionEdit, VersionSet, DEFAULT_MAX_MANIFEST_BYTES};
 use crate::{Error, Result};
 
-use zonefs::placement::Neighbors;
+use zkv_zonefs::placement::Neighbors;
 
 use crate::compaction::job::KeepValues;
 use crate::compaction::JobOutput;

@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use zonefs::fs::ZoneFs;
+use zkv_zonefs::fs::ZoneFs;
 
 use crate::iter::{BlobFetch, InternalIterator, MergingIterator};
 use crate::key::{self, ValueKind};

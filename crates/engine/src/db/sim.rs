@@ -26,7 +26,7 @@ use super::compact::Picked;
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 
-use zonefs::fs::InlineCleaning;
+use zkv_zonefs::fs::InlineCleaning;
 
 use super::blobs::flush_blobs;
 use super::inner::{writable, DbInner, Immutable, State, Writer};

@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use zonefs::fs::ZoneFs;
+use zkv_zonefs::fs::ZoneFs;
 
 use crate::iter::level::TableOpener;
 use crate::options::Options;

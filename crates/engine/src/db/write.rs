@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use zonefs::meta::FileKind;
+use zkv_zonefs::meta::FileKind;
 
 use crate::batch::{op_encoded_len, WriteBatch, HEADER_LEN};
 use crate::key::{SeqNo, ValueKind};

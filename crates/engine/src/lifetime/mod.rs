@@ -10,7 +10,7 @@
 //! - [`LifetimeStats`]: the accuracy of the predictions, as files die.
 //!
 //! This module knows nothing of zones; the database turns a prediction into a placement
-//! hint ([`zonefs::placement::PredictedDeath`]) and answers the cleaner's compensation
+//! hint ([`zkv_zonefs::placement::PredictedDeath`]) and answers the cleaner's compensation
 //! question from it. `docs/PROPHET.md` records the choices where the paper is ambiguous.
 
 mod clock;

@@ -545,14 +545,14 @@ fn iterator_stays_invalid_after_an_error() {
 
 #[test]
 fn a_table_in_a_zoned_file() {
-    use zonefs::fs::{FsOptions, ZoneFs};
-    use zonefs::meta::FileKind;
-    use zonefs::placement::{Lifetime, PlacementHint};
+    use zkv_zonefs::fs::{FsOptions, ZoneFs};
+    use zkv_zonefs::meta::FileKind;
+    use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
-    let geo = zns::Geometry::new(16, 256 * 1024)
+    let geo = zkv_zns::Geometry::new(16, 256 * 1024)
         .with_block_size(4096)
         .with_limits(8, 8);
-    let dev: Arc<dyn zns::ZonedDevice> = Arc::new(zns::MemDevice::new(geo).unwrap());
+    let dev: Arc<dyn zkv_zns::ZonedDevice> = Arc::new(zkv_zns::MemDevice::new(geo).unwrap());
     let fs = ZoneFs::format(dev, FsOptions::default().with_meta_zones(2)).unwrap();
     let model = numbered_model(3000, 30);
     let built = build(&model, TableOptions::default());

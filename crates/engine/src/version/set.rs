@@ -53,9 +53,9 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use zonefs::fs::{FileWriter, ZoneFs};
-use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint};
+use zkv_zonefs::fs::{FileWriter, ZoneFs};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
 use crate::key::SeqNo;
 use crate::lifetime::{Clock, LifetimeStats, Outcome};
@@ -644,8 +644,8 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::cmp::Ordering;
-    use zns::{FaultControl, FaultOp, Geometry, MemDevice, TearMode, ZonedDevice};
-    use zonefs::fs::FsOptions;
+    use zkv_zns::{FaultControl, FaultOp, Geometry, MemDevice, TearMode, ZonedDevice};
+    use zkv_zonefs::fs::FsOptions;
 
     fn device(zones: u32, zone_kib: u64) -> (Arc<MemDevice>, Arc<dyn ZonedDevice>) {
         let geo = Geometry::new(zones, zone_kib * 1024)

@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use engine::db::{Db, ReadOptions, WriteOptions};
-use engine::options::{ExecMode, Options};
-use engine::Error;
-use zns::{Geometry, IoCategory, MemDevice, ZoneState, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs};
+use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::options::{ExecMode, Options};
+use zkv_engine::Error;
+use zkv_zns::{Geometry, IoCategory, MemDevice, ZoneState, ZonedDevice};
+use zkv_zonefs::fs::{FsOptions, ZoneFs};
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -263,7 +263,7 @@ pub fn one_table() -> (Arc<MemDevice>, Arc<ZoneFs>, Db, String) {
     let fs = format(&dev, fs_options());
     let db = Db::open(Arc::clone(&fs), table_options()).unwrap();
     for (k, v) in table_model() {
-        db.put(&engine::db::WriteOptions::default(), &k, &v)
+        db.put(&zkv_engine::db::WriteOptions::default(), &k, &v)
             .unwrap();
     }
     db.flush().unwrap();

@@ -9,7 +9,7 @@
 
 use std::process::ExitCode;
 
-use zns::{DeviceSpec, FileDevice, Geometry};
+use zkv_zns::{DeviceSpec, FileDevice, Geometry};
 
 const USAGE: &str =
     "usage: zns-conformance DEVICE_SPEC   (zbd:/dev/nvmeXnY | mem | file:NEW_IMAGE_PATH)";
@@ -66,7 +66,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
-    let dev = match zns::open_device(&spec, geo) {
+    let dev = match zkv_zns::open_device(&spec, geo) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("zns-conformance: cannot open {spec}: {e}");
@@ -83,10 +83,10 @@ fn main() -> ExitCode {
         g.block_size,
         g.max_open,
         g.max_active,
-        zns::conformance::cases().len()
+        zkv_zns::conformance::cases().len()
     );
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        zns::conformance::run_all(dev.as_ref(), true)
+        zkv_zns::conformance::run_all(dev.as_ref(), true)
     }));
     let summary = match run {
         Ok(s) => s,

@@ -446,7 +446,7 @@ mod tests {
     use super::*;
     use crate::fs::budget::Budget;
     use crate::placement::PlacementHint;
-    use zns::Geometry;
+    use zkv_zns::Geometry;
 
     #[test]
     fn the_cleaner_always_keeps_an_empty_zone_to_work_with() {

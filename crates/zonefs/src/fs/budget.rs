@@ -12,7 +12,7 @@
 //! Because leases never exceed the active budget, a writer that needs a new zone while
 //! every active resource is taken always finds an idle active zone to finish.
 
-use zns::Geometry;
+use zkv_zns::Geometry;
 
 use super::error::{FsError, FsResult};
 

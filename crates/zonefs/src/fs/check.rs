@@ -3,7 +3,7 @@
 //! part, live bytes as the extents add up), and zones that hold file data but can no
 //! longer be read or written.
 
-use zns::ZoneState;
+use zkv_zns::ZoneState;
 
 use super::mount::data_zone_report;
 use super::{FsResult, ZoneFs};

@@ -32,7 +32,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::thread::{JoinHandle, ThreadId};
 use std::time::{Duration, Instant};
 
-use zns::IoCategory;
+use zkv_zns::IoCategory;
 
 use crate::meta::{Extent, FileId, FileKind, FsState, Record};
 use crate::placement::{Lifetime, PlacementHint};

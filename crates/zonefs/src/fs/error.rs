@@ -1,7 +1,7 @@
 //! Typed errors of the file layer. Device and metadata failures are wrapped with the
 //! operation that hit them, so that one line tells what was being done and why it failed.
 
-use zns::ZnsError;
+use zkv_zns::ZnsError;
 
 use crate::meta::{MetaError, StateError};
 

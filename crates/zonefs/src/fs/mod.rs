@@ -34,7 +34,7 @@ mod writer;
 
 use std::sync::Arc;
 
-use zns::ZonedDevice;
+use zkv_zns::ZonedDevice;
 
 use crate::meta::{FileKind, FileMeta, FsState, MountReport};
 

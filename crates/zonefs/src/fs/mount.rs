@@ -11,7 +11,7 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
-use zns::{ZoneInfo, ZoneState, ZonedDevice};
+use zkv_zns::{ZoneInfo, ZoneState, ZonedDevice};
 
 use crate::meta::{
     self, FsState, MetaLog, MetaResult, Record, ZoneLayout, ZonePlacement, MIN_META_ZONES,

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, Weak};
 
-use zns::IoCategory;
+use zkv_zns::IoCategory;
 
 use crate::meta::{Extent, FileId, FileKind, FileMeta};
 

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, RwLock};
 
-use zns::{DeviceStats, Geometry, ZonedDevice};
+use zkv_zns::{DeviceStats, Geometry, ZonedDevice};
 
 use crate::meta::{FileId, FsState, MetaLog, Record, ZoneLayout, ZonePlacement};
 use crate::placement::PlacementPolicy;

@@ -12,7 +12,7 @@
 //!   zone capacity; free bytes = room left in empty and active data zones − reserved
 //!   zones × zone capacity (never below 0); free ratio = free / usable.
 
-use zns::{IoCategory, ZoneState};
+use zkv_zns::{IoCategory, ZoneState};
 
 use crate::meta::MetaLogStats;
 

@@ -11,7 +11,7 @@
 //! - the blob file numbers written into it: the first (BAZA's fill order) and the youngest,
 //!   which becomes a blob zone's YBIZ when the zone turns full (see `note_full`).
 
-use zns::{ZoneInfo, ZoneState};
+use zkv_zns::{ZoneInfo, ZoneState};
 
 use crate::placement::{is_blob_zone, ybiz_of, ybiz_policy, ZoneUse, ZoneView};
 
@@ -560,7 +560,7 @@ pub(crate) fn ratio(part: u64, whole: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zns::Geometry;
+    use zkv_zns::Geometry;
 
     fn table(zones: u32, limits: (u32, u32)) -> ZoneTable {
         let geo = Geometry::new(zones + 2, 1 << 16).with_limits(limits.0, limits.1);

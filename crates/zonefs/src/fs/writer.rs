@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use zns::IoCategory;
+use zkv_zns::IoCategory;
 
 use crate::meta::{Extent, FileId, FileKind, FileMeta, Record};
 use crate::placement::PlacementHint;

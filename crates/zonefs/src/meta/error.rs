@@ -1,7 +1,7 @@
 //! Errors of the metadata log: device failures, rejected records, and what mount can find
 //! wrong with the metadata zones.
 
-use zns::ZnsError;
+use zkv_zns::ZnsError;
 
 use super::codec::EncodeError;
 use super::state::StateError;

@@ -2,7 +2,7 @@
 //! their offsets. For tools (a metadata dump command) and for tests that damage chosen
 //! frames.
 
-use zns::{IoCategory, ZoneState, ZonedDevice};
+use zkv_zns::{IoCategory, ZoneState, ZonedDevice};
 
 use super::error::MetaResult;
 use super::record::{FrameError, FrameKind};

@@ -11,7 +11,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use zns::{Geometry, IoCategory, ZoneState, ZonedDevice};
+use zkv_zns::{Geometry, IoCategory, ZoneState, ZonedDevice};
 
 use super::batch::Batch;
 use super::error::{MetaError, MetaResult};

@@ -4,7 +4,7 @@
 //! it. [`probe`] reads the first block of the leading zones and reports the newest intact
 //! superblock, so that a caller can mount with what the device says instead of asking.
 
-use zns::{Geometry, IoCategory, ZoneInfo, ZoneState, ZonedDevice};
+use zkv_zns::{Geometry, IoCategory, ZoneInfo, ZoneState, ZonedDevice};
 
 use super::error::{MetaError, MetaResult};
 use super::superblock::{Superblock, SuperblockError};

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use zns::{Geometry, IoCategory, ZoneInfo, ZoneState, ZonedDevice};
+use zkv_zns::{Geometry, IoCategory, ZoneInfo, ZoneState, ZonedDevice};
 
 use super::error::{MetaError, MetaResult};
 use super::log::{check_layout, MetaLog, MountReport};
@@ -282,7 +282,7 @@ mod tests {
     use crate::meta::batch::Batch;
     use crate::meta::record::Record;
     use crate::meta::state::{FileId, FileKind, FileMeta, ZoneLayout};
-    use zns::MemDevice;
+    use zkv_zns::MemDevice;
 
     /// A generation as format version 2 wrote it: one copy of everything, the snapshot
     /// right after the superblock.

@@ -411,7 +411,7 @@ mod tests {
     use crate::meta::batch::Batch;
     use crate::meta::state::{FileId, FileKind, FileMeta};
     use crate::meta::superblock::{Superblock, SUPERBLOCK_LEN};
-    use zns::Geometry;
+    use zkv_zns::Geometry;
 
     const BLOCK: usize = 512;
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
 
-use zns::Geometry;
+use zkv_zns::Geometry;
 
 use super::index::ExtentIndex;
 use super::options::StoredOptions;

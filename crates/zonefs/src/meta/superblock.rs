@@ -19,7 +19,7 @@
 //! | 56 | 4 | reserved (0) |
 //! | 60 | 4 | CRC32C of bytes 0..60 |
 
-use zns::Geometry;
+use zkv_zns::Geometry;
 
 pub const MAGIC: [u8; 8] = *b"ZKVMETA\0";
 /// The format this build writes. Version 2 added the file-system options (the `Options`

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use zns::{Geometry, IoCategory, MemDevice, ZoneState, ZonedDevice};
-use zonefs::meta::{
+use zkv_zns::{Geometry, IoCategory, MemDevice, ZoneState, ZonedDevice};
+use zkv_zonefs::meta::{
     Extent, FileId, FileKind, FileMeta, FsState, MetaError, MetaLog, Record, ZoneLayout,
     ZonePlacement,
 };

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use zns::{ZoneInfo, ZonedDevice};
+use zkv_zns::{ZoneInfo, ZonedDevice};
 
 /// Everything a write, reset, finish or flush would change.
 #[derive(Debug, PartialEq, Eq)]

@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use zns::{Geometry, MemDevice, ZonedDevice};
-use zonefs::fs::{FsOptions, ZoneFs, ZoneStat};
-use zonefs::meta::FileKind;
-use zonefs::placement::{Lifetime, PlacementHint};
+use zkv_zns::{Geometry, MemDevice, ZonedDevice};
+use zkv_zonefs::fs::{FsOptions, ZoneFs, ZoneStat};
+use zkv_zonefs::meta::FileKind;
+use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
 pub const KIB: u64 = 1024;
 
@@ -157,7 +157,7 @@ pub struct Probe {
 
 #[derive(Default)]
 struct Gate {
-    held: Vec<zns::IoCategory>,
+    held: Vec<zkv_zns::IoCategory>,
     waiting: usize,
 }
 
@@ -178,7 +178,7 @@ impl Probe {
     }
 
     /// Writes of these categories wait until [`Probe::open_gate`].
-    pub fn hold(&self, cats: &[zns::IoCategory]) {
+    pub fn hold(&self, cats: &[zkv_zns::IoCategory]) {
         self.gate.lock().unwrap().held = cats.to_vec();
     }
 
@@ -204,7 +204,7 @@ impl Probe {
         }
     }
 
-    fn track<T>(&self, zone: u32, cat: zns::IoCategory, f: impl FnOnce() -> T) -> T {
+    fn track<T>(&self, zone: u32, cat: zkv_zns::IoCategory, f: impl FnOnce() -> T) -> T {
         {
             let mut g = self.gate.lock().unwrap();
             if g.held.contains(&cat) {
@@ -235,7 +235,7 @@ impl Probe {
 }
 
 impl ZonedDevice for Probe {
-    fn geometry(&self) -> zns::Geometry {
+    fn geometry(&self) -> zkv_zns::Geometry {
         self.inner.geometry()
     }
 
@@ -243,36 +243,36 @@ impl ZonedDevice for Probe {
         format!("probe({})", self.inner.describe())
     }
 
-    fn report_zones(&self, first: u32, count: u32) -> zns::Result<Vec<zns::ZoneInfo>> {
+    fn report_zones(&self, first: u32, count: u32) -> zkv_zns::Result<Vec<zkv_zns::ZoneInfo>> {
         self.inner.report_zones(first, count)
     }
 
-    fn read(&self, addr: u64, buf: &mut [u8], cat: zns::IoCategory) -> zns::Result<()> {
+    fn read(&self, addr: u64, buf: &mut [u8], cat: zkv_zns::IoCategory) -> zkv_zns::Result<()> {
         self.inner.read(addr, buf, cat)
     }
 
-    fn write(&self, addr: u64, data: &[u8], cat: zns::IoCategory) -> zns::Result<()> {
+    fn write(&self, addr: u64, data: &[u8], cat: zkv_zns::IoCategory) -> zkv_zns::Result<()> {
         let zone = (addr / self.zone_size) as u32;
         self.track(zone, cat, || self.inner.write(addr, data, cat))
     }
 
-    fn append(&self, zone: u32, data: &[u8], cat: zns::IoCategory) -> zns::Result<u64> {
+    fn append(&self, zone: u32, data: &[u8], cat: zkv_zns::IoCategory) -> zkv_zns::Result<u64> {
         self.track(zone, cat, || self.inner.append(zone, data, cat))
     }
 
-    fn zone_op(&self, zone: u32, op: zns::ZoneOp) -> zns::Result<()> {
+    fn zone_op(&self, zone: u32, op: zkv_zns::ZoneOp) -> zkv_zns::Result<()> {
         self.inner.zone_op(zone, op)
     }
 
-    fn sync(&self) -> zns::Result<()> {
+    fn sync(&self) -> zkv_zns::Result<()> {
         self.inner.sync()
     }
 
-    fn stats(&self) -> zns::DeviceStats {
+    fn stats(&self) -> zkv_zns::DeviceStats {
         self.inner.stats()
     }
 
-    fn faults(&self) -> Option<&dyn zns::FaultControl> {
+    fn faults(&self) -> Option<&dyn zkv_zns::FaultControl> {
         self.inner.faults()
     }
 }

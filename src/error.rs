@@ -1,0 +1,96 @@
+//! The library's one error type: what failed, and on which device.
+
+use zkv_zns::ZnsError;
+use zkv_zonefs::fs::FsError;
+
+/// A failure of [`crate::Db`]. Every variant names the device it happened on (as
+/// `mem`, `file:PATH` or `zbd:PATH`), and its message starts with it. The lower layers'
+/// errors are boxed, so that a `Result` stays small.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The device could not be named, opened, created or synced (a bad spec, a missing
+    /// permission, an image another process holds, an I/O error).
+    #[error("{device}: {source}")]
+    Device {
+        device: String,
+        #[source]
+        source: Box<ZnsError>,
+    },
+
+    /// The zoned file system could not be formatted or mounted (damaged metadata, options
+    /// the device cannot take), or its zone cleaner could not start.
+    #[error("{device}: {source}")]
+    FileSystem {
+        device: String,
+        #[source]
+        source: Box<FsError>,
+    },
+
+    /// The database failed: opening or recovering it, a read, a write, closing it.
+    #[error("{device}: {source}")]
+    Engine {
+        device: String,
+        #[source]
+        source: Box<zkv_engine::Error>,
+    },
+
+    /// There is no store to open and [`crate::DbOptions::create_if_missing`] is off.
+    /// `missing` says what is not there.
+    #[error("{device}: nothing to open: {missing} (create_if_missing is off)")]
+    NotFound { device: String, missing: String },
+
+    /// The device holds a database and [`crate::DbOptions::error_if_exists`] is on.
+    #[error("{device}: a zkv database exists already (error_if_exists is on)")]
+    AlreadyExists { device: String },
+
+    /// A run of the background zone cleaner failed (the last such failure; the cleaner
+    /// tries again at its next wake-up). Reported by [`crate::Db::close`].
+    #[error("{device}: zone cleaning failed: {message}")]
+    Cleaner { device: String, message: String },
+}
+
+impl Error {
+    /// The device the error happened on, as its spec is written (`file:/tmp/zkv.img`).
+    pub fn device(&self) -> &str {
+        match self {
+            Error::Device { device, .. }
+            | Error::FileSystem { device, .. }
+            | Error::Engine { device, .. }
+            | Error::NotFound { device, .. }
+            | Error::AlreadyExists { device }
+            | Error::Cleaner { device, .. } => device,
+        }
+    }
+
+    pub(crate) fn device_error(device: &str, source: ZnsError) -> Error {
+        Error::Device {
+            device: device.to_string(),
+            source: Box::new(source),
+        }
+    }
+
+    pub(crate) fn fs(device: &str, source: FsError) -> Error {
+        Error::FileSystem {
+            device: device.to_string(),
+            source: Box::new(source),
+        }
+    }
+
+    pub(crate) fn engine(device: &str, source: zkv_engine::Error) -> Error {
+        Error::Engine {
+            device: device.to_string(),
+            source: Box::new(source),
+        }
+    }
+
+    pub(crate) fn not_found(device: &str, missing: &str) -> Error {
+        Error::NotFound {
+            device: device.to_string(),
+            missing: missing.to_string(),
+        }
+    }
+}
+
+/// `Result` with the library's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

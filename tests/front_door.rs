@@ -1,0 +1,284 @@
+//! The library's front door, `zkv::Db`: opening each kind of device, creating and
+//! reopening an image, the create/exists switches, zone cleaning in both execution modes,
+//! and closing (with errors reported, or by a drop).
+
+use std::path::{Path, PathBuf};
+
+use zkv::zns::{FaultOp, Geometry};
+use zkv::{Db, DbOptions, Error, ExecMode, FsOptions, Options, ReadOptions, WriteBatch};
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+
+/// `file:` spec of an image named `name` in `dir`.
+fn image(dir: &Path, name: &str) -> (PathBuf, String) {
+    let path = dir.join(name);
+    let spec = format!("file:{}", path.display());
+    (path, spec)
+}
+
+/// A store that fills its device quickly: 8 zones of 1 MiB (5 MiB for data), 64 KiB
+/// memtables and tables, a 256 KiB L1.
+fn small(mode: ExecMode) -> DbOptions {
+    DbOptions {
+        geometry: Geometry::new(8, MIB),
+        engine: Options {
+            mode,
+            write_buffer_size: 64 * KIB,
+            target_file_size_base: 64 * KIB,
+            max_bytes_for_level_base: 256 * KIB,
+            ..Options::default()
+        },
+        ..DbOptions::default()
+    }
+}
+
+fn no_create() -> DbOptions {
+    DbOptions {
+        create_if_missing: false,
+        ..DbOptions::default()
+    }
+}
+
+#[test]
+fn a_memory_store_reads_its_writes_batches_snapshots_and_iterates() {
+    let db = Db::open("mem", DbOptions::default()).unwrap();
+    assert_eq!(db.device(), "mem");
+    db.put("a", "1").unwrap();
+    db.put(b"b", vec![2u8]).unwrap();
+    let snapshot = db.snapshot();
+    let mut batch = WriteBatch::new();
+    batch.delete(b"a");
+    batch.put(b"c", b"3");
+    db.write(batch).unwrap();
+
+    assert_eq!(db.get("a").unwrap(), None);
+    assert_eq!(
+        db.get_opt("a", &ReadOptions::at(&snapshot)).unwrap(),
+        Some(b"1".to_vec())
+    );
+    let all: Vec<(Vec<u8>, Vec<u8>)> = db.iter().unwrap().map(Result::unwrap).collect();
+    assert_eq!(
+        all,
+        [(b"b".to_vec(), vec![2u8]), (b"c".to_vec(), b"3".to_vec())]
+    );
+    db.delete("c").unwrap();
+    assert_eq!(db.iter().unwrap().count(), 1);
+    drop(snapshot);
+    db.close().unwrap();
+}
+
+#[test]
+fn threads_share_a_store() {
+    let db = Db::open("mem", DbOptions::default()).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let db = &db;
+            s.spawn(move || {
+                for i in 0..100 {
+                    db.put(format!("{t}-{i}"), "v").unwrap();
+                }
+            });
+        }
+    });
+    assert_eq!(db.iter().unwrap().count(), 400);
+    db.close().unwrap();
+}
+
+#[test]
+fn an_image_is_created_then_reopened_with_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, spec) = image(dir.path(), "zkv.img");
+    let db = Db::open(&spec, DbOptions::default()).unwrap();
+    assert!(path.exists());
+    db.put("k", "v").unwrap();
+    db.close().unwrap();
+
+    for options in [DbOptions::default(), no_create()] {
+        let db = Db::open(&spec, options).unwrap();
+        assert_eq!(db.get("k").unwrap(), Some(b"v".to_vec()));
+        db.close().unwrap();
+    }
+}
+
+#[test]
+fn without_create_if_missing_nothing_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, spec) = image(dir.path(), "missing.img");
+    let err = Db::open(&spec, no_create()).unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+    assert_eq!(err.device(), spec);
+    assert_eq!(
+        err.to_string(),
+        format!("{spec}: nothing to open: the image does not exist (create_if_missing is off)")
+    );
+    assert!(!path.exists(), "no image may be left behind");
+
+    let err = Db::open("mem", no_create()).unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err:?}");
+}
+
+#[test]
+fn an_image_without_a_file_system_is_formatted_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, spec) = image(dir.path(), "blank.img");
+    zkv::zns::FileDevice::create(&path, Geometry::new(8, MIB)).unwrap();
+
+    let err = Db::open(&spec, no_create()).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the device holds no zkv file system"),
+        "{err}"
+    );
+    let db = Db::open(&spec, DbOptions::default()).unwrap();
+    db.put("k", "v").unwrap();
+    db.close().unwrap();
+}
+
+#[test]
+fn error_if_exists_refuses_a_store_and_leaves_it_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, spec) = image(dir.path(), "zkv.img");
+    let exclusive = DbOptions {
+        error_if_exists: true,
+        ..DbOptions::default()
+    };
+    // A new image is no reason to refuse.
+    let db = Db::open(&spec, exclusive.clone()).unwrap();
+    db.put("k", "v").unwrap();
+    db.close().unwrap();
+
+    let err = Db::open(&spec, exclusive).unwrap_err();
+    assert!(matches!(err, Error::AlreadyExists { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!("{spec}: a zkv database exists already (error_if_exists is on)")
+    );
+    let db = Db::open(&spec, no_create()).unwrap();
+    assert_eq!(db.get("k").unwrap(), Some(b"v".to_vec()));
+    db.close().unwrap();
+}
+
+#[test]
+fn an_open_image_is_locked_against_a_second_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, spec) = image(dir.path(), "zkv.img");
+    let db = Db::open(&spec, DbOptions::default()).unwrap();
+    let err = Db::open(&spec, DbOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::Device { .. }), "{err:?}");
+    db.close().unwrap();
+    Db::open(&spec, DbOptions::default())
+        .unwrap()
+        .close()
+        .unwrap();
+}
+
+#[test]
+fn a_failed_open_removes_the_image_it_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, spec) = image(dir.path(), "zkv.img");
+    let bad_fs = DbOptions {
+        fs: FsOptions::default().with_gc(50, 10),
+        ..DbOptions::default()
+    };
+    let err = Db::open(&spec, bad_fs).unwrap_err();
+    assert!(matches!(err, Error::FileSystem { .. }), "{err:?}");
+    assert!(!path.exists());
+
+    let bad_engine = DbOptions {
+        engine: Options {
+            num_levels: 0,
+            ..Options::default()
+        },
+        ..DbOptions::default()
+    };
+    let err = Db::open(&spec, bad_engine).unwrap_err();
+    assert!(matches!(err, Error::Engine { .. }), "{err:?}");
+    assert!(!path.exists());
+}
+
+#[test]
+fn a_bad_device_spec_is_a_device_error() {
+    let err = Db::open("tape:/dev/st0", DbOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::Device { .. }), "{err:?}");
+    assert_eq!(err.device(), "tape:/dev/st0");
+}
+
+/// Overwrites 64 keys (256 KiB) until about five times the device's data space (5 MiB)
+/// has been written.
+fn overwrite_well_past_the_device(db: &Db) -> zkv::Result<()> {
+    let value = vec![b'v'; 4096];
+    for i in 0..6 * 4 * 256 {
+        db.put(format!("key{}", i % 64), &value)?;
+    }
+    Ok(())
+}
+
+fn cleaning_keeps_the_store_writable(mode: ExecMode) {
+    let db = Db::open("mem", small(mode)).unwrap();
+    overwrite_well_past_the_device(&db).unwrap();
+    let gc = db.engine().file_system().stats().gc;
+    assert!(gc.victims > 0, "{gc:?}");
+    assert_eq!(db.get("key3").unwrap(), Some(vec![b'v'; 4096]));
+    db.close().unwrap();
+
+    // Without cleaning, the same writes run out of space: the cleaning above was needed.
+    let off = DbOptions {
+        cleaning: false,
+        ..small(mode)
+    };
+    let db = Db::open("mem", off).unwrap();
+    let err = overwrite_well_past_the_device(&db).unwrap_err();
+    assert!(err.to_string().contains("out of space"), "{err}");
+}
+
+#[test]
+fn zones_are_cleaned_in_threaded_mode() {
+    cleaning_keeps_the_store_writable(ExecMode::Threaded);
+}
+
+#[test]
+fn zones_are_cleaned_in_deterministic_mode() {
+    cleaning_keeps_the_store_writable(ExecMode::Deterministic);
+}
+
+#[test]
+fn close_reports_a_failed_sync() {
+    let db = Db::open("mem", DbOptions::default()).unwrap();
+    db.put("k", "v").unwrap();
+    let dev = db.engine().file_system().device();
+    dev.faults().unwrap().inject_persistent(FaultOp::Sync, None);
+    // The first step that failed: the WAL's sync, as the database closed it.
+    let err = db.close().unwrap_err();
+    assert!(matches!(err, Error::Engine { .. }), "{err:?}");
+    assert_eq!(err.device(), "mem");
+    assert!(
+        err.to_string().contains("injected I/O error on sync"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_store_dropped_without_close_opens_again_with_its_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_, spec) = image(dir.path(), "zkv.img");
+    for mode in [ExecMode::Threaded, ExecMode::Deterministic] {
+        let db = Db::open(&spec, small(mode)).unwrap();
+        for i in 0..500 {
+            db.put(format!("key{i}"), format!("{mode:?} {i}")).unwrap();
+        }
+        drop(db);
+        // The default WAL recovery refuses any damage: every write must be there whole.
+        let reopen = DbOptions {
+            create_if_missing: false,
+            ..small(mode)
+        };
+        let db = Db::open(&spec, reopen).unwrap();
+        assert_eq!(
+            db.get("key499").unwrap(),
+            Some(format!("{mode:?} 499").into_bytes())
+        );
+        assert_eq!(db.iter().unwrap().count(), 500);
+        db.close().unwrap();
+    }
+}
