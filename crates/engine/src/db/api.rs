@@ -426,6 +426,7 @@ impl Db {
             stall_stops: Counters::get(&c.stops),
             stall_delays: Counters::get(&c.delays),
             space_stalls: Counters::get(&c.space_stalls),
+            grouped_writes: Counters::get(&c.grouped_writes),
             no_room_retries: Counters::get(&c.no_room_retries),
             picker_ns: Counters::get(&c.picker_ns),
             picker_calls: Counters::get(&c.picker_calls),

@@ -186,6 +186,8 @@ pub(crate) struct DbInner {
     /// Signalled whenever `state` changes in a way someone may wait for.
     changed: Condvar,
     writer: Mutex<Writer>,
+    /// Writes waiting for the writer lock, for group commit.
+    pub(crate) write_queue: super::write_group::WriteQueue,
     sim: Mutex<Sim>,
     /// Every entry with a sequence number up to this one is readable.
     pub last_seq: AtomicU64,
@@ -256,6 +258,7 @@ impl DbInner {
             versions: Mutex::new(p.versions),
             changed: Condvar::new(),
             writer: Mutex::new(p.writer),
+            write_queue: Default::default(),
             sim: Mutex::new(Sim::default()),
             last_seq: AtomicU64::new(p.last_seq),
             counters: Counters::default(),
@@ -296,6 +299,10 @@ impl DbInner {
 
     pub(crate) fn lock_writer(&self) -> MutexGuard<'_, Writer> {
         lock(&self.writer)
+    }
+
+    pub(crate) fn writer_mutex(&self) -> &Mutex<Writer> {
+        &self.writer
     }
 
     pub(crate) fn lock_sim(&self) -> MutexGuard<'_, Sim> {

@@ -32,6 +32,7 @@ mod stall;
 mod stats;
 mod table_cache;
 mod write;
+mod write_group;
 
 pub use api::{Db, MemtableShape, ReadOptions, WriteOptions};
 pub use check::{check, CheckReport, Finding, KeyRange, Severity};

@@ -31,6 +31,7 @@ pub(crate) struct Counters {
     pub delays: AtomicU64,
     /// Threaded writers waited for the zone cleaner (see `write.rs`, `space_stall`).
     pub space_stalls: AtomicU64,
+    pub grouped_writes: AtomicU64,
     /// Flushes and compactions that found no room for an output and ran again later.
     pub no_room_retries: AtomicU64,
     pub picker_ns: AtomicU64,
@@ -210,6 +211,8 @@ pub struct DbStats {
     pub stall_delays: u64,
     /// Threaded writers that waited for the zone cleaner (low free space).
     pub space_stalls: u64,
+    /// Writes another write's leader applied in its group (group commit; threaded mode).
+    pub grouped_writes: u64,
     /// Flushes and compactions that found no room for an output and ran again later.
     pub no_room_retries: u64,
     /// Wall time spent in `Picker::order` while picking compactions, and the number of

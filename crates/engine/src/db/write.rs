@@ -1,6 +1,6 @@
 //! The write path: stalls, sequence numbers, the WAL, the memtable, memtable switches.
 
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 use zkv_zonefs::meta::FileKind;
@@ -27,7 +27,7 @@ const SPACE_STALL_LIMIT: Duration = Duration::from_secs(5);
 
 /// What one write applies: a batch, or a single put or delete of the caller's (written
 /// without building a batch, which would cost more than the memtable insert).
-enum Update<'a> {
+pub(super) enum Update<'a> {
     Batch(WriteBatch),
     One {
         kind: ValueKind,
@@ -36,7 +36,28 @@ enum Update<'a> {
     },
 }
 
+impl From<WriteBatch> for Update<'_> {
+    fn from(batch: WriteBatch) -> Self {
+        Update::Batch(batch)
+    }
+}
+
 impl Update<'_> {
+    /// The update as a batch of its own (to queue it for a write group).
+    fn into_batch(self) -> WriteBatch {
+        match self {
+            Update::Batch(batch) => batch,
+            Update::One { kind, key, value } => {
+                let mut batch = WriteBatch::new();
+                match kind {
+                    ValueKind::Delete => batch.delete(key),
+                    _ => batch.put(key, value),
+                }
+                batch
+            }
+        }
+    }
+
     /// The size of its WAL record (what delayed writes are paced by).
     fn encoded_len(&self) -> u64 {
         match self {
@@ -87,36 +108,63 @@ impl DbInner {
         self.apply(opts, Update::One { kind, key, value })
     }
 
-    fn apply(&self, opts: &WriteOptions, mut update: Update<'_>) -> Result<()> {
+    /// Applies `update`: in threaded mode at once if no other write holds the writer lock,
+    /// else in a write group (`write_group.rs`); in deterministic mode, where one thread
+    /// writes, always alone.
+    fn apply(&self, opts: &WriteOptions, update: Update<'_>) -> Result<()> {
+        if !self.deterministic() {
+            if let Some(w) = self.try_lock_writer() {
+                return self.apply_locked(w, opts, update);
+            }
+            return self.write_queued(opts, update.into_batch());
+        }
+        self.apply_alone(opts, update)
+    }
+
+    /// Applies `update` on its own, waiting for the writer lock.
+    pub(super) fn apply_alone(&self, opts: &WriteOptions, update: Update<'_>) -> Result<()> {
+        self.apply_locked(self.lock_writer(), opts, update)
+    }
+
+    /// Applies `update` with the writer lock held: stalls, sequence numbers, the WAL
+    /// record, the memtable, a memtable switch.
+    /// The writer lock is released before the virtual clock runs on (deterministic mode),
+    /// as the jobs that run then may need it.
+    pub(super) fn apply_locked(
+        &self,
+        mut guard: MutexGuard<'_, Writer>,
+        opts: &WriteOptions,
+        mut update: Update<'_>,
+    ) -> Result<()> {
+        let w = &mut *guard;
         let bytes = update.encoded_len();
-        let mut w = self.lock_writer();
         // Deterministic mode: the write happens at the virtual instant the stall lets it,
         // then the clock runs on by its cost.
         let mut sim = self.deterministic().then(|| self.lock_sim());
         let mem = match sim.as_deref_mut() {
             Some(sim) => {
-                self.sim_stall(sim, &mut w, bytes)?;
+                self.sim_stall(sim, w, bytes)?;
                 self.current_memtable()?
             }
-            None => self.make_room(&mut w, bytes)?,
+            None => self.make_room(w, bytes)?,
         };
         let seq = self.last_sequence() + 1;
         if let Update::Batch(batch) = &mut update {
             batch.set_sequence(seq);
         }
         if !opts.disable_wal {
-            self.log_update(&mut w, &update, seq, opts.sync)?;
+            self.log_update(w, &update, seq, opts.sync)?;
         }
         let last = self.insert(&mem, &update, seq);
         self.last_seq
             .store(last, std::sync::atomic::Ordering::Release);
         if mem.approximate_memory_usage() >= self.options.write_buffer_size {
-            self.switch_memtable(&mut w)?;
+            self.switch_memtable(w)?;
             if sim.is_none() {
                 self.space_stall();
             }
         }
-        drop(w);
+        drop(guard);
         if let Some(mut sim) = sim {
             let until = sim.now().saturating_add(self.options.sim.write_ns(bytes));
             self.sim_advance(&mut sim, until)?;

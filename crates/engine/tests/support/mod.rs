@@ -249,9 +249,12 @@ pub fn table_model() -> Model {
 
 /// Options of the one-table fixture: one memtable holds everything, so `flush` writes one
 /// table.
+/// No block cache: the fault tests that use these options damage the device under a
+/// running database and expect its reads to meet the damage.
 pub fn table_options() -> Options {
     Options {
         write_buffer_size: 1 << 20,
+        block_cache_size: 0,
         ..tiny_options(ExecMode::Deterministic)
     }
 }
@@ -259,9 +262,14 @@ pub fn table_options() -> Options {
 /// An open database holding `table_model()` in one SST, with its device, file system and
 /// the SST's name.
 pub fn one_table() -> (Arc<MemDevice>, Arc<ZoneFs>, Db, String) {
+    one_table_with(table_options())
+}
+
+/// [`one_table`] with other options.
+pub fn one_table_with(options: Options) -> (Arc<MemDevice>, Arc<ZoneFs>, Db, String) {
     let (mem, dev) = device(32, 256);
     let fs = format(&dev, fs_options());
-    let db = Db::open(Arc::clone(&fs), table_options()).unwrap();
+    let db = Db::open(Arc::clone(&fs), options).unwrap();
     for (k, v) in table_model() {
         db.put(&zkv_engine::db::WriteOptions::default(), &k, &v)
             .unwrap();
