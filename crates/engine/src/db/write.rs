@@ -113,7 +113,14 @@ impl DbInner {
     /// writes, always alone.
     fn apply(&self, opts: &WriteOptions, update: Update<'_>) -> Result<()> {
         if !self.deterministic() {
-            if let Some(w) = self.try_lock_writer() {
+            // Alone only if no write is queued: one that went ahead of a queue would take
+            // the lock, and its sync, away from a whole group.
+            let alone = if self.write_queue.is_empty() {
+                self.try_lock_writer()
+            } else {
+                None
+            };
+            if let Some(w) = alone {
                 return self.apply_locked(w, opts, update);
             }
             return self.write_queued(opts, update.into_batch());

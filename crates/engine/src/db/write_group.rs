@@ -52,6 +52,11 @@ struct Queued {
 }
 
 impl WriteQueue {
+    /// Whether no write waits (a hint: it may change at once).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lock().waiting.is_empty()
+    }
+
     fn lock(&self) -> MutexGuard<'_, QueueState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
