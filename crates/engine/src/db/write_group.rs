@@ -17,7 +17,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use crate::batch::WriteBatch;
-use crate::Result;
+use crate::{Error, Result};
 
 use super::inner::DbInner;
 use super::stats::Counters;
@@ -105,20 +105,24 @@ impl DbInner {
         match turn {
             Turn::Applied => Ok(()),
             Turn::Alone(batch) => self.apply_alone(opts, batch.into()),
-            Turn::Lead => self.lead_group(),
+            Turn::Lead => self.lead_group(id),
         }
     }
 
-    /// Takes the writer lock, then the group behind this leader (first in the queue), and
+    /// Takes the writer lock, then the group behind leader `id` (first in the queue), and
     /// applies it; tells the others how it went.
-    fn lead_group(&self) -> Result<()> {
+    fn lead_group(&self, id: u64) -> Result<()> {
         let w = self.lock_writer();
-        let mut group = self.take_group();
+        let mut group = self.take_group(id);
         // Taking the group changed the queue's front: the next leader may start waiting
         // for the writer lock now.
         self.write_queue.changed.notify_all();
         let Some(leader) = group.first() else {
-            return Ok(());
+            // Only a leader takes writes out of the queue, and only from its front, where
+            // this one stood: not reachable, but never acknowledge a write not applied.
+            return Err(Error::NotWritable(
+                "internal error: the write queue lost a write".into(),
+            ));
         };
         let opts = WriteOptions {
             sync: leader.sync,
@@ -145,9 +149,13 @@ impl DbInner {
         result
     }
 
-    /// Removes the leader (first in the queue) and the writes that may join it.
-    fn take_group(&self) -> Vec<Queued> {
+    /// Removes leader `id` (first in the queue) and the writes that may join it; empty if
+    /// `id` is not first.
+    fn take_group(&self, id: u64) -> Vec<Queued> {
         let mut st = self.write_queue.lock();
+        if st.waiting.front().is_none_or(|q| q.id != id) {
+            return Vec::new();
+        }
         let Some(leader) = st.waiting.pop_front() else {
             return Vec::new();
         };
