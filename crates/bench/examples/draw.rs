@@ -205,6 +205,8 @@ fn ops(case: &str, n: u64, proportions: Proportions, out: &mut String) -> Res<()
             OpKind::Insert => "INSERT",
             OpKind::Scan { .. } => "SCAN",
             OpKind::ReadModifyWrite => "READMODIFYWRITE",
+            OpKind::Delete => "DELETE",
+            OpKind::Next => "NEXT",
         };
         *counts.entry(label).or_insert(0) += 1;
     }

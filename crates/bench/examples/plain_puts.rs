@@ -84,8 +84,7 @@ fn run(s: &Setup) -> Res<()> {
     let db = open(s)?;
     let config = DbBenchConfig {
         num: s.num,
-        key_size: 16,
-        read_write_percent: 90,
+        ..DbBenchConfig::default()
     };
     // `zkv bench` seeds its first workload and its values with --seed, 0 by default.
     let mut ops = DbBenchGenerator::new(s.workload, config, 0).map_err(|e| e.to_string())?;
@@ -97,10 +96,11 @@ fn run(s: &Setup) -> Res<()> {
     while let Some(op) = ops.next_op() {
         let result = match op.kind {
             OpKind::Read => db.get(&read, &op.key).map(drop),
-            _ => {
+            OpKind::Insert | OpKind::Update => {
                 values.fill(s.value_size, &mut value);
                 db.put(&write, &op.key, &value)
             }
+            other => return Err(format!("a plain loop does not run {}", other.name())),
         };
         result.map_err(|e| format!("operation {}: {e}", done + 1))?;
         done += 1;

@@ -11,6 +11,14 @@
 //! - `readrandom`: `rand % num` (`GetRandomKey` without an exponential range).
 //! - `readrandomwriterandom`: a key `rand % num` per operation; in each batch of 100
 //!   operations the first `readwritepercent` are reads and the rest writes.
+//! - `fillbatch`: `fillseq`'s keys, written 1000 to a batch.
+//! - `readseq`: one forward iterator from the first key, an operation per entry read.
+//! - `seekrandom`: a seek to `rand % num`, then `seek_nexts` nexts.
+//! - `deleterandom`: a delete of `rand % num`, with replacement.
+//!
+//! The read benchmarks (readrandom, readrandomwriterandom, readseq, seekrandom) run
+//! `--reads` operations, deleterandom `--deletes`, the others `--num`; each is `--num`
+//! unless given.
 //!
 //! db_bench draws from its own `Random64` (a Mersenne twister); zkv draws from the seeded
 //! ChaCha of [`crate::gen::BenchRng`]: the same uniform `rand % num`, another sequence.
@@ -27,15 +35,26 @@ pub enum DbBenchWorkload {
     Overwrite,
     ReadRandom,
     ReadRandomWriteRandom,
+    FillBatch,
+    ReadSeq,
+    SeekRandom,
+    DeleteRandom,
 }
 
+/// Entries per write batch of `fillbatch` (db_bench sets its batch size to this).
+pub const FILLBATCH_ENTRIES: usize = 1000;
+
 impl DbBenchWorkload {
-    pub const ALL: [DbBenchWorkload; 5] = [
+    pub const ALL: [DbBenchWorkload; 9] = [
         Self::FillSeq,
         Self::FillRandom,
         Self::Overwrite,
         Self::ReadRandom,
         Self::ReadRandomWriteRandom,
+        Self::FillBatch,
+        Self::ReadSeq,
+        Self::SeekRandom,
+        Self::DeleteRandom,
     ];
 
     /// db_bench's benchmark name.
@@ -46,11 +65,37 @@ impl DbBenchWorkload {
             Self::Overwrite => "overwrite",
             Self::ReadRandom => "readrandom",
             Self::ReadRandomWriteRandom => "readrandomwriterandom",
+            Self::FillBatch => "fillbatch",
+            Self::ReadSeq => "readseq",
+            Self::SeekRandom => "seekrandom",
+            Self::DeleteRandom => "deleterandom",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|w| w.name() == name)
+    }
+
+    /// Whether `--reads` (not `--num`) sets how many operations it runs, as in db_bench.
+    pub fn runs_reads(self) -> bool {
+        matches!(
+            self,
+            Self::ReadRandom | Self::ReadRandomWriteRandom | Self::ReadSeq | Self::SeekRandom
+        )
+    }
+
+    /// Whether db_bench's `--duration` bounds it: the benchmarks of random keys. The
+    /// sequential ones (fillseq, fillbatch, readseq) always run to their end in db_bench.
+    pub fn timed(self) -> bool {
+        !matches!(self, Self::FillSeq | Self::FillBatch | Self::ReadSeq)
+    }
+
+    /// Entries per write: [`FILLBATCH_ENTRIES`] for fillbatch, 1 for the others.
+    pub fn entries_per_batch(self) -> usize {
+        match self {
+            Self::FillBatch => FILLBATCH_ENTRIES,
+            _ => 1,
+        }
     }
 }
 
@@ -63,15 +108,26 @@ pub struct DbBenchConfig {
     pub key_size: usize,
     /// `--readwritepercent`: reads per 100 operations of `readrandomwriterandom`.
     pub read_write_percent: u32,
+    /// `--reads`: operations of the read benchmarks (readrandomwriterandom's writes
+    /// included, as db_bench counts them without `--writes`); `None`: `num`.
+    pub reads: Option<u64>,
+    /// `--deletes`: operations of `deleterandom`; `None`: `num`.
+    pub deletes: Option<u64>,
+    /// `--seek_nexts`: records read after each seek of `seekrandom`.
+    pub seek_nexts: u64,
 }
 
 impl Default for DbBenchConfig {
-    /// db_bench's defaults: 1 000 000 keys of 16 bytes, 90 % reads.
+    /// db_bench's defaults: 1 000 000 keys of 16 bytes, 90 % reads, `num` reads and
+    /// deletes, no nexts after a seek.
     fn default() -> Self {
         DbBenchConfig {
             num: 1_000_000,
             key_size: 16,
             read_write_percent: 90,
+            reads: None,
+            deletes: None,
+            seek_nexts: 0,
         }
     }
 }
@@ -85,7 +141,18 @@ impl DbBenchConfig {
         check_range("num", self.num, 1, i64::MAX as u64)?;
         check_range("key size", self.key_size as u64, 1, MAX_KEY_SIZE as u64)?;
         let percent = u64::from(self.read_write_percent);
-        check_range("readwritepercent", percent, 0, 100)
+        check_range("readwritepercent", percent, 0, 100)?;
+        check_range("reads", self.reads.unwrap_or(1), 1, i64::MAX as u64)?;
+        check_range("deletes", self.deletes.unwrap_or(1), 1, i64::MAX as u64)
+    }
+
+    /// Operations `workload` runs: `--reads`, `--deletes` or `--num`.
+    pub fn operations(&self, workload: DbBenchWorkload) -> u64 {
+        match workload {
+            w if w.runs_reads() => self.reads.unwrap_or(self.num),
+            DbBenchWorkload::DeleteRandom => self.deletes.unwrap_or(self.num),
+            _ => self.num,
+        }
     }
 }
 
@@ -97,12 +164,13 @@ pub fn key_from_int(v: u64, key_size: usize) -> Vec<u8> {
     key
 }
 
-/// The request stream of one db_bench benchmark: `num` operations.
+/// The request stream of one db_bench benchmark: [`DbBenchConfig::operations`] of them.
 #[derive(Debug, Clone)]
 pub struct DbBenchGenerator {
     workload: DbBenchWorkload,
     config: DbBenchConfig,
     rng: BenchRng,
+    total: u64,
     done: u64,
     get_weight: u32,
     put_weight: u32,
@@ -115,6 +183,7 @@ impl DbBenchGenerator {
             workload,
             config,
             rng: rng_from_seed(seed),
+            total: config.operations(workload),
             done: 0,
             get_weight: 0,
             put_weight: 0,
@@ -127,23 +196,37 @@ impl DbBenchGenerator {
 
     /// Operations left.
     pub fn remaining(&self) -> u64 {
-        self.config.num - self.done
+        self.total - self.done
     }
 
     pub fn next_op(&mut self) -> Option<Op> {
-        if self.done == self.config.num {
+        if self.done == self.total {
             return None;
         }
         let seq = self.done;
         self.done += 1;
         let (kind, keynum) = match self.workload {
-            DbBenchWorkload::FillSeq => (OpKind::Insert, seq),
+            DbBenchWorkload::FillSeq | DbBenchWorkload::FillBatch => (OpKind::Insert, seq),
             DbBenchWorkload::FillRandom => (OpKind::Insert, self.random_key()),
             DbBenchWorkload::Overwrite => (OpKind::Update, self.random_key()),
             DbBenchWorkload::ReadRandom => (OpKind::Read, self.random_key()),
             DbBenchWorkload::ReadRandomWriteRandom => {
                 let keynum = self.random_key();
                 (self.next_mixed_kind(), keynum)
+            }
+            DbBenchWorkload::SeekRandom => {
+                let len = self.config.seek_nexts;
+                (OpKind::Scan { len }, self.random_key())
+            }
+            DbBenchWorkload::DeleteRandom => (OpKind::Delete, self.random_key()),
+            // The iterator decides the keys; the op only says "one more".
+            DbBenchWorkload::ReadSeq => {
+                return Some(Op {
+                    kind: OpKind::Next,
+                    keynum: seq as i64,
+                    key: Vec::new(),
+                    value_size: None,
+                })
             }
         };
         Some(Op {
@@ -205,8 +288,7 @@ mod tests {
     fn ops(w: DbBenchWorkload, num: u64, seed: u64) -> Vec<Op> {
         let config = DbBenchConfig {
             num,
-            key_size: 16,
-            read_write_percent: 90,
+            ..DbBenchConfig::default()
         };
         let mut g = DbBenchGenerator::new(w, config, seed).unwrap();
         std::iter::from_fn(|| g.next_op()).collect()
@@ -263,6 +345,7 @@ mod tests {
                 num: 300,
                 key_size: 8,
                 read_write_percent: pct,
+                ..DbBenchConfig::default()
             };
             let mut g =
                 DbBenchGenerator::new(DbBenchWorkload::ReadRandomWriteRandom, config, 5).unwrap();
@@ -270,6 +353,94 @@ mod tests {
                 assert_eq!(op.kind, kind);
             }
         }
+    }
+
+    fn ops_with(w: DbBenchWorkload, config: DbBenchConfig) -> Vec<Op> {
+        let mut g = DbBenchGenerator::new(w, config, 6).unwrap();
+        std::iter::from_fn(|| g.next_op()).collect()
+    }
+
+    #[test]
+    fn reads_and_deletes_count_their_workloads_operations() {
+        let config = DbBenchConfig {
+            num: 500,
+            reads: Some(120),
+            deletes: Some(70),
+            seek_nexts: 4,
+            ..DbBenchConfig::default()
+        };
+        let count = |w| ops_with(w, config).len();
+        for w in DbBenchWorkload::ALL {
+            let want = match w {
+                DbBenchWorkload::DeleteRandom => 70,
+                w if w.runs_reads() => 120,
+                _ => 500,
+            };
+            assert_eq!(count(w), want, "{}", w.name());
+            assert_eq!(config.operations(w), want as u64, "{}", w.name());
+        }
+        // Without --reads and --deletes every workload runs --num operations.
+        let plain = DbBenchConfig {
+            num: 500,
+            ..DbBenchConfig::default()
+        };
+        assert!(DbBenchWorkload::ALL
+            .iter()
+            .all(|&w| plain.operations(w) == 500));
+    }
+
+    #[test]
+    fn new_workloads_draw_as_db_bench() {
+        let config = DbBenchConfig {
+            num: 1000,
+            seek_nexts: 3,
+            ..DbBenchConfig::default()
+        };
+        // fillbatch: fillseq's keys (the runner writes them 1000 to a batch).
+        let batch = ops_with(DbBenchWorkload::FillBatch, config);
+        assert_eq!(batch, ops_with(DbBenchWorkload::FillSeq, config));
+        assert_eq!(DbBenchWorkload::FillBatch.entries_per_batch(), 1000);
+        assert_eq!(DbBenchWorkload::FillSeq.entries_per_batch(), 1);
+        // readseq: one step of the iterator per operation, no key of its own.
+        let seq = ops_with(DbBenchWorkload::ReadSeq, config);
+        assert!(seq
+            .iter()
+            .all(|op| op.kind == OpKind::Next && op.key.is_empty()));
+        // seekrandom and deleterandom: random keys of 0..num.
+        let seeks = ops_with(DbBenchWorkload::SeekRandom, config);
+        assert!(seeks.iter().all(|op| op.kind == OpKind::Scan { len: 3 }));
+        let deletes = ops_with(DbBenchWorkload::DeleteRandom, config);
+        assert!(deletes.iter().all(|op| op.kind == OpKind::Delete));
+        for op in seeks.iter().chain(&deletes) {
+            assert!((0..1000).contains(&op.keynum));
+            assert_eq!(op.key, key_from_int(op.keynum as u64, 16));
+        }
+        let distinct: std::collections::HashSet<i64> = deletes.iter().map(|op| op.keynum).collect();
+        assert!(
+            distinct.len() > 500 && distinct.len() < 1000,
+            "{}",
+            distinct.len()
+        );
+    }
+
+    #[test]
+    fn only_random_benchmarks_are_timed() {
+        let timed: Vec<&str> = DbBenchWorkload::ALL
+            .into_iter()
+            .filter(|w| w.timed())
+            .map(DbBenchWorkload::name)
+            .collect();
+        assert_eq!(
+            timed,
+            [
+                "fillrandom",
+                "overwrite",
+                "readrandom",
+                "readrandomwriterandom",
+                "seekrandom",
+                "deleterandom"
+            ]
+        );
     }
 
     #[test]
@@ -284,6 +455,14 @@ mod tests {
             },
             DbBenchConfig {
                 read_write_percent: 101,
+                ..ok
+            },
+            DbBenchConfig {
+                reads: Some(0),
+                ..ok
+            },
+            DbBenchConfig {
+                deletes: Some(0),
                 ..ok
             },
         ] {

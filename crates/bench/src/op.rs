@@ -13,6 +13,12 @@ pub enum OpKind {
     Scan { len: u64 },
     /// Get the key's value, then put a new one (YCSB read-modify-write).
     ReadModifyWrite,
+    /// Delete the key (db_bench's deleterandom).
+    Delete,
+    /// Read the next record of one forward pass over the whole store (db_bench's readseq):
+    /// the phase's first such operation opens an iterator at the first key, each later one
+    /// moves it on; the operation has no key of its own.
+    Next,
 }
 
 impl OpKind {
@@ -32,6 +38,8 @@ impl OpKind {
             OpKind::Insert => "INSERT",
             OpKind::Scan { .. } => "SCAN",
             OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
+            OpKind::Delete => "DELETE",
+            OpKind::Next => "NEXT",
         }
     }
 }

@@ -10,7 +10,8 @@ use crate::ycsb::CoreWorkloadId;
 
 /// The names zkv knows, for error messages.
 pub const KNOWN_NAMES: &str = "fillseq, fillrandom, overwrite, readrandom, \
-     readrandomwriterandom, mixgraph, ycsb-a .. ycsb-f, idle";
+     readrandomwriterandom, fillbatch, readseq, seekrandom, deleterandom, mixgraph, \
+     ycsb-a .. ycsb-f, idle";
 
 /// The pause between workloads (no request for a while; Prophet's VariableTest).
 pub const IDLE: &str = "idle";

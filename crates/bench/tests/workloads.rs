@@ -49,8 +49,7 @@ fn ycsb_requests_only_existing_records() {
 fn dbbench_random_keys_fall_in_the_filled_range() {
     let config = DbBenchConfig {
         num: 5000,
-        key_size: 16,
-        read_write_percent: 90,
+        ..DbBenchConfig::default()
     };
     let mut fill = DbBenchGenerator::new(DbBenchWorkload::FillSeq, config, 1).unwrap();
     let mut keys = HashSet::new();
@@ -74,7 +73,8 @@ fn dbbench_random_keys_fall_in_the_filled_range() {
 
 #[test]
 fn every_listed_workload_builds() {
-    let list = "fillseq,fillrandom,overwrite,readrandom,readrandomwriterandom,mixgraph,\
+    let list = "fillseq,fillrandom,overwrite,readrandom,readrandomwriterandom,fillbatch,\
+                readseq,seekrandom,deleterandom,mixgraph,\
                 ycsb-a,ycsb-b,ycsb-c,ycsb-d,ycsb-e,ycsb-f,idle";
     for name in parse_workload_list(list).unwrap() {
         match name {

@@ -1,9 +1,9 @@
 //! BlobDB on the command line: RocksDB's blob options as `zkv bench` flags (db_bench's
-//! names with dashes), their place in the report's config, the report's `blob` section and
-//! its human summary line.
+//! names with dashes; its own spellings are aliases), their place in the report's config,
+//! the report's `blob` section and its human summary line.
 
-use clap::builder::PossibleValuesParser;
-use clap::Args;
+use clap::builder::{BoolishValueParser, PossibleValuesParser};
+use clap::{ArgAction, Args};
 use serde_json::{json, Value};
 use zkv_engine::db::DbStats;
 use zkv_engine::options::{BlobGcCutoffMode, Options};
@@ -19,33 +19,47 @@ use super::report::human_bytes;
 pub struct BlobArgs {
     /// Key-value separation (RocksDB's integrated BlobDB): flushes and compactions write
     /// values of at least --min-blob-size bytes to blob files
-    #[arg(long)]
+    #[arg(long, alias = "enable_blob_files", value_name = "BOOL", action = ArgAction::Set,
+          num_args = 0..=1, require_equals = true, default_value = "false",
+          default_missing_value = "true", hide_default_value = true,
+          value_parser = BoolishValueParser::new())]
     pub(super) enable_blob_files: bool,
 
     /// The smallest value written to a blob file [default: 0, every value]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, alias = "min_blob_size", value_name = "SIZE", value_parser = parse_size)]
     min_blob_size: Option<u64>,
 
     /// A blob file is finished at this size [default: 256 MiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    #[arg(long, alias = "blob_file_size", value_name = "SIZE", value_parser = parse_size)]
     pub(super) blob_file_size: Option<u64>,
 
     /// Flushes and compactions write blob files only for outputs of this level or deeper
     /// [default: 0]
-    #[arg(long, value_name = "LEVEL")]
+    #[arg(long, alias = "blob_file_starting_level", value_name = "LEVEL")]
     blob_file_starting_level: Option<u32>,
 
     /// Compactions rewrite the live blobs of the oldest blob files they meet
-    #[arg(long)]
+    #[arg(long, alias = "enable_blob_garbage_collection", value_name = "BOOL", action = ArgAction::Set,
+          num_args = 0..=1, require_equals = true, default_value = "false",
+          default_missing_value = "true", hide_default_value = true,
+          value_parser = BoolishValueParser::new())]
     pub(super) enable_blob_garbage_collection: bool,
 
     /// The oldest fraction of blob files whose blobs compactions rewrite [default: 0.25]
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(
+        long,
+        alias = "blob_garbage_collection_age_cutoff",
+        value_name = "FRACTION"
+    )]
     blob_garbage_collection_age_cutoff: Option<f64>,
 
     /// Compact the tables of the oldest blob file once the oldest files' garbage ratio
     /// reaches this [default: 1.0, never]
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(
+        long,
+        alias = "blob_garbage_collection_force_threshold",
+        value_name = "FRACTION"
+    )]
     blob_garbage_collection_force_threshold: Option<f64>,
 
     /// Zones of blob files: liza (with the SSTs, by their job's lifetime class, as ZenFS

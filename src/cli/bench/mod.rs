@@ -6,6 +6,7 @@
 //! still prints and writes the report of what ran, then exits non-zero.
 
 mod blob;
+mod dbbench;
 mod lifetime;
 mod mixgraph;
 mod preset;
@@ -23,8 +24,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::builder::PossibleValuesParser;
-use clap::Args;
+use clap::builder::{BoolishValueParser, PossibleValuesParser};
+use clap::{ArgAction, Args};
 use serde_json::{json, Value};
 use zkv_bench::ycsb::MAX_VALUE_SIZE;
 use zkv_bench::{
@@ -87,9 +88,11 @@ Examples:
             --keyrange-dist-c 0.0164 --keyrange-dist-d -0.08082 --key-dist-a 0.002312 \\
             --key-dist-b 0.3467 --mix-get-ratio 0.85 --mix-put-ratio 0.14 --mix-seek-ratio 0.01
 
-Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom, mixgraph
-(db_bench; mixgraph's own flags are grouped above), ycsb-a .. ycsb-f (YCSB: a load of
---num records, then --num operations); a comma list runs in sequence on the same store.
+Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom, fillbatch,
+readseq, seekrandom, deleterandom, mixgraph (db_bench; mixgraph's own flags are grouped
+above), ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations), idle; a
+comma list runs in sequence on the same store. db_bench's flag spellings work too
+(--benchmarks, --value_size, --compaction_pri 3, --disable_wal=1, ...: docs/CLI.md).
 The device defaults to 100 zones of 64 MiB in memory; file:PATH creates a new image that
 is kept after the run. Engine options default to RocksDB's; the picker defaults to sica
 and the placement to liza (the papers' baseline).";
@@ -103,8 +106,10 @@ pub struct BenchArgs {
     #[command(flatten)]
     given: preset::GivenFlags,
 
-    /// Workloads to run in sequence on the same store, comma separated
-    #[arg(long, value_name = "LIST", default_value = "fillrandom", value_parser = parse_workloads)]
+    /// Workloads to run in sequence on the same store, comma separated (db_bench's
+    /// --benchmarks)
+    #[arg(long, visible_alias = "benchmarks", value_name = "LIST", default_value = "fillrandom",
+          value_parser = parse_workloads)]
     workload: WorkloadList,
 
     /// Operations per workload, and the key space 0..num (YCSB: records and operations)
@@ -112,14 +117,37 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     num: u64,
 
+    /// Operations of readrandom, readrandomwriterandom, readseq, seekrandom and mixgraph
+    /// (db_bench's --reads); -1 = --num [default: --num]
+    #[arg(long, value_name = "N", value_parser = dbbench::parse_count,
+          allow_negative_numbers = true)]
+    reads: Option<dbbench::OrNum>,
+
+    /// Deletes of deleterandom (db_bench's --deletes); -1 = --num [default: --num]
+    #[arg(long, value_name = "N", value_parser = dbbench::parse_count,
+          allow_negative_numbers = true)]
+    deletes: Option<dbbench::OrNum>,
+
+    /// seekrandom: records read after each seek (db_bench's --seek_nexts)
+    #[arg(long, alias = "seek_nexts", value_name = "N", default_value_t = 0)]
+    seek_nexts: u64,
+
+    /// Stop each of db_bench's random workloads (fillrandom, overwrite, readrandom,
+    /// readrandomwriterandom, seekrandom, deleterandom, mixgraph) after this many seconds
+    /// on the database's clock (virtual in deterministic mode), if its operations are not
+    /// done by then; 0 = no limit (db_bench's --duration)
+    #[arg(long, value_name = "SECONDS", value_parser = dbbench::parse_duration,
+          allow_negative_numbers = true)]
+    duration: Option<Duration>,
+
     /// Key size of the db_bench workloads (YCSB keys are YCSB's `user...` strings)
-    #[arg(long, value_name = "SIZE", default_value = "16", value_parser = parse_positive_size,
-          allow_hyphen_values = true)]
+    #[arg(long, alias = "key_size", value_name = "SIZE", default_value = "16",
+          value_parser = parse_positive_size, allow_hyphen_values = true)]
     key_size: u64,
 
     /// Value size of every put
-    #[arg(long, value_name = "SIZE", default_value = "1024", value_parser = parse_positive_size,
-          allow_hyphen_values = true)]
+    #[arg(long, alias = "value_size", value_name = "SIZE", default_value = "1024",
+          value_parser = parse_positive_size, allow_hyphen_values = true)]
     value_size: u64,
 
     /// Seed of the key and value streams: the same seed gives the same operations
@@ -148,7 +176,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_ycsb_property)]
     ycsb_property: Vec<(String, String)>,
 
-    /// Read back every key written at the end and compare it with the last value written
+    /// Read back every key written or deleted at the end and check that it holds the last
+    /// value written (a deleted key: nothing)
     #[arg(long)]
     verify: bool,
 
@@ -172,9 +201,10 @@ pub struct BenchArgs {
     #[command(flatten)]
     fs: FsArgs,
 
-    /// Compaction picker (RocksDB's compaction_pri; RocksDB's default is min-overlap)
-    #[arg(long, value_name = "PICKER", default_value = "sica",
-          value_parser = PossibleValuesParser::new(PICKERS))]
+    /// Compaction picker (RocksDB's compaction_pri, whose values 0 .. 4 it takes too;
+    /// RocksDB's default is min-overlap)
+    #[arg(long, alias = "compaction_pri", value_name = "PICKER", default_value = "sica",
+          value_parser = dbbench::picker_parser())]
     picker: String,
 
     /// acc and zone-drain pickers: compactions use the zone-aware order (ZACA's, the drain
@@ -194,26 +224,26 @@ pub struct BenchArgs {
     short_threshold: u32,
 
     /// Memtable size [default: 64 MiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size,
+    #[arg(long, alias = "write_buffer_size", value_name = "SIZE", value_parser = parse_positive_size,
           allow_hyphen_values = true)]
     write_buffer_size: Option<u64>,
 
     /// SST target size [default: 64 MiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size,
+    #[arg(long, alias = "target_file_size_base", value_name = "SIZE", value_parser = parse_positive_size,
           allow_hyphen_values = true)]
     target_file_size_base: Option<u64>,
 
     /// Target bytes of L1 [default: 256 MiB]
-    #[arg(long, value_name = "SIZE", value_parser = parse_positive_size,
+    #[arg(long, alias = "max_bytes_for_level_base", value_name = "SIZE", value_parser = parse_positive_size,
           allow_hyphen_values = true)]
     max_bytes_for_level_base: Option<u64>,
 
     /// Target of Ln+1 = target of Ln × this [default: 10]
-    #[arg(long, value_name = "X")]
+    #[arg(long, alias = "max_bytes_for_level_multiplier", value_name = "X")]
     max_bytes_for_level_multiplier: Option<f64>,
 
     /// L0 files that trigger an L0 compaction [default: 4]
-    #[arg(long, value_name = "N")]
+    #[arg(long, alias = "level0_file_num_compaction_trigger", value_name = "N")]
     level0_file_num_compaction_trigger: Option<u32>,
 
     /// threaded (background flush and compaction threads) or deterministic (the threads
@@ -223,31 +253,37 @@ pub struct BenchArgs {
 
     /// Compaction threads (real ones in threaded mode, virtual in deterministic mode)
     /// [default: 1]
-    #[arg(long, value_name = "N")]
+    #[arg(long, alias = "max_background_compactions", value_name = "N")]
     compaction_threads: Option<u32>,
 
     /// Flush threads (real or virtual, as --compaction-threads): a second flush starts when
     /// a memtable fills while the first runs [default: 1]
-    #[arg(long, value_name = "N")]
+    #[arg(long, alias = "max_background_flushes", value_name = "N")]
     flush_threads: Option<u32>,
 
     /// Key ranges an L0 compaction is split into, each on its own thread with its own
     /// output files (RocksDB's max_subcompactions) [default: 1]
-    #[arg(long, value_name = "N")]
+    #[arg(long, alias = "subcompactions", value_name = "N")]
     max_subcompactions: Option<u32>,
 
-    /// Do not write the WAL (db_bench's --disable_wal)
-    #[arg(long)]
+    /// Do not write the WAL (db_bench's --disable_wal; =false and =0 turn it off again)
+    #[arg(long, alias = "disable_wal", value_name = "BOOL", action = ArgAction::Set,
+          num_args = 0..=1, require_equals = true, default_value = "false",
+          default_missing_value = "true", hide_default_value = true,
+          value_parser = BoolishValueParser::new())]
     disable_wal: bool,
 
-    /// Sync the WAL on every write (db_bench's --sync)
-    #[arg(long)]
+    /// Sync the WAL on every write (db_bench's --sync; =false and =0 turn it off again)
+    #[arg(long, value_name = "BOOL", action = ArgAction::Set, num_args = 0..=1,
+          require_equals = true, default_value = "false", default_missing_value = "true",
+          hide_default_value = true, value_parser = BoolishValueParser::new())]
     sync: bool,
 
     /// Pace writes to this many bytes of key and value per second from the start of each
     /// workload, on the database's clock (virtual in deterministic mode); db_bench's
     /// --benchmark_write_rate_limit
-    #[arg(long, value_name = "BYTES_PER_SEC", value_parser = parse_positive_size)]
+    #[arg(long, alias = "benchmark_write_rate_limit", value_name = "BYTES_PER_SEC",
+          value_parser = parse_positive_size)]
     benchmark_write_rate_limit: Option<u64>,
 
     /// A cost of the deterministic mode's virtual clock, NAME=VALUE (repeatable; names:
@@ -257,32 +293,32 @@ pub struct BenchArgs {
     sim_cost: Vec<(String, u64)>,
 
     /// Bloom filter bits per key, 0 = no filter [default: 10]
-    #[arg(long, value_name = "BITS")]
+    #[arg(long, alias = "bloom_bits", value_name = "BITS")]
     bloom_bits: Option<u32>,
 
     /// How SST data blocks are compressed: none, snappy, lz4, zstd (db_bench's
     /// --compression_type; its default is snappy, zkv's none). A block is stored compressed
     /// only if that saves an eighth of it
-    #[arg(long, value_name = "TYPE", default_value = "none",
+    #[arg(long, alias = "compression_type", value_name = "TYPE", default_value = "none",
           value_parser = PossibleValuesParser::new(CompressionType::NAMES))]
     compression_type: String,
 
     /// The fraction of each value that is random, the rest repeating it, so that values
     /// compress to about this fraction (db_bench's --compression_ratio); only with
     /// --compression-type [default: 0.5]
-    #[arg(long, value_name = "RATIO", value_parser = parse_ratio)]
+    #[arg(long, alias = "compression_ratio", value_name = "RATIO", value_parser = parse_ratio)]
     compression_ratio: Option<f64>,
 
     /// Bytes of the block cache, which keeps the data blocks gets and scans read (db_bench's
     /// --cache_size); 0 = none, every read goes to the device [default: 8MiB; with
     /// --preset: 0, as every published run]
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    #[arg(long, alias = "cache_size", value_name = "BYTES", value_parser = parse_size)]
     cache_size: Option<u64>,
 
     /// Tables kept open at most, each with its index and filter in memory (db_bench's
     /// --open_files, RocksDB's max_open_files); -1 = no limit
-    #[arg(long, value_name = "N", default_value_t = -1, allow_negative_numbers = true,
-          value_parser = parse_open_files)]
+    #[arg(long, alias = "open_files", value_name = "N", default_value_t = -1,
+          allow_negative_numbers = true, value_parser = parse_open_files)]
     open_files: i32,
 
     /// Wait until flushes and compactions are done before the final statistics
@@ -299,6 +335,12 @@ pub struct BenchArgs {
     #[arg(long, value_name = "SECONDS", value_parser = parse_progress_interval,
           allow_negative_numbers = true)]
     progress_interval: Option<Duration>,
+
+    /// db_bench's --stats_interval_seconds: the same as --progress-interval (give one, or
+    /// both the same)
+    #[arg(long, alias = "stats_interval_seconds", value_name = "SECONDS",
+          value_parser = parse_progress_interval, allow_negative_numbers = true)]
+    stats_interval_seconds: Option<Duration>,
 
     /// Write the JSON report (docs/CLI.md, "JSON") to this file
     #[arg(long, value_name = "PATH")]
@@ -504,8 +546,9 @@ fn execute(
         a.value_size as usize,
         interval,
         a.verify,
-        Progress::new(a.progress_interval, context),
+        Progress::new(a.progress_every(), context),
     )?
+    .with_duration(a.duration_limit())
     .with_write_rate_limit(a.benchmark_write_rate_limit)
     .with_compression_ratio(a.value_ratio()?);
     let (mut measured, failed) = runner.run(jobs, out);
@@ -598,7 +641,7 @@ fn check_verify(v: VerifyResult) -> CliResult {
         return Ok(());
     }
     Err(CliError::invalid(format!(
-        "verify: {} of {} keys do not hold the last value written ({})",
+        "verify: {} of {} keys do not hold what their last write left ({})",
         v.mismatches,
         v.checked,
         v.examples.join("; ")
@@ -796,13 +839,16 @@ impl BenchArgs {
                         num: self.num,
                         key_size,
                         read_write_percent: self.readwritepercent,
+                        reads: self.reads.and_then(|r| r.0),
+                        deletes: self.deletes.and_then(|d| d.0),
+                        seek_nexts: self.seek_nexts,
                     };
                     Job::DbBench(Box::new(
                         DbBenchGenerator::new(w, config, seed).map_err(bad)?,
                     ))
                 }
                 WorkloadName::MixGraph => {
-                    let config = self.mixgraph.config(self.num, key_size);
+                    let config = self.mixgraph.config(self.num, self.reads(), key_size);
                     let g = MixGraphGenerator::new(config, seed)
                         .map_err(|e| CliError::invalid(format!("--workload mixgraph: {e}")))?;
                     Job::MixGraph(Box::new(g))
@@ -883,6 +929,7 @@ impl BenchArgs {
             let flag = format!("--readwritepercent {}", self.readwritepercent);
             return unread(flag, "readrandomwriterandom");
         }
+        self.check_db_bench_flags(unread)?;
         let given_mix = mixgraph::IDS.iter().find(|id| self.given.has(id));
         if let (Some(id), false) = (given_mix, self.has_mixgraph()) {
             return unread(mixgraph::flag(id), "mixgraph");
@@ -896,6 +943,87 @@ impl BenchArgs {
             ));
         }
         Ok(())
+    }
+
+    /// The flags of db_bench's that only some workloads read (`--reads`, `--deletes`,
+    /// `--seek-nexts`, `--duration`), refused with a list that has none of them through
+    /// `unread`; and `--stats-interval-seconds` against `--progress-interval`.
+    fn check_db_bench_flags(&self, unread: impl Fn(String, &str) -> CliResult) -> CliResult {
+        let has = |f: &dyn Fn(DbBenchWorkload) -> bool| {
+            let db_bench = |w: &WorkloadName| matches!(w, WorkloadName::DbBench(w) if f(*w));
+            self.workload.0.iter().any(db_bench)
+        };
+        let shown = |d: Duration| d.as_secs_f64();
+        // mixgraph runs --reads operations, and is timed.
+        let mixgraph = self.has_mixgraph();
+        if let (Some(r), false) = (self.reads, mixgraph || has(&|w| w.runs_reads())) {
+            let n = r.0.map_or(-1, |n| n as i64);
+            return unread(
+                format!("--reads {n}"),
+                "readrandom, readrandomwriterandom, readseq, seekrandom and mixgraph",
+            );
+        }
+        let deleterandom = |w| w == DbBenchWorkload::DeleteRandom;
+        if let (Some(d), false) = (self.deletes, has(&deleterandom)) {
+            let n = d.0.map_or(-1, |n| n as i64);
+            return unread(format!("--deletes {n}"), "deleterandom");
+        }
+        let seekrandom = |w| w == DbBenchWorkload::SeekRandom;
+        if self.given.has("seek_nexts") && !has(&seekrandom) {
+            return unread(format!("--seek-nexts {}", self.seek_nexts), "seekrandom");
+        }
+        if let (Some(d), false) = (self.duration_limit(), mixgraph || has(&|w| w.timed())) {
+            return unread(
+                format!("--duration {}", shown(d)),
+                "db_bench's random workloads (fillrandom, overwrite, readrandom, \
+                 readrandomwriterandom, seekrandom, deleterandom, mixgraph)",
+            );
+        }
+        match (self.progress_interval, self.stats_interval_seconds) {
+            (Some(p), Some(s)) if p != s => Err(CliError::invalid(format!(
+                "--progress-interval {} and --stats-interval-seconds {}: they set the same \
+                 interval; give one of them",
+                shown(p),
+                shown(s)
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Operations of the read workloads and mixgraph: `--reads`, else `--num`.
+    fn reads(&self) -> u64 {
+        self.reads.and_then(|r| r.0).unwrap_or(self.num)
+    }
+
+    /// `--duration`, unless 0 (no limit).
+    fn duration_limit(&self) -> Option<Duration> {
+        self.duration.filter(|d| !d.is_zero())
+    }
+
+    /// The progress interval: `--progress-interval` or its db_bench spelling.
+    fn progress_every(&self) -> Option<Duration> {
+        self.progress_interval.or(self.stats_interval_seconds)
+    }
+
+    /// The report's `config` entries of db_bench's workload flags that differ from what a
+    /// run without them does: `reads` and `deletes` other than `--num`, `duration` other
+    /// than 0, and `seek_nexts` when seekrandom runs.
+    fn db_bench_config(&self) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        if self.reads() != self.num {
+            m.insert("reads".into(), json!(self.reads()));
+        }
+        if let Some(d) = self.deletes.and_then(|d| d.0).filter(|&d| d != self.num) {
+            m.insert("deletes".into(), json!(d));
+        }
+        if let Some(d) = self.duration_limit() {
+            m.insert("duration".into(), json!(d.as_secs_f64()));
+        }
+        let seekrandom = WorkloadName::DbBench(DbBenchWorkload::SeekRandom);
+        if self.workload.0.contains(&seekrandom) {
+            m.insert("seek_nexts".into(), json!(self.seek_nexts));
+        }
+        m
     }
 
     fn has_mixgraph(&self) -> bool {
@@ -994,12 +1122,15 @@ impl BenchArgs {
                 continue;
             };
             random_writes += match w {
-                DbBenchWorkload::FillSeq => return self.num,
+                DbBenchWorkload::FillSeq | DbBenchWorkload::FillBatch => return self.num,
                 DbBenchWorkload::FillRandom | DbBenchWorkload::Overwrite => num,
                 DbBenchWorkload::ReadRandomWriteRandom => {
-                    num * f64::from(100 - self.readwritepercent) / 100.0
+                    self.reads() as f64 * f64::from(100 - self.readwritepercent) / 100.0
                 }
-                DbBenchWorkload::ReadRandom => 0.0,
+                DbBenchWorkload::ReadRandom
+                | DbBenchWorkload::ReadSeq
+                | DbBenchWorkload::SeekRandom
+                | DbBenchWorkload::DeleteRandom => 0.0,
             };
         }
         (num * (1.0 - (-random_writes / num).exp())).ceil() as u64
@@ -1013,7 +1144,7 @@ impl BenchArgs {
             return 0;
         }
         let key_size = usize::try_from(self.key_size).unwrap_or(usize::MAX);
-        let config = self.mixgraph.config(self.num, key_size);
+        let config = self.mixgraph.config(self.num, self.reads(), key_size);
         let Ok(mix) = zkv_bench::mixgraph::QueryMix::new(config.ratios) else {
             return 0; // refused with its reason when the jobs are built
         };
@@ -1177,6 +1308,11 @@ impl BenchArgs {
             "timing": self.timing.name(), "preset": self.preset, "quick": self.quick,
             "acc_turning_point": self.acc_turning_point, "acc_min_level": self.acc_min_level,
         });
+        // Only where they differ from what runs without them: the configs of runs that
+        // do not give them stay as they were.
+        if let Value::Object(m) = &mut config {
+            m.extend(self.db_bench_config());
+        }
         let idles = self.workload.0.contains(&WorkloadName::Idle);
         if let (true, Value::Object(m)) = (idles, &mut config) {
             m.insert("idle_seconds".into(), json!(self.idle_seconds));
@@ -1193,7 +1329,7 @@ impl BenchArgs {
             m.insert("ycsb_properties".into(), Value::Object(props));
         }
         if let (true, Value::Object(m)) = (self.has_mixgraph(), &mut config) {
-            m.insert("mixgraph".into(), self.mixgraph.json(self.num));
+            m.insert("mixgraph".into(), self.mixgraph.json(self.reads()));
         }
         // The values' random fraction matters only to a run that compresses.
         let compressed = self.compression() != CompressionType::None;

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use hdrhistogram::Histogram;
 use serde_json::{json, Map, Value};
+use zkv_bench::DbBenchWorkload;
 use zkv_engine::db::{CompactionRecord, DbStats};
 use zkv_zns::timing::TimingReport;
 use zkv_zns::IoCategory;
@@ -65,8 +66,16 @@ pub fn result_line(r: &PhaseResult) -> String {
         line.push_str(&mixgraph_summary(r));
     } else if r.gets > 0 {
         line.push_str(&format!(" ({} of {} found)", r.found, r.gets));
+    } else if seekrandom(r) {
+        line.push_str(&format!(" ({} of {} found)", r.seek_found, r.scans));
     }
     line
+}
+
+/// Whether `r` is seekrandom's phase, whose line and JSON count the seeks that found their
+/// key.
+fn seekrandom(r: &PhaseResult) -> bool {
+    r.name == DbBenchWorkload::SeekRandom.name()
 }
 
 /// db_bench's MixGraph summary: the operations of each kind, reads (gets and seeks) that
@@ -184,7 +193,7 @@ fn latency_lines(l: &Latency) -> Vec<String> {
         "{:<12} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}",
         "Latency (us)", "count", "p50", "p95", "p99", "p99.9", "max"
     )];
-    for (name, h) in [("put", &l.put), ("get", &l.get), ("scan", &l.scan)] {
+    for (name, h) in histograms(l) {
         if h.is_empty() {
             continue;
         }
@@ -393,8 +402,18 @@ fn phases_json(phases: &[PhaseResult]) -> Value {
                 "seconds": p.seconds, "ops_per_sec": per_sec(p.ops, p.seconds),
             });
             add_virtual_seconds(&mut phase, p.virtual_seconds, p.ops);
-            if let (true, Value::Object(m)) = (p.mixgraph, &mut phase) {
-                m.extend(mixgraph_json(p));
+            if let Value::Object(m) = &mut phase {
+                if p.mixgraph {
+                    m.extend(mixgraph_json(p));
+                }
+                // Only where there are some: the other phases' entries stay as they were.
+                if p.deletes > 0 {
+                    m.insert("delete_ops".into(), json!(p.deletes));
+                }
+                if seekrandom(p) {
+                    m.insert("seek_found".into(), json!(p.seek_found));
+                    m.insert("scanned".into(), json!(p.scanned));
+                }
             }
             phase
         })
@@ -455,6 +474,10 @@ fn user_json(phases: &[PhaseResult], db: &DbStats) -> Value {
     });
     let virtual_seconds: Option<f64> = phases.iter().map(|p| p.virtual_seconds).sum();
     add_virtual_seconds(&mut user, virtual_seconds, ops);
+    let deletes = sum(|p| p.deletes);
+    if let (true, Value::Object(m)) = (deletes > 0, &mut user) {
+        m.insert("delete_ops".into(), json!(deletes));
+    }
     user
 }
 
@@ -605,9 +628,19 @@ fn invalid_json(d: &InvalidRatios) -> Value {
     json!({ "full_zones": d.len(), "mean": d.mean(), "ratios": d.ratios })
 }
 
+/// The latency classes, by their names in the report.
+fn histograms(l: &Latency) -> [(&'static str, &Histogram<u64>); 4] {
+    [
+        ("put", &l.put),
+        ("get", &l.get),
+        ("scan", &l.scan),
+        ("delete", &l.delete),
+    ]
+}
+
 fn latency_json(l: &Latency) -> Value {
     let mut m = Map::new();
-    for (name, h) in [("put", &l.put), ("get", &l.get), ("scan", &l.scan)] {
+    for (name, h) in histograms(l) {
         if !h.is_empty() {
             m.insert(name.into(), percentiles(h));
         }

@@ -1,14 +1,17 @@
 //! Running the workloads against the database: one operation at a time (db_bench's and
-//! YCSB's single client thread), timing each put, get and scan, feeding the oracle and
-//! sampling the time series. Writes can be paced to a byte rate, and mixgraph's operations
-//! to its sine rate, both on the database's clock.
+//! YCSB's single client thread), timing each put, get, scan and delete, feeding the oracle
+//! and sampling the time series. Writes can be paced to a byte rate, and mixgraph's
+//! operations to its sine rate, both on the database's clock, which also ends a db_bench
+//! workload at `--duration`.
 
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use zkv_bench::mixgraph::{RateSchedule, SineRate};
 use zkv_bench::{DbBenchGenerator, MixGraphGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
+use zkv_engine::batch::WriteBatch;
 use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::iter::DbIter;
 use zkv_zonefs::fs::InvalidRatios;
 
 use super::progress::Progress;
@@ -40,6 +43,7 @@ pub struct PhaseResult {
     pub puts: u64,
     pub gets: u64,
     pub scans: u64,
+    pub deletes: u64,
     /// Gets that found their key.
     pub found: u64,
     /// Key + value bytes written by puts and returned by gets and scans (db_bench's MB/s).
@@ -73,6 +77,7 @@ pub struct Latency {
     pub put: Histogram<u64>,
     pub get: Histogram<u64>,
     pub scan: Histogram<u64>,
+    pub delete: Histogram<u64>,
 }
 
 /// Up to an hour per operation; longer ones are recorded as an hour.
@@ -88,6 +93,7 @@ impl Latency {
             put: h()?,
             get: h()?,
             scan: h()?,
+            delete: h()?,
         })
     }
 }
@@ -156,6 +162,12 @@ pub struct Runner<'a> {
     pacer: Option<Pacer>,
     /// Set while a mixgraph phase runs: its sine rate pacer, if it has one.
     mix: Option<Option<OpPacer>>,
+    /// db_bench's `--duration`: how long a timed workload runs at most.
+    duration: Option<Duration>,
+    /// Set while fillbatch runs: the batch being filled.
+    batch: Option<Batch>,
+    /// Set while readseq runs, from its first operation: the iterator it reads.
+    seq: Option<DbIter>,
     /// When the runner started (the threaded mode's clock).
     origin: Instant,
     progress: Progress,
@@ -176,6 +188,25 @@ struct OpPacer {
     schedule: RateSchedule,
     start: Duration,
     due: Due,
+}
+
+/// fillbatch's batch being filled, and the key and value bytes of its entries.
+struct Batch {
+    entries: usize,
+    batch: WriteBatch,
+    bytes: u64,
+    value_bytes: u64,
+}
+
+impl Batch {
+    fn new(entries: usize) -> Batch {
+        Batch {
+            entries,
+            batch: WriteBatch::new(),
+            bytes: 0,
+            value_bytes: 0,
+        }
+    }
 }
 
 /// When the work paced so far is due, as RocksDB's rate limiter paces it: work held back (a
@@ -241,6 +272,9 @@ impl<'a> Runner<'a> {
             ops_done: 0,
             pacer: None,
             mix: None,
+            duration: None,
+            batch: None,
+            seq: None,
             origin: Instant::now(),
             progress,
             m: Measured {
@@ -265,6 +299,14 @@ impl<'a> Runner<'a> {
             rate: rate.max(1),
             due: Due::default(),
         });
+        self
+    }
+
+    /// Ends each timed workload (db_bench's random ones and mixgraph) after `limit` on the
+    /// database's clock (virtual in deterministic mode); `None`: when its operations are
+    /// done.
+    pub fn with_duration(mut self, limit: Option<Duration>) -> Self {
+        self.duration = limit;
         self
     }
 
@@ -338,9 +380,14 @@ impl<'a> Runner<'a> {
     fn run_job(&mut self, job: Job, out: &mut Out) -> CliResult {
         match job {
             Job::DbBench(mut g) => {
-                let name = g.workload().name().to_string();
+                let w = g.workload();
+                let limit = self.duration.filter(|_| w.timed());
+                let entries = w.entries_per_batch();
+                self.batch = (entries > 1).then(|| Batch::new(entries));
                 let total = g.remaining();
-                self.phase(&name, total, out, || Ok(g.next_op()))
+                let done = self.phase(w.name(), total, limit, out, || Ok(g.next_op()));
+                self.batch = None;
+                done
             }
             Job::MixGraph(mut g) => {
                 self.mix = Some(g.rate_schedule().map(|schedule| OpPacer {
@@ -352,6 +399,7 @@ impl<'a> Runner<'a> {
                 let done = self.phase(
                     zkv_bench::workload::MIXGRAPH,
                     total,
+                    self.duration,
                     out,
                     || Ok(g.next_op()),
                 );
@@ -360,7 +408,7 @@ impl<'a> Runner<'a> {
             }
             Job::Idle(d) => {
                 let mut waited = false;
-                self.phase(zkv_bench::workload::IDLE, 0, out, || {
+                self.phase(zkv_bench::workload::IDLE, 0, None, out, || {
                     if !waited {
                         waited = true;
                         self.db
@@ -373,8 +421,10 @@ impl<'a> Runner<'a> {
             Job::Ycsb { name, workload } => {
                 let mut w = workload;
                 let (load, run) = w.remaining();
-                self.phase(&format!("{name}-load"), load, out, || Ok(w.next_load()))?;
-                self.phase(name, run, out, || {
+                self.phase(&format!("{name}-load"), load, None, out, || {
+                    Ok(w.next_load())
+                })?;
+                self.phase(name, run, None, out, || {
                     w.next_op()
                         .map_err(|e| CliError::invalid(format!("{name}: {e}")))
                 })
@@ -382,12 +432,13 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Runs one phase to its end, then prints its db_bench line. The phase's figures are
-    /// kept even when an operation fails.
+    /// Runs one phase to its end (or to `limit` on the database's clock), then prints its
+    /// db_bench line. The phase's figures are kept even when an operation fails.
     fn phase(
         &mut self,
         name: &str,
         total: u64,
+        limit: Option<Duration>,
         out: &mut Out,
         mut next: impl FnMut() -> CliResult<Option<Op>>,
     ) -> CliResult {
@@ -402,18 +453,22 @@ impl<'a> Runner<'a> {
             p.due.next = clock(self.db, self.origin);
         }
         self.start_mix(&mut r);
+        let end = limit.map(|d| clock(self.db, self.origin).saturating_add(d));
         let outcome = loop {
+            if end.is_some_and(|end| clock(self.db, self.origin) >= end) {
+                break Ok(());
+            }
             let op = match next() {
                 Ok(Some(op)) => op,
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             };
-            if let Err(e) = self.exec(&op, &mut r).and_then(|()| self.pace_op(&mut r)) {
-                break Err(CliError::invalid(format!(
-                    "{name}: operation {} ({}): {e}",
-                    r.ops + 1,
-                    op.kind.name()
-                )));
+            let done = self.exec(&op, &mut r);
+            let done = done.and_then(|more| self.pace_op(&mut r).map(|()| more));
+            match done {
+                Ok(true) => {}
+                Ok(false) => break Ok(()),
+                Err(e) => break Err(operation_error(name, r.ops + 1, op.kind, e)),
             }
             r.ops += 1;
             self.ops_done += 1;
@@ -422,6 +477,12 @@ impl<'a> Runner<'a> {
             }
             self.progress.advance(r.ops);
         };
+        // fillbatch's last batch, short when num is not a multiple of its size.
+        let outcome = outcome.and_then(|()| {
+            self.write_batch(&mut r)
+                .map_err(|e| operation_error(name, r.ops, OpKind::Insert, e))
+        });
+        self.seq = None;
         r.seconds = start.elapsed().as_secs_f64();
         r.virtual_seconds = virtual_start
             .zip(self.db.virtual_time())
@@ -450,16 +511,120 @@ impl<'a> Runner<'a> {
         out.flush()
     }
 
-    fn exec(&mut self, op: &Op, r: &mut PhaseResult) -> zkv_engine::Result<()> {
+    /// Runs one operation. `false`: there was nothing left to run it on (readseq past the
+    /// last entry), which ends the phase without counting it.
+    fn exec(&mut self, op: &Op, r: &mut PhaseResult) -> zkv_engine::Result<bool> {
         match op.kind {
-            OpKind::Read => self.get(&op.key, r),
-            OpKind::Insert | OpKind::Update => self.put(&op.key, op.value_size, r),
+            OpKind::Read => self.get(&op.key, r)?,
+            OpKind::Insert | OpKind::Update if self.batch.is_some() => {
+                self.batch_put(&op.key, op.value_size, r)?
+            }
+            OpKind::Insert | OpKind::Update => self.put(&op.key, op.value_size, r)?,
             OpKind::ReadModifyWrite => {
                 self.get(&op.key, r)?;
-                self.put(&op.key, op.value_size, r)
+                self.put(&op.key, op.value_size, r)?
             }
-            OpKind::Scan { len } => self.scan(&op.key, len, r),
+            OpKind::Scan { len } => self.scan(&op.key, len, r)?,
+            OpKind::Delete => self.delete(&op.key, r)?,
+            OpKind::Next => return self.next_entry(r),
         }
+        Ok(true)
+    }
+
+    /// Adds a put to fillbatch's batch, and writes the batch once it is full.
+    fn batch_put(
+        &mut self,
+        key: &[u8],
+        size: Option<usize>,
+        r: &mut PhaseResult,
+    ) -> zkv_engine::Result<()> {
+        self.values
+            .fill(size.unwrap_or(self.value_size), &mut self.value);
+        let Some(b) = &mut self.batch else {
+            return Ok(());
+        };
+        b.batch.put(key, &self.value);
+        b.bytes += (key.len() + self.value.len()) as u64;
+        b.value_bytes += self.value.len() as u64;
+        if (b.batch.count() as usize) < b.entries {
+            return Ok(());
+        }
+        self.write_batch(r)
+    }
+
+    /// Writes fillbatch's batch, if it holds anything, as one write (timed as one put, as
+    /// db_bench times it); its entries count as puts.
+    fn write_batch(&mut self, r: &mut PhaseResult) -> zkv_engine::Result<()> {
+        let Some(b) = &mut self.batch else {
+            return Ok(());
+        };
+        if b.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut b.batch);
+        let (bytes, value_bytes) = (
+            std::mem::take(&mut b.bytes),
+            std::mem::take(&mut b.value_bytes),
+        );
+        let entries = u64::from(batch.count());
+        // The write takes the batch; the oracle needs its entries after.
+        let copy = self.m.oracle.as_ref().map(|_| batch.clone());
+        let start = Instant::now();
+        let done = self.db.write(&self.write, batch);
+        record(&mut self.m.latency.put, start.elapsed());
+        if let (Some(oracle), Some(copy)) = (&mut self.m.oracle, copy) {
+            for op in copy.ops() {
+                match &done {
+                    Ok(()) => oracle.put(op.key, op.value),
+                    Err(_) => oracle.put_uncertain(op.key, op.value),
+                }
+            }
+        }
+        done?;
+        r.puts += entries;
+        r.value_bytes += value_bytes;
+        r.bytes += bytes;
+        self.pace(bytes)
+    }
+
+    /// A delete, timed; db_bench counts no bytes for it.
+    fn delete(&mut self, key: &[u8], r: &mut PhaseResult) -> zkv_engine::Result<()> {
+        let start = Instant::now();
+        let done = self.db.delete(&self.write, key);
+        record(&mut self.m.latency.delete, start.elapsed());
+        if let Some(oracle) = &mut self.m.oracle {
+            match &done {
+                Ok(()) => oracle.delete(key),
+                Err(_) => oracle.delete_uncertain(key),
+            }
+        }
+        done?;
+        r.deletes += 1;
+        Ok(())
+    }
+
+    /// readseq's next entry: the first call opens the iterator at the first key, each later
+    /// one moves it on. `false` once it has run past the last entry.
+    fn next_entry(&mut self, r: &mut PhaseResult) -> zkv_engine::Result<bool> {
+        let start = Instant::now();
+        let it = match &mut self.seq {
+            Some(it) => {
+                it.next()?;
+                it
+            }
+            None => {
+                let mut it = self.db.iter(&ReadOptions::default())?;
+                it.seek_to_first()?;
+                self.seq.insert(it)
+            }
+        };
+        if !it.valid() {
+            return Ok(false);
+        }
+        r.bytes += (it.key().len() + it.value().len()) as u64;
+        r.scanned += 1;
+        record(&mut self.m.latency.scan, start.elapsed());
+        Ok(true)
     }
 
     /// A put of `size` bytes of value (the run's `--value-size` if the workload does not
@@ -538,6 +703,11 @@ impl<'a> Runner<'a> {
             invalid_ratios: invalid_buckets(&invalid),
         });
     }
+}
+
+/// The error of operation `n` of phase `name`.
+fn operation_error(name: &str, n: u64, kind: OpKind, e: zkv_engine::Error) -> CliError {
+    CliError::invalid(format!("{name}: operation {n} ({}): {e}", kind.name()))
 }
 
 /// The warning after a phase whose gets found nothing.

@@ -1,9 +1,10 @@
 //! `--verify`: an oracle of what every key must hold at the end of the run.
 //!
-//! Per key, the oracle keeps a digest of the last value written (no workload deletes), not
-//! the value itself, so it costs a few dozen bytes per key whatever the value size. Every
-//! write of a run carries a different value (`zkv_bench::ValueGenerator`), so a store that
-//! returns an older value of a key is caught, not only one that loses it.
+//! Per key, the oracle keeps what its last write left: a digest of the value put, not the
+//! value itself (so it costs a few dozen bytes per key whatever the value size), or nothing
+//! after a delete, when the key must be absent. Every put of a run carries a different
+//! value (`zkv_bench::ValueGenerator`), so a store that returns an older value of a key is
+//! caught, not only one that loses it or keeps one deleted.
 
 use std::collections::HashMap;
 
@@ -53,14 +54,17 @@ fn word(bytes: &[u8]) -> u64 {
     u64::from_le_bytes(w)
 }
 
+/// What a key must hold: a value, or nothing (deleted).
+type Holds = Option<Expect>;
+
 /// The keys written so far and what they must hold.
 #[derive(Debug, Default)]
 pub struct Oracle {
-    keys: HashMap<Vec<u8>, Expect>,
+    keys: HashMap<Vec<u8>, Holds>,
     /// Keys whose last write returned an error: it may or may not have been applied (a
     /// write's WAL record and memtable insert can succeed before a background step of the
     /// same call fails). The key may also hold what it held before (`None`: nothing).
-    uncertain: HashMap<Vec<u8>, Option<Expect>>,
+    uncertain: HashMap<Vec<u8>, Holds>,
 }
 
 /// The outcome of [`Oracle::check`].
@@ -68,7 +72,7 @@ pub struct Oracle {
 pub struct VerifyResult {
     /// Keys read back.
     pub checked: u64,
-    /// Keys whose value was missing, stale or corrupt.
+    /// Keys whose value was missing, stale or corrupt, or that were found after a delete.
     pub mismatches: u64,
     /// The first few mismatching keys, described, for the error message.
     pub examples: Vec<String>,
@@ -81,14 +85,22 @@ impl Oracle {
     /// Records a put of `value` under `key`. Copies the key only the first time it is
     /// seen: most writes of a run overwrite.
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.set(key, Some(Expect::of(value)));
+    }
+
+    /// Records a delete of `key`: it must be absent (whether it was there or not).
+    pub fn delete(&mut self, key: &[u8]) {
+        self.set(key, None);
+    }
+
+    fn set(&mut self, key: &[u8], holds: Holds) {
         if !self.uncertain.is_empty() {
             self.uncertain.remove(key);
         }
-        let expect = Expect::of(value);
         match self.keys.get_mut(key) {
-            Some(e) => *e = expect,
+            Some(e) => *e = holds,
             None => {
-                self.keys.insert(key.to_vec(), expect);
+                self.keys.insert(key.to_vec(), holds);
             }
         }
     }
@@ -96,16 +108,35 @@ impl Oracle {
     /// Records a put that returned an error: the key holds either `value` or what it held
     /// before.
     pub fn put_uncertain(&mut self, key: &[u8], value: &[u8]) {
-        let before = self.keys.get(key).copied();
+        let before = self.holds(key);
         self.put(key, value);
         self.uncertain.insert(key.to_vec(), before);
     }
 
-    /// Makes the oracle expect another value for its smallest key (a value no write gave
-    /// it: the digest differs), so that a faithful store fails the check on exactly that
-    /// key. For `--verify`'s test hook; an empty oracle is left as it is.
+    /// Records a delete that returned an error: the key is absent or holds what it held
+    /// before.
+    pub fn delete_uncertain(&mut self, key: &[u8]) {
+        let before = self.holds(key);
+        self.delete(key);
+        self.uncertain.insert(key.to_vec(), before);
+    }
+
+    /// What `key` holds now as far as the oracle knows (nothing if it was never written).
+    fn holds(&self, key: &[u8]) -> Holds {
+        self.keys.get(key).copied().flatten()
+    }
+
+    /// Makes the oracle expect another value for its smallest key that holds one (a value
+    /// no write gave it: the digest differs), so that a faithful store fails the check on
+    /// exactly that key. For `--verify`'s test hook; an oracle without values is left as it
+    /// is.
     pub fn inject_mismatch(&mut self) {
-        if let Some((_, expect)) = self.keys.iter_mut().min_by(|a, b| a.0.cmp(b.0)) {
+        let smallest = self
+            .keys
+            .iter_mut()
+            .filter_map(|(k, holds)| holds.as_mut().map(|e| (k, e)))
+            .min_by(|a, b| a.0.cmp(b.0));
+        if let Some((_, expect)) = smallest {
             expect.digest = !expect.digest;
         }
     }
@@ -117,16 +148,16 @@ impl Oracle {
         &self,
         mut get: impl FnMut(&[u8]) -> Result<Option<Vec<u8>>, E>,
     ) -> Result<VerifyResult, E> {
-        let mut keys: Vec<(&Vec<u8>, &Expect)> = self.keys.iter().collect();
+        let mut keys: Vec<(&Vec<u8>, &Holds)> = self.keys.iter().collect();
         keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut result = VerifyResult::default();
         for (key, expect) in keys {
             let found = get(key)?;
             result.checked += 1;
-            let accepted = |found: Option<&[u8]>| match self.uncertain.get(key.as_slice()) {
-                Some(Some(before)) => compare(*before, found).is_none(),
-                Some(None) => found.is_none(),
-                None => false,
+            let accepted = |found: Option<&[u8]>| {
+                self.uncertain
+                    .get(key.as_slice())
+                    .is_some_and(|before| compare(*before, found).is_none())
             };
             let problem = compare(*expect, found.as_deref());
             if let Some(problem) = problem.filter(|_| !accepted(found.as_deref())) {
@@ -142,11 +173,14 @@ impl Oracle {
     }
 }
 
-fn compare(expect: Expect, found: Option<&[u8]>) -> Option<&'static str> {
-    match found {
-        None => Some("not found"),
-        Some(v) if Expect::of(v) == expect => None,
-        Some(_) => Some("holds another value"),
+/// What is wrong with `found` where the key must hold `expect`, if anything.
+fn compare(expect: Holds, found: Option<&[u8]>) -> Option<&'static str> {
+    match (expect, found) {
+        (None, None) => None,
+        (None, Some(_)) => Some("found after its delete"),
+        (Some(_), None) => Some("not found"),
+        (Some(e), Some(v)) if Expect::of(v) == e => None,
+        (Some(_), Some(_)) => Some("holds another value"),
     }
 }
 
@@ -197,6 +231,46 @@ mod tests {
         older.insert(b"a".to_vec(), b"1".to_vec());
         assert_eq!(check(&oracle, &older).mismatches, 1);
         oracle.put(b"c", b"6");
+        assert_eq!(check(&oracle, &applied).mismatches, 1);
+    }
+
+    #[test]
+    fn a_deleted_key_must_be_absent() {
+        let (mut oracle, mut store) = faithful([(b"a", b"1"), (b"b", b"2"), (b"a", b"3")]);
+        oracle.delete(b"a");
+        oracle.delete(b"never");
+        // A store that kept the deleted key fails on it, and only on it.
+        let r = check(&oracle, &store);
+        assert_eq!((r.checked, r.mismatches), (3, 1));
+        assert_eq!(
+            r.examples,
+            vec!["key a: found after its delete".to_string()]
+        );
+        store.remove(b"a".as_slice());
+        assert_eq!(check(&oracle, &store).mismatches, 0);
+        // A put after the delete makes the key expected again.
+        oracle.put(b"a", b"4");
+        assert_eq!(check(&oracle, &store).examples, vec!["key a: not found"]);
+        // The injected mismatch goes to the smallest key that holds a value.
+        let (mut oracle, store) = faithful([(b"b", b"2"), (b"c", b"3"), (b"d", b"4")]);
+        oracle.delete(b"a");
+        oracle.inject_mismatch();
+        assert_eq!(
+            check(&oracle, &store).examples,
+            vec!["key b: holds another value"]
+        );
+    }
+
+    #[test]
+    fn a_failed_delete_may_or_may_not_be_there() {
+        let (mut oracle, store) = faithful([(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]);
+        oracle.delete_uncertain(b"a");
+        assert_eq!(check(&oracle, &store).mismatches, 0);
+        let mut applied = store.clone();
+        applied.remove(b"a".as_slice());
+        assert_eq!(check(&oracle, &applied).mismatches, 0);
+        // Another value than the one before is still caught.
+        applied.insert(b"a".to_vec(), b"9".to_vec());
         assert_eq!(check(&oracle, &applied).mismatches, 1);
     }
 
