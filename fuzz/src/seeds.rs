@@ -103,11 +103,13 @@ fn tables() -> Vec<Seed> {
         block_size: 160,
         block_restart_interval: 4,
         bloom_bits_per_key: 10,
+        compression: Default::default(),
     };
     let plain = TableOptions {
         block_size: 4096,
         block_restart_interval: 16,
         bloom_bits_per_key: 0,
+        compression: Default::default(),
     };
     let mut many = Vec::new();
     for i in 0..24u32 {
