@@ -99,22 +99,51 @@ fn with_length(raw: &[u8], compressed: Vec<u8>) -> Vec<u8> {
 pub(crate) fn decompress(block_type: u8, stored: &[u8]) -> Result<Vec<u8>, String> {
     match block_type {
         BLOCK_TYPE_RAW => Ok(stored.to_vec()),
-        BLOCK_TYPE_SNAPPY => snap::raw::Decoder::new()
-            .decompress_vec(stored)
-            .map_err(|e| format!("bad Snappy block: {e}")),
+        BLOCK_TYPE_SNAPPY => {
+            let len =
+                snap::raw::decompress_len(stored).map_err(|e| format!("bad Snappy block: {e}"))?;
+            possible(len, stored.len(), SNAPPY_MAX_RATIO, "Snappy")?;
+            snap::raw::Decoder::new()
+                .decompress_vec(stored)
+                .map_err(|e| format!("bad Snappy block: {e}"))
+        }
         BLOCK_TYPE_LZ4 => {
             let (len, body) = length_prefix(stored, "LZ4")?;
+            possible(len, body.len(), LZ4_MAX_RATIO, "LZ4")?;
             let out = lz4_flex::block::decompress(body, len)
                 .map_err(|e| format!("bad LZ4 block: {e}"))?;
             exact(out, len, "LZ4")
         }
         BLOCK_TYPE_ZSTD => {
             let (len, body) = length_prefix(stored, "Zstandard")?;
-            let out = zstd::bulk::decompress(body, len)
+            possible(len, body.len(), ZSTD_MAX_RATIO, "Zstandard")?;
+            // Streamed, so memory grows with what the frame really holds, not with what
+            // its length claims.
+            let mut out = Vec::new();
+            let decoder = zstd::stream::read::Decoder::new(body)
+                .map_err(|e| format!("bad Zstandard block: {e}"))?;
+            std::io::Read::read_to_end(&mut std::io::Read::take(decoder, len as u64 + 1), &mut out)
                 .map_err(|e| format!("bad Zstandard block: {e}"))?;
             exact(out, len, "Zstandard")
         }
         other => Err(format!("unknown block type {other}")),
+    }
+}
+
+/// The most bytes one stored byte can decode to in each format (Snappy: a 2-byte copy
+/// gives at most 64; LZ4: each 0xff length byte adds 255; Zstandard: a 4-byte RLE block
+/// gives 128 KiB): a block claiming more is damaged, and is refused before any allocation.
+const SNAPPY_MAX_RATIO: usize = 64;
+const LZ4_MAX_RATIO: usize = 255;
+const ZSTD_MAX_RATIO: usize = 32 * 1024;
+
+fn possible(len: usize, stored: usize, ratio: usize, codec: &str) -> Result<(), String> {
+    if len <= stored.saturating_mul(ratio).saturating_add(64) {
+        Ok(())
+    } else {
+        Err(format!(
+            "{codec} block of {stored} bytes claims {len} bytes uncompressed"
+        ))
     }
 }
 
