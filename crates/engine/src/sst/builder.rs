@@ -134,8 +134,10 @@ impl TableBuilder {
 
     fn flush_data_block(&mut self) {
         let contents = self.data_block.finish();
-        let (stored, block_type) = compress(self.opts.compression, &contents);
-        self.pending = Some(append_stored_block(&mut self.out, &stored, block_type));
+        self.pending = Some(match compress(self.opts.compression, &contents) {
+            Some((stored, block_type)) => append_stored_block(&mut self.out, &stored, block_type),
+            None => append_block(&mut self.out, &contents),
+        });
         self.props.data_blocks += 1;
     }
 
