@@ -44,34 +44,39 @@ pub(crate) struct TableCache {
     entries: Mutex<Entries>,
 }
 
-/// The open tables, and the order they were last used in.
+/// The open tables, and (with a limit) the order they were last used in.
 #[derive(Default)]
 struct Entries {
     tables: BTreeMap<u64, (Arc<Table>, u64)>,
-    /// Last use → file number.
+    /// Last use → file number; kept only with a limit, which is all it is for.
     by_use: BTreeMap<u64, u64>,
     clock: u64,
 }
 
 impl Entries {
-    fn touch(&mut self, number: u64) -> Option<Arc<Table>> {
-        self.clock += 1;
+    /// The open table of `number`, noted as used now if `limit` is set.
+    fn touch(&mut self, number: u64, limit: Option<usize>) -> Option<Arc<Table>> {
         let (table, used) = self.tables.get_mut(&number)?;
-        self.by_use.remove(used);
-        *used = self.clock;
-        self.by_use.insert(self.clock, number);
+        if limit.is_some() {
+            self.clock += 1;
+            self.by_use.remove(used);
+            *used = self.clock;
+            self.by_use.insert(self.clock, number);
+        }
         Some(Arc::clone(table))
     }
 
     /// Keeps `table` (or the one a racing reader kept first) and closes the least
     /// recently used tables beyond `limit`.
     fn keep(&mut self, number: u64, table: Arc<Table>, limit: Option<usize>) -> Arc<Table> {
-        if let Some(kept) = self.touch(number) {
+        if let Some(kept) = self.touch(number, limit) {
             return kept;
         }
         self.clock += 1;
         self.tables.insert(number, (Arc::clone(&table), self.clock));
-        self.by_use.insert(self.clock, number);
+        if limit.is_some() {
+            self.by_use.insert(self.clock, number);
+        }
         while limit.is_some_and(|l| self.tables.len() > l) {
             let Some((_, oldest)) = self.by_use.pop_first() else {
                 break;
@@ -115,7 +120,7 @@ impl TableCache {
     /// The open table of `meta`, opening it on a miss (the file's size must match the
     /// version's, else the version and the file disagree: corruption).
     pub(crate) fn get(&self, meta: &FileMeta) -> Result<Arc<Table>> {
-        if let Some(table) = self.lock().touch(meta.number) {
+        if let Some(table) = self.lock().touch(meta.number, self.limit) {
             return Ok(table);
         }
         // Open without the lock: it reads the footer, index and filter from the device.
