@@ -14,6 +14,7 @@
 //! database refuses writes if the failure stopped it, and the write fails the same way).
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError, TryLockError};
 
 use crate::batch::WriteBatch;
@@ -33,6 +34,8 @@ const SMALL_LEADER_BYTES: usize = 128 << 10;
 pub(crate) struct WriteQueue {
     state: Mutex<QueueState>,
     changed: Condvar,
+    /// `state.waiting.len()`, readable without the lock by every write's fast path.
+    waiting: AtomicUsize,
 }
 
 #[derive(Default)]
@@ -54,7 +57,12 @@ struct Queued {
 impl WriteQueue {
     /// Whether no write waits (a hint: it may change at once).
     pub(crate) fn is_empty(&self) -> bool {
-        self.lock().waiting.is_empty()
+        self.waiting.load(Ordering::Acquire) == 0
+    }
+
+    /// Records the queue's length after a change, under its lock.
+    fn note_len(&self, st: &QueueState) {
+        self.waiting.store(st.waiting.len(), Ordering::Release);
     }
 
     fn lock(&self) -> MutexGuard<'_, QueueState> {
@@ -92,6 +100,7 @@ impl DbInner {
             sync: opts.sync,
             disable_wal: opts.disable_wal,
         });
+        queue.note_len(&st);
         let turn = loop {
             if let Some(outcome) = st.finished.remove(&id) {
                 break outcome.map_or(Turn::Applied, Turn::Alone);
@@ -117,7 +126,7 @@ impl DbInner {
         // Taking the group changed the queue's front: the next leader may start waiting
         // for the writer lock now.
         self.write_queue.changed.notify_all();
-        let Some(leader) = group.first() else {
+        let [leader, joined @ ..] = group.as_mut_slice() else {
             // Only a leader takes writes out of the queue, and only from its front, where
             // this one stood: not reachable, but never acknowledge a write not applied.
             return Err(Error::NotWritable(
@@ -128,8 +137,10 @@ impl DbInner {
             sync: leader.sync,
             disable_wal: leader.disable_wal,
         };
-        let mut merged = WriteBatch::new();
-        for q in &group {
+        // The leader's own batch is the start of the group's; the others stay with their
+        // entries, in case the group fails and each must be applied alone.
+        let mut merged = std::mem::take(&mut leader.batch);
+        for q in joined.iter() {
             merged.append(&q.batch);
         }
         let result = self.apply_locked(w, &opts, merged.into());
@@ -177,6 +188,7 @@ impl DbInner {
             bytes += size;
             group.extend(st.waiting.pop_front());
         }
+        self.write_queue.note_len(&st);
         group
     }
 
