@@ -538,11 +538,12 @@ impl<'a> Runner<'a> {
         size: Option<usize>,
         r: &mut PhaseResult,
     ) -> zkv_engine::Result<()> {
+        let Some(b) = &mut self.batch else {
+            // Not batching after all: a put of its own, never a write dropped.
+            return self.put(key, size, r);
+        };
         self.values
             .fill(size.unwrap_or(self.value_size), &mut self.value);
-        let Some(b) = &mut self.batch else {
-            return Ok(());
-        };
         b.batch.put(key, &self.value);
         b.bytes += (key.len() + self.value.len()) as u64;
         b.value_bytes += self.value.len() as u64;
