@@ -259,6 +259,41 @@ impl Db {
         })
     }
 
+    /// Every key and its value, in descending key order, as of now.
+    pub fn iter_rev(&self) -> Result<Iter> {
+        self.iter_rev_opt(&ReadOptions::default())
+    }
+
+    /// The keys and values `options` select, in descending key order (see
+    /// [`Db::iter_opt`]); e.g. the newest keys of a prefix with [`ReadOptions::prefix`].
+    /// [`Iter::into_inner`] gives a cursor that moves both ways (`seek_for_prev`, `prev`).
+    ///
+    /// ```
+    /// use zkv::{Db, DbOptions, ReadOptions};
+    ///
+    /// # fn main() -> zkv::Result<()> {
+    /// let db = Db::open("mem", DbOptions::default())?;
+    /// for key in ["log/001", "log/002", "log/003", "user/1"] {
+    ///     db.put(key, "entry")?;
+    /// }
+    /// let options = ReadOptions::default().prefix(b"log/");
+    /// let newest: Vec<Vec<u8>> = db
+    ///     .iter_rev_opt(&options)?
+    ///     .take(2)
+    ///     .map(|entry| entry.map(|(key, _)| key))
+    ///     .collect::<zkv::Result<_>>()?;
+    /// assert_eq!(newest, [b"log/003".to_vec(), b"log/002".to_vec()]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn iter_rev_opt(&self, options: &ReadOptions<'_>) -> Result<Iter> {
+        let inner = self.engine.iter(options).map_err(|e| self.error(e))?;
+        Ok(Iter {
+            inner: inner.reversed(),
+            device: Arc::clone(&self.device),
+        })
+    }
+
     /// The database itself, for everything this type does not forward: flush, compaction,
     /// statistics, the file system and the device under it.
     pub fn engine(&self) -> &EngineDb {
@@ -354,8 +389,9 @@ impl Drop for SyncOnDrop {
     }
 }
 
-/// The keys and values of a [`Db`] in key order ([`Db::iter`], [`Db::iter_opt`]). It reads
-/// the store as it was when it was made.
+/// The keys and values of a [`Db`] in key order ([`Db::iter`], [`Db::iter_opt`]) or in
+/// descending key order ([`Db::iter_rev`], [`Db::iter_rev_opt`]). It reads the store as it
+/// was when it was made.
 pub struct Iter {
     inner: DbIter,
     device: Arc<str>,

@@ -124,6 +124,46 @@ fn scan_bounds_limit_and_json() {
 }
 
 #[test]
+fn scan_reverse_and_prefix() {
+    let _s = serial();
+    let img = Img::formatted();
+    for k in ["a", "log1", "log2", "log3", "m"] {
+        img.run("put", &[k, &format!("v{k}")]);
+    }
+    img.run("delete", &["log2"]);
+    assert_eq!(
+        img.run("scan", &["--reverse"]),
+        "m	vm
+log3	vlog3
+log1	vlog1
+a	va
+"
+    );
+    assert_eq!(
+        img.run("scan", &["--prefix", "log"]),
+        "log1	vlog1
+log3	vlog3
+"
+    );
+    assert_eq!(
+        img.run("scan", &["--prefix", "log", "--reverse", "--limit", "1"]),
+        "log3	vlog3
+"
+    );
+    assert_eq!(
+        img.run("scan", &["--reverse", "--from", "b", "--to", "log3"]),
+        "log1	vlog1
+"
+    );
+    assert_eq!(
+        img.run("scan", &["--prefix", "log", "--from", "log2"]),
+        "log3	vlog3
+"
+    );
+    assert_eq!(img.run("scan", &["--prefix", "zz"]), "");
+}
+
+#[test]
 fn reads_never_write_the_device() {
     let _s = serial();
     let img = Img::formatted();

@@ -150,6 +150,12 @@ pub struct ScanArgs {
     /// Key to stop before (exclusive)
     #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
     to: Option<String>,
+    /// Only the keys that start with PREFIX (combines with --from and --to)
+    #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
+    prefix: Option<String>,
+    /// List in descending key order, from the last key in range
+    #[arg(long)]
+    reverse: bool,
     /// List at most N keys
     #[arg(long, value_name = "N")]
     limit: Option<usize>,
@@ -222,15 +228,15 @@ fn read_value_file(path: &Path) -> CliResult<Vec<u8>> {
 pub fn scan(args: ScanArgs) -> CliResult {
     let hex = args.dev.hex;
     let bound = |b: &Option<String>, what| b.as_deref().map(|s| decode(s, hex, what)).transpose();
-    let opts = ReadOptions {
-        lower_bound: bound(&args.from, "--from key")?,
-        upper_bound: bound(&args.to, "--to key")?,
-        ..ReadOptions::default()
-    };
+    let opts = scan_bounds(
+        bound(&args.from, "--from key")?,
+        bound(&args.to, "--to key")?,
+        bound(&args.prefix, "--prefix")?,
+    );
     let spec = &args.dev.device;
     let limit = args.limit.unwrap_or(usize::MAX);
     let entries = read_db(spec, args.dev.wait.wait, |db| {
-        collect(db, &opts, limit).map_err(|e| db_error(spec, e))
+        collect(db, &opts, limit, args.reverse).map_err(|e| db_error(spec, e))
     })?;
     let mut out = Out::new();
     if args.json {
@@ -243,21 +249,50 @@ pub fn scan(args: ScanArgs) -> CliResult {
     out.flush()
 }
 
-/// The first `limit` entries within the read's bounds, in key order.
+/// The read's bounds: `[from, to)` narrowed to the keys that start with `prefix`.
+fn scan_bounds(
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+    prefix: Option<Vec<u8>>,
+) -> ReadOptions<'static> {
+    let Some(prefix) = prefix else {
+        return ReadOptions {
+            lower_bound: from,
+            upper_bound: to,
+            ..ReadOptions::default()
+        };
+    };
+    let by_prefix = ReadOptions::default().prefix(&prefix);
+    ReadOptions {
+        lower_bound: [from, by_prefix.lower_bound].into_iter().flatten().max(),
+        upper_bound: [to, by_prefix.upper_bound].into_iter().flatten().min(),
+        ..ReadOptions::default()
+    }
+}
+
+/// The first `limit` entries within the read's bounds, in key order (descending when
+/// `reverse`).
 fn collect(
     db: &Db,
     opts: &ReadOptions<'_>,
     limit: usize,
+    reverse: bool,
 ) -> zkv_engine::Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let mut entries = Vec::new();
     if limit == 0 {
         return Ok(entries);
     }
     let mut it = db.iter(opts)?;
-    it.seek_to_first()?;
+    match reverse {
+        false => it.seek_to_first()?,
+        true => it.seek_to_last()?,
+    }
     while it.valid() && entries.len() < limit {
         entries.push((it.key().to_vec(), it.value().to_vec()));
-        it.next()?;
+        match reverse {
+            false => it.next()?,
+            true => it.prev()?,
+        }
     }
     Ok(entries)
 }

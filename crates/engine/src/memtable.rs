@@ -230,6 +230,29 @@ impl InternalIterator for MemIter {
         Ok(())
     }
 
+    fn seek_to_last(&mut self) -> Result<()> {
+        let mem = Arc::clone(&self.mem);
+        self.set(mem.map.back());
+        Ok(())
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        let mem = Arc::clone(&self.mem);
+        let prev = match &self.current {
+            Some(current) => mem.map.upper_bound(Bound::Excluded(current)),
+            None => None,
+        };
+        self.set(prev);
+        Ok(())
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        let mem = Arc::clone(&self.mem);
+        let target = Entry::target(target);
+        self.set(mem.map.upper_bound(Bound::Included(&target)));
+        Ok(())
+    }
+
     fn key(&self) -> &[u8] {
         self.current.as_ref().map_or(&[], Entry::key)
     }
@@ -341,13 +364,41 @@ mod tests {
             prop_assert!(!it.valid());
             it.seek_to_first().unwrap();
             let all: Vec<_> = model.iter().map(|(k, v)| (k.0.clone(), v.clone())).collect();
-            prop_assert_eq!(collect(&mut it, usize::MAX), all);
+            prop_assert_eq!(collect(&mut it, usize::MAX), all.clone());
             for &(k, snapshot) in &probes {
                 let target = InternalKey(key::seek_key(keys[k], snapshot));
                 it.seek(target.as_bytes()).unwrap();
                 prop_assert_eq!(collect(&mut it, 5), model_from(&model, &target, 5));
+                it.seek_for_prev(target.as_bytes()).unwrap();
+                prop_assert_eq!(collect_back(&mut it, 5), model_back_from(&model, &target, 5));
             }
+            it.seek_to_last().unwrap();
+            let mut back = all.clone();
+            back.reverse();
+            prop_assert_eq!(collect_back(&mut it, usize::MAX), back);
         }
+    }
+
+    fn collect_back(it: &mut MemIter, limit: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        while it.valid() && out.len() < limit {
+            out.push((it.key().to_vec(), it.value().to_vec()));
+            it.prev().unwrap();
+        }
+        out
+    }
+
+    fn model_back_from(
+        model: &Model,
+        target: &InternalKey,
+        limit: usize,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        model
+            .range(..=target)
+            .rev()
+            .take(limit)
+            .map(|(k, v)| (k.0.clone(), v.clone()))
+            .collect()
     }
 
     #[test]

@@ -227,6 +227,35 @@ impl Harness {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         assert_eq!(got, want, "scan {lower:?}..{upper:?}");
+        self.scan_back(&ro, &want);
+    }
+
+    /// The same range backward, then one turn each way at its end.
+    fn scan_back(&self, ro: &ReadOptions<'_>, want: &Model) {
+        let mut it = self.db().iter(ro).unwrap();
+        it.seek_to_last().unwrap();
+        let mut got = Vec::new();
+        while it.valid() {
+            got.push((it.key().to_vec(), it.value().to_vec()));
+            it.prev().unwrap();
+        }
+        let back: Vec<_> = want
+            .iter()
+            .rev()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        assert_eq!(got, back, "backward scan");
+        if back.len() >= 2 {
+            it.seek_to_last().unwrap();
+            it.prev().unwrap();
+            assert_eq!(it.key(), &back[1].0[..]);
+            it.next().unwrap();
+            assert_eq!(it.key(), &back[0].0[..]);
+        }
+        if let Some((last, _)) = back.first() {
+            it.seek_for_prev(last).unwrap();
+            assert_eq!(it.key(), &last[..]);
+        }
     }
 
     fn reopen(&mut self, remount: bool) {

@@ -139,11 +139,12 @@ impl<'a> RangeIter<'a> {
 
 impl InternalIterator for RangeIter<'_> {
     fn valid(&self) -> bool {
-        self.inner.valid()
-            && self
-                .end
-                .as_deref()
-                .is_none_or(|end| key::user_key(self.inner.key()) < end)
+        if !self.inner.valid() {
+            return false;
+        }
+        let user_key = key::user_key(self.inner.key());
+        self.end.as_deref().is_none_or(|end| user_key < end)
+            && self.start.as_deref().is_none_or(|start| user_key >= start)
     }
 
     fn seek_to_first(&mut self) -> Result<()> {
@@ -169,6 +170,34 @@ impl InternalIterator for RangeIter<'_> {
 
     fn next(&mut self) -> Result<()> {
         self.inner.next()
+    }
+
+    fn seek_to_last(&mut self) -> Result<()> {
+        let Some(end) = &self.end else {
+            return self.inner.seek_to_last();
+        };
+        // The last entry before the first possible entry of `end`.
+        self.inner.seek(&key::seek_key(end, key::MAX_SEQ))?;
+        if self.inner.valid() {
+            self.inner.prev()
+        } else {
+            self.inner.seek_to_last()
+        }
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        let past_end = self
+            .end
+            .as_deref()
+            .is_some_and(|end| key::user_key(target) >= end);
+        if past_end {
+            return self.seek_to_last();
+        }
+        self.inner.seek_for_prev(target)
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        self.inner.prev()
     }
 
     fn key(&self) -> &[u8] {

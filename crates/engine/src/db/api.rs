@@ -60,6 +60,26 @@ impl<'a> ReadOptions<'a> {
             ..ReadOptions::default()
         }
     }
+
+    /// Limits iterators to the keys that start with `prefix`: the lower bound is the
+    /// prefix, the upper bound the first key above every key that starts with it (none
+    /// when the prefix is all `0xff` bytes).
+    pub fn prefix(mut self, prefix: &[u8]) -> ReadOptions<'a> {
+        self.lower_bound = Some(prefix.to_vec());
+        self.upper_bound = prefix_end(prefix);
+        self
+    }
+}
+
+/// The smallest key above every key that starts with `prefix`: the prefix without its
+/// trailing `0xff` bytes, its last byte incremented; `None` if there is none.
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let keep = prefix.iter().rposition(|&b| b != 0xff)?;
+    let mut end = prefix[..=keep].to_vec();
+    if let Some(last) = end.last_mut() {
+        *last += 1;
+    }
+    Some(end)
 }
 
 /// The memtables of a database now: for a read-only database, the writes it replayed
@@ -477,5 +497,21 @@ impl std::fmt::Debug for Db {
             .field("read_only", &self.read_only)
             .field("last_sequence", &self.inner.last_sequence())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_prefix_ends_above_every_key_that_starts_with_it() {
+        assert_eq!(prefix_end(b"log/"), Some(b"log0".to_vec()));
+        assert_eq!(prefix_end(b"a\xff\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_end(b"\xff\xff"), None);
+        assert_eq!(prefix_end(b""), None);
+        let opts = ReadOptions::default().prefix(b"ab");
+        assert_eq!(opts.lower_bound.as_deref(), Some(&b"ab"[..]));
+        assert_eq!(opts.upper_bound.as_deref(), Some(&b"ac"[..]));
     }
 }

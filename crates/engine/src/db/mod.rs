@@ -34,7 +34,7 @@ mod table_cache;
 mod write;
 mod write_group;
 
-pub use api::{Db, MemtableShape, ReadOptions, WriteOptions};
+pub use api::{prefix_end, Db, MemtableShape, ReadOptions, WriteOptions};
 pub use check::{check, CheckReport, Finding, KeyRange, Severity};
 pub use hints::neighbors_in;
 pub use recovery::{DroppedRegion, RecoveryReport};

@@ -161,6 +161,26 @@ impl ReadableBlocks {
         self.block = i;
         Ok(())
     }
+
+    /// Loads the last readable block at or before `from` and stands on its last entry
+    /// (none: the cursor is invalid).
+    fn load_back_from(&mut self, from: Option<usize>) -> Result<()> {
+        self.entries.clear();
+        self.pos = 0;
+        let mut at = from;
+        while let Some(i) = at {
+            if !self.bad.contains(&i) {
+                self.entries = self.table.data_block_entries(i)?;
+                if !self.entries.is_empty() {
+                    self.block = i;
+                    self.pos = self.entries.len() - 1;
+                    return Ok(());
+                }
+            }
+            at = i.checked_sub(1);
+        }
+        Ok(())
+    }
 }
 
 impl InternalIterator for ReadableBlocks {
@@ -187,6 +207,20 @@ impl InternalIterator for ReadableBlocks {
             self.load_from(self.block + 1)?;
         }
         Ok(())
+    }
+
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.load_back_from(self.table.data_blocks().checked_sub(1))
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        match self.pos.checked_sub(1) {
+            Some(pos) => {
+                self.pos = pos;
+                Ok(())
+            }
+            None => self.load_back_from(self.block.checked_sub(1)),
+        }
     }
 
     fn key(&self) -> &[u8] {

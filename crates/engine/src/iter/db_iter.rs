@@ -1,6 +1,10 @@
 //! The user's view of the database: for each user key, the newest entry visible at a
-//! snapshot, with deleted keys hidden, within `[lower, upper)` bounds (RocksDB's DBIter,
-//! forward direction).
+//! snapshot, with deleted keys hidden, within `[lower, upper)` bounds, moving both ways
+//! (RocksDB's DBIter).
+//!
+//! Forward, the inner iterator stands on the entry shown. Backward, it stands on the last
+//! entry of the next smaller user key: a key's entries come oldest first that way, so the
+//! newest visible one is known only after passing them all.
 
 use std::sync::Arc;
 
@@ -19,15 +23,25 @@ pub trait BlobFetch: Send + Sync {
 /// `max_sequential_skip_in_iterations`, 8): many versions of one key cost a seek, not a scan.
 const MAX_SEQUENTIAL_SKIP: usize = 8;
 
-/// A forward iterator over user keys and values at a snapshot.
+/// Which way the iterator last moved: it says where the inner iterator stands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Direction {
+    Forward,
+    Backward,
+}
+
+/// An iterator over user keys and values at a snapshot, both ways.
 pub struct DbIter {
     inner: Box<dyn InternalIterator>,
+    direction: Direction,
     snapshot: SeqNo,
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     valid: bool,
     /// Whether a positioning call was made (the `Iterator` impl starts with a seek otherwise).
     positioned: bool,
+    /// Whether the `Iterator` impl walks backward ([`DbIter::reversed`]).
+    reversed: bool,
     key: Vec<u8>,
     value: Vec<u8>,
     /// An error met while advancing for the `Iterator` impl, returned on the following call.
@@ -46,12 +60,14 @@ impl DbIter {
     ) -> Self {
         DbIter {
             inner,
+            direction: Direction::Forward,
             // Seek keys carry the snapshot in their trailer, which holds 56 bits.
             snapshot: snapshot.min(key::MAX_SEQ),
             lower,
             upper,
             valid: false,
             positioned: false,
+            reversed: false,
             key: Vec::new(),
             value: Vec::new(),
             pending_error: None,
@@ -62,6 +78,13 @@ impl DbIter {
     /// Resolves blob references through `blobs`.
     pub fn with_blobs(mut self, blobs: Arc<dyn BlobFetch>) -> Self {
         self.blobs = Some(blobs);
+        self
+    }
+
+    /// Makes the `Iterator` impl walk backward: from the last key (unless positioned
+    /// already), in descending key order.
+    pub fn reversed(mut self) -> Self {
+        self.reversed = true;
         self
     }
 
@@ -95,8 +118,58 @@ impl DbIter {
         }
         self.valid = false;
         let current = std::mem::take(&mut self.key);
-        let result = self.inner.next();
+        let result = match self.direction {
+            Direction::Forward => self.inner.next(),
+            // The inner iterator stands before the key's entries: go to its last one (if
+            // present, it is skipped with the others).
+            Direction::Backward => {
+                self.direction = Direction::Forward;
+                self.inner
+                    .seek(&key::internal_key(&current, 0, ValueKind::Delete))
+            }
+        };
         self.settle(result, Some(current))
+    }
+
+    /// Moves to the last visible key (before the upper bound).
+    pub fn seek_to_last(&mut self) -> Result<()> {
+        self.begin();
+        self.direction = Direction::Backward;
+        let result = match self.upper.clone() {
+            Some(upper) => self.position_before(&upper),
+            None => self.inner.seek_to_last(),
+        };
+        self.settle_back(result)
+    }
+
+    /// Moves to the last visible key `<= user_key` (and before the upper bound).
+    pub fn seek_for_prev(&mut self, user_key: &[u8]) -> Result<()> {
+        if self.upper.as_deref().is_some_and(|upper| user_key >= upper) {
+            return self.seek_to_last();
+        }
+        self.begin();
+        self.direction = Direction::Backward;
+        // (key, 0, Delete) sorts after every other entry of the key.
+        let target = key::internal_key(user_key, 0, ValueKind::Delete);
+        let result = self.inner.seek_for_prev(&target);
+        self.settle_back(result)
+    }
+
+    /// Moves to the previous visible key. Does nothing when the iterator is not valid.
+    pub fn prev(&mut self) -> Result<()> {
+        if !self.valid {
+            return Ok(());
+        }
+        self.valid = false;
+        let result = match self.direction {
+            Direction::Backward => Ok(()),
+            Direction::Forward => {
+                self.direction = Direction::Backward;
+                let current = std::mem::take(&mut self.key);
+                self.position_before(&current)
+            }
+        };
+        self.settle_back(result)
     }
 
     /// Whether the iterator is on a key.
@@ -106,15 +179,24 @@ impl DbIter {
 
     /// The current user key (empty when not valid).
     pub fn key(&self) -> &[u8] {
-        &self.key
+        if self.valid {
+            &self.key
+        } else {
+            &[]
+        }
     }
 
     /// The current value (empty when not valid).
     pub fn value(&self) -> &[u8] {
-        &self.value
+        if self.valid {
+            &self.value
+        } else {
+            &[]
+        }
     }
 
     fn begin(&mut self) {
+        self.direction = Direction::Forward;
         self.positioned = true;
         self.valid = false;
         self.pending_error = None;
@@ -128,6 +210,115 @@ impl DbIter {
             .inspect_err(|_| {
                 self.valid = false;
             })
+    }
+
+    /// Puts the inner iterator on the last entry whose user key is below `user_key`.
+    fn position_before(&mut self, user_key: &[u8]) -> Result<()> {
+        self.inner.seek(&key::seek_key(user_key, key::MAX_SEQ))?;
+        if self.inner.valid() {
+            self.inner.prev()
+        } else {
+            self.inner.seek_to_last()
+        }
+    }
+
+    /// [`DbIter::settle`] moving backward.
+    fn settle_back(&mut self, result: Result<()>) -> Result<()> {
+        result
+            .and_then(|()| self.find_visible_back())
+            .inspect_err(|_| {
+                self.valid = false;
+            })
+    }
+
+    /// From the last entry of a user key, finds the previous visible key: for each user
+    /// key its newest entry the snapshot sees, skipping keys whose newest is a deletion.
+    fn find_visible_back(&mut self) -> Result<()> {
+        while self.inner.valid() {
+            let user_key = key::parse(self.inner.key())
+                .ok_or_else(|| Error::corruption("iterator", "malformed internal key"))?
+                .user_key
+                .to_vec();
+            if self
+                .lower
+                .as_deref()
+                .is_some_and(|lower| user_key.as_slice() < lower)
+            {
+                return Ok(());
+            }
+            let newest = self.newest_visible_back(&user_key)?;
+            if let Some(kind) = newest {
+                if self.show(kind, user_key)? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the entries of `user_key` backward (oldest first) and returns the kind of the
+    /// newest one the snapshot sees, its value in `self.value`; the inner iterator ends on
+    /// the last entry of the previous user key. Many versions cost a seek, not a scan.
+    fn newest_visible_back(&mut self, user_key: &[u8]) -> Result<Option<ValueKind>> {
+        let mut newest = None;
+        let mut seen = 0;
+        while self.inner.valid() {
+            let parsed = key::parse(self.inner.key())
+                .ok_or_else(|| Error::corruption("iterator", "malformed internal key"))?;
+            if parsed.user_key != user_key {
+                break;
+            }
+            seen += 1;
+            if seen > MAX_SEQUENTIAL_SKIP {
+                return self.newest_visible_by_seek(user_key);
+            }
+            if parsed.seq <= self.snapshot {
+                newest = Some(parsed.kind);
+                self.value.clear();
+                self.value.extend_from_slice(self.inner.value());
+            }
+            self.inner.prev()?;
+        }
+        Ok(newest)
+    }
+
+    /// [`DbIter::newest_visible_back`] by a seek to the key's newest visible entry, then
+    /// one before its first entry.
+    fn newest_visible_by_seek(&mut self, user_key: &[u8]) -> Result<Option<ValueKind>> {
+        self.inner.seek(&key::seek_key(user_key, self.snapshot))?;
+        let mut newest = None;
+        if self.inner.valid() {
+            let parsed = key::parse(self.inner.key())
+                .ok_or_else(|| Error::corruption("iterator", "malformed internal key"))?;
+            if parsed.user_key == user_key {
+                newest = Some(parsed.kind);
+                self.value.clear();
+                self.value.extend_from_slice(self.inner.value());
+            }
+        }
+        self.position_before(user_key)?;
+        Ok(newest)
+    }
+
+    /// Shows `user_key` with the value in `self.value` if `kind` is a value (resolving a
+    /// blob reference); false for a deletion.
+    fn show(&mut self, kind: ValueKind, user_key: Vec<u8>) -> Result<bool> {
+        match kind {
+            ValueKind::Delete => return Ok(false),
+            ValueKind::Put => {}
+            ValueKind::BlobIndex => {
+                let Some(blobs) = &self.blobs else {
+                    return Err(Error::corruption(
+                        "iterator",
+                        "a blob reference where no blob files are read",
+                    ));
+                };
+                self.value = blobs.fetch(&user_key, &self.value)?;
+            }
+        }
+        self.key = user_key;
+        self.valid = true;
+        Ok(true)
     }
 
     fn find_visible(&mut self, mut skip: Option<Vec<u8>>) -> Result<()> {
@@ -205,7 +396,11 @@ impl Iterator for DbIter {
             return Some(Err(e));
         }
         if !self.positioned {
-            if let Err(e) = self.seek_to_first() {
+            let start = match self.reversed {
+                false => self.seek_to_first(),
+                true => self.seek_to_last(),
+            };
+            if let Err(e) = start {
                 return Some(Err(e));
             }
         }
@@ -213,7 +408,11 @@ impl Iterator for DbIter {
             return None;
         }
         let item = (self.key.clone(), self.value.clone());
-        if let Err(e) = DbIter::next(self) {
+        let step = match self.reversed {
+            false => DbIter::next(self),
+            true => self.prev(),
+        };
+        if let Err(e) = step {
             self.pending_error = Some(e);
         }
         Some(Ok(item))
@@ -310,6 +509,71 @@ mod tests {
             prop_assert_eq!(got, expected);
             prop_assert!(!it.valid());
         }
+
+        #[test]
+        fn backward_iteration_matches_model(
+            history in history_strategy(),
+            snapshot in 0u64..70,
+            lower in bound(),
+            upper in bound(),
+            target in prop::option::of(prop::collection::vec(0u8..4, 0..3)),
+        ) {
+            let inner = VecIter::boxed(entries(&history));
+            let mut it = DbIter::new(inner, snapshot, lower.clone(), upper.clone());
+            match &target {
+                Some(t) => it.seek_for_prev(t).unwrap(),
+                None => it.seek_to_last().unwrap(),
+            }
+            let mut got = Vec::new();
+            while it.valid() {
+                got.push((it.key().to_vec(), it.value().to_vec()));
+                it.prev().unwrap();
+            }
+            let mut expected: Vec<_> = model(&history, snapshot, lower.as_deref(), upper.as_deref())
+                .into_iter()
+                .filter(|(k, _)| target.as_ref().is_none_or(|t| k <= t))
+                .collect();
+            expected.reverse();
+            prop_assert_eq!(got, expected);
+            prop_assert_eq!((it.key(), it.value()), (&b""[..], &b""[..]));
+        }
+
+        /// Steps both ways, turning at random, follow the model.
+        #[test]
+        fn walks_both_ways_match_model(
+            history in history_strategy(),
+            snapshot in 0u64..70,
+            lower in bound(),
+            upper in bound(),
+            target in prop::collection::vec(0u8..4, 0..3),
+            backward in any::<bool>(),
+            steps in prop::collection::vec(any::<bool>(), 0..30),
+        ) {
+            let expected = model(&history, snapshot, lower.as_deref(), upper.as_deref());
+            let mut it = DbIter::new(VecIter::boxed(entries(&history)), snapshot, lower, upper);
+            let mut at = if backward {
+                it.seek_for_prev(&target).unwrap();
+                expected.iter().rposition(|(k, _)| *k <= target)
+            } else {
+                it.seek(&target).unwrap();
+                Some(expected.partition_point(|(k, _)| *k < target))
+            };
+            for forward in steps {
+                let want = at.and_then(|i| expected.get(i));
+                let got = it.valid().then(|| (it.key().to_vec(), it.value().to_vec()));
+                prop_assert_eq!(got.as_ref(), want);
+                if want.is_none() {
+                    break;
+                }
+                if forward {
+                    DbIter::next(&mut it).unwrap();
+                    at = at.map(|i| i + 1);
+                } else {
+                    it.prev().unwrap();
+                    at = at.and_then(|i| i.checked_sub(1));
+                }
+            }
+        }
     }
 
     #[test]
@@ -323,11 +587,17 @@ mod tests {
         for snapshot in [0, 1, 2, 3, 10, 51, 100, 101, 200] {
             let it = DbIter::new(VecIter::boxed(entries(&history)), snapshot, None, None);
             let got: Vec<_> = it.collect::<Result<_>>().unwrap();
-            assert_eq!(
-                got,
-                model(&history, snapshot, None, None),
-                "snapshot {snapshot}"
-            );
+            let mut expected = model(&history, snapshot, None, None);
+            assert_eq!(got, expected, "snapshot {snapshot}");
+            let mut it = DbIter::new(VecIter::boxed(entries(&history)), snapshot, None, None);
+            it.seek_to_last().unwrap();
+            let mut back = Vec::new();
+            while it.valid() {
+                back.push((it.key().to_vec(), it.value().to_vec()));
+                it.prev().unwrap();
+            }
+            expected.reverse();
+            assert_eq!(back, expected, "backward, snapshot {snapshot}");
         }
     }
 

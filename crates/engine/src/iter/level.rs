@@ -16,6 +16,13 @@ pub trait TableOpener: Send + Sync {
     fn open_table(&self, meta: &FileMeta) -> Result<Arc<Table>>;
 }
 
+/// Which way a positioning call moves over files it finds exhausted.
+#[derive(Clone, Copy)]
+enum Direction {
+    Forward,
+    Backward,
+}
+
 /// An [`InternalIterator`] over a sorted, disjoint run of files.
 pub struct LevelIterator {
     files: Vec<Arc<FileMeta>>,
@@ -79,11 +86,33 @@ impl LevelIterator {
         Ok(())
     }
 
-    /// Runs a positioning call on the current table, leaving the iterator invalid if it
-    /// fails.
-    fn with_current(&mut self, op: impl FnOnce(&mut TableIter) -> Result<()>) -> Result<()> {
+    /// Moves backward over exhausted files to the last entry of the previous non-empty one.
+    fn skip_exhausted_back(&mut self) -> Result<()> {
+        while self.current.as_ref().is_some_and(|c| !c.valid()) {
+            let Some(prev) = self.index.checked_sub(1) else {
+                self.current = None;
+                return Ok(());
+            };
+            self.open(prev)?;
+            if let Some(c) = self.current.as_mut() {
+                c.seek_to_last()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs a positioning call on the current table, then moves over exhausted files in
+    /// the call's direction, leaving the iterator invalid if it fails.
+    fn with_current(
+        &mut self,
+        direction: Direction,
+        op: impl FnOnce(&mut TableIter) -> Result<()>,
+    ) -> Result<()> {
         let result = match self.current.as_mut() {
-            Some(c) => op(c).and_then(|()| self.skip_exhausted()),
+            Some(c) => op(c).and_then(|()| match direction {
+                Direction::Forward => self.skip_exhausted(),
+                Direction::Backward => self.skip_exhausted_back(),
+            }),
             None => Ok(()),
         };
         if result.is_err() {
@@ -100,7 +129,37 @@ impl InternalIterator for LevelIterator {
 
     fn seek_to_first(&mut self) -> Result<()> {
         self.open(0)?;
-        self.with_current(|c| c.seek_to_first())
+        self.with_current(Direction::Forward, |c| c.seek_to_first())
+    }
+
+    fn seek_to_last(&mut self) -> Result<()> {
+        let Some(last) = self.files.len().checked_sub(1) else {
+            self.current = None;
+            return Ok(());
+        };
+        self.open(last)?;
+        self.with_current(Direction::Backward, |c| c.seek_to_last())
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
+        // The last file whose smallest key is not above the target holds the answer; if the
+        // target falls in a gap, its last entry is the answer.
+        let after = self
+            .files
+            .partition_point(|f| key::compare(&f.smallest, target).is_le());
+        let Some(index) = after.checked_sub(1) else {
+            self.current = None;
+            return Ok(());
+        };
+        self.open(index)?;
+        self.with_current(Direction::Backward, |c| c.seek_for_prev(target))
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        if !self.valid() {
+            return Ok(());
+        }
+        self.with_current(Direction::Backward, |c| c.prev())
     }
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
@@ -110,14 +169,14 @@ impl InternalIterator for LevelIterator {
             .files
             .partition_point(|f| key::compare(&f.largest, target).is_lt());
         self.open(index)?;
-        self.with_current(|c| c.seek(target))
+        self.with_current(Direction::Forward, |c| c.seek(target))
     }
 
     fn next(&mut self) -> Result<()> {
         if !self.valid() {
             return Ok(());
         }
-        self.with_current(|c| c.next())
+        self.with_current(Direction::Forward, |c| c.next())
     }
 
     fn key(&self) -> &[u8] {
@@ -138,7 +197,7 @@ impl InternalIterator for LevelIterator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::iter::test_util::{drain, Entries};
+    use crate::iter::test_util::{drain, drain_back, Entries};
     use crate::key::{internal_key, ValueKind};
     use crate::source::MemFile;
     use crate::sst::{TableBuilder, TableOptions};
@@ -233,7 +292,16 @@ mod tests {
                 prop_assert!(opener.opens.load(Ordering::Relaxed) <= before + 1);
                 let from = entries.partition_point(|(k, _)| key::compare(k, &target).is_lt());
                 prop_assert_eq!(drain(&mut it).unwrap(), entries[from..].to_vec());
+                it.seek_for_prev(&target).unwrap();
+                let upto = entries.partition_point(|(k, _)| key::compare(k, &target).is_le());
+                let mut expect = entries[..upto].to_vec();
+                expect.reverse();
+                prop_assert_eq!(drain_back(&mut it).unwrap(), expect);
             }
+            it.seek_to_last().unwrap();
+            let mut back = entries.clone();
+            back.reverse();
+            prop_assert_eq!(drain_back(&mut it).unwrap(), back);
         }
     }
 
@@ -269,5 +337,10 @@ mod tests {
         it.seek(b"anything").unwrap();
         assert!(!it.valid());
         it.next().unwrap();
+        it.seek_to_last().unwrap();
+        assert!(!it.valid());
+        it.seek_for_prev(b"anything").unwrap();
+        assert!(!it.valid());
+        it.prev().unwrap();
     }
 }

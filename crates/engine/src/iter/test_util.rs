@@ -46,6 +46,18 @@ impl InternalIterator for VecIter {
         self.pos += 1;
         Ok(())
     }
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.pos = self
+            .entries
+            .len()
+            .checked_sub(1)
+            .unwrap_or(self.entries.len());
+        Ok(())
+    }
+    fn prev(&mut self) -> Result<()> {
+        self.pos = self.pos.checked_sub(1).unwrap_or(self.entries.len());
+        Ok(())
+    }
     fn key(&self) -> &[u8] {
         &self.entries[self.pos].0
     }
@@ -94,12 +106,30 @@ impl InternalIterator for FailingIter {
         self.step()?;
         self.inner.next()
     }
+    fn seek_to_last(&mut self) -> Result<()> {
+        self.step()?;
+        self.inner.seek_to_last()
+    }
+    fn prev(&mut self) -> Result<()> {
+        self.step()?;
+        self.inner.prev()
+    }
     fn key(&self) -> &[u8] {
         self.inner.key()
     }
     fn value(&self) -> &[u8] {
         self.inner.value()
     }
+}
+
+/// Every entry from the current position back to the first, in reverse order.
+pub fn drain_back(iter: &mut dyn InternalIterator) -> Result<Entries> {
+    let mut out = Vec::new();
+    while iter.valid() {
+        out.push((iter.key().to_vec(), iter.value().to_vec()));
+        iter.prev()?;
+    }
+    Ok(out)
 }
 
 /// Every entry from the current position to the end.

@@ -299,6 +299,20 @@ impl Block {
         Ok(&self.data[e.suffix])
     }
 
+    /// How many restart points lie before `offset` (restart 0 is at offset 0).
+    fn restarts_before(&self, offset: usize) -> usize {
+        let (mut lo, mut hi) = (0, self.num_restarts);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.restart(mid) < offset {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
     /// The first restart point whose key is `>= target`, or `num_restarts`.
     fn first_restart_at_or_after(&self, target: &[u8]) -> Result<usize> {
         let (mut lo, mut hi) = (0, self.num_restarts);
@@ -367,6 +381,38 @@ impl BlockCursor {
         loop {
             self.advance(block)?;
             if !self.valid || key::compare(&self.key, target) != Ordering::Less {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Moves to the last entry.
+    pub fn seek_to_last(&mut self, block: &Block) -> Result<()> {
+        let Some(last) = block.num_restarts.checked_sub(1) else {
+            self.valid = false;
+            return Ok(());
+        };
+        self.restart_at(block.restart(last));
+        self.scan_to(block, block.restarts_at)
+    }
+
+    /// Moves to the previous entry, or past the front. Entries are prefix-compressed
+    /// forward only, so it decodes again from the restart point before the current entry.
+    pub fn prev(&mut self, block: &Block) -> Result<()> {
+        let current = self.offset;
+        let Some(r) = block.restarts_before(current).checked_sub(1) else {
+            self.valid = false;
+            return Ok(());
+        };
+        self.restart_at(block.restart(r));
+        self.scan_to(block, current)
+    }
+
+    /// Decodes forward from the set restart point to the entry that ends at `end`.
+    fn scan_to(&mut self, block: &Block, end: usize) -> Result<()> {
+        loop {
+            self.advance(block)?;
+            if !self.valid || self.next >= end {
                 return Ok(());
             }
         }
@@ -455,6 +501,29 @@ mod tests {
     }
 
     #[test]
+    fn iterates_backwards_with_any_interval() {
+        let ks = keys(50);
+        for interval in [1, 2, 3, 16, 100] {
+            let block = build(&ks, interval);
+            let mut c = BlockCursor::default();
+            c.seek_to_last(&block).unwrap();
+            for (i, k) in ks.iter().enumerate().rev() {
+                assert!(c.valid(), "interval {interval} entry {i}");
+                assert_eq!(c.key(), &k[..]);
+                assert_eq!(c.value(&block), format!("v{i}").as_bytes());
+                c.prev(&block).unwrap();
+            }
+            assert!(!c.valid());
+            // A step back after a seek lands on the entry before the seek's.
+            c.seek(&block, &ks[17]).unwrap();
+            c.prev(&block).unwrap();
+            assert_eq!(c.key(), &ks[16][..]);
+            c.next(&block).unwrap();
+            assert_eq!(c.key(), &ks[17][..]);
+        }
+    }
+
+    #[test]
     fn empty_block_is_valid_and_empty() {
         let block = build(&[], 16);
         assert_eq!(block.validate(KeyBounds::default()).unwrap(), 0);
@@ -462,6 +531,8 @@ mod tests {
         c.seek_to_first(&block).unwrap();
         assert!(!c.valid());
         c.seek(&block, b"anything").unwrap();
+        assert!(!c.valid());
+        c.seek_to_last(&block).unwrap();
         assert!(!c.valid());
     }
 

@@ -370,6 +370,15 @@ impl TableIter {
         self.cursor.seek_to_first(block)
     }
 
+    /// Positions on the last entry of data block `i`.
+    fn last_of_block(&mut self, i: usize) -> Result<()> {
+        if !self.load(i)? {
+            return Ok(());
+        }
+        let block = self.block.as_ref().ok_or_else(|| self.lost())?;
+        self.cursor.seek_to_last(block)
+    }
+
     /// Makes data block `i` current (kept if it already is); false past the last block.
     fn load(&mut self, i: usize) -> Result<bool> {
         if self.block.is_some() && self.block_index == i {
@@ -412,6 +421,20 @@ impl TableIter {
         Ok(())
     }
 
+    fn prev_inner(&mut self) -> Result<()> {
+        let Some(block) = self.block.as_ref() else {
+            return Ok(());
+        };
+        self.cursor.prev(block)?;
+        if !self.cursor.valid() {
+            match self.block_index.checked_sub(1) {
+                Some(i) => self.last_of_block(i)?,
+                None => self.block = None,
+            }
+        }
+        Ok(())
+    }
+
     /// Leaves the iterator invalid when a step failed.
     fn settle(&mut self, result: Result<()>) -> Result<()> {
         if result.is_err() {
@@ -438,6 +461,22 @@ impl InternalIterator for TableIter {
 
     fn next(&mut self) -> Result<()> {
         let r = self.next_inner();
+        self.settle(r)
+    }
+
+    fn seek_to_last(&mut self) -> Result<()> {
+        let r = match self.table.index.len().checked_sub(1) {
+            Some(last) => self.last_of_block(last),
+            None => {
+                self.block = None;
+                Ok(())
+            }
+        };
+        self.settle(r)
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        let r = self.prev_inner();
         self.settle(r)
     }
 

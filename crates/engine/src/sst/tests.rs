@@ -9,6 +9,7 @@ use proptest::prelude::*;
 use super::block::BlockBuilder;
 use super::format::{append_block, BlockHandle, Footer, BLOCK_TRAILER_LEN};
 use super::*;
+use crate::iter::test_util::drain_back;
 use crate::iter::InternalIterator;
 use crate::key::{self, internal_key, InternalKey, SeqNo, ValueKind};
 use crate::source::{MemFile, RandomAccess};
@@ -140,6 +141,11 @@ proptest! {
         let table = open(built.data).unwrap();
         prop_assert_eq!(table.props(), &built.props);
         prop_assert_eq!(scan(&table).unwrap(), model_entries(&model));
+        let mut back = table.iter();
+        back.seek_to_last().unwrap();
+        let mut expect = model_entries(&model);
+        expect.reverse();
+        prop_assert_eq!(drain_back(&mut back).unwrap(), expect);
 
         // Targets: random user keys, and the user keys of the table itself.
         let own = model.keys().step_by(7).map(|k| (k.user_key().to_vec(), 30, true));
@@ -157,6 +163,14 @@ proptest! {
                 let expect = model.range(target.clone()..).nth(1);
                 let got = it.valid().then(|| it.key().to_vec());
                 prop_assert_eq!(got, expect.map(|(k, _)| k.0.clone()));
+            }
+            // Backwards from the last entry at or before the target.
+            it.seek_for_prev(&target.0).unwrap();
+            let expect: Vec<_> = model.range(..=target.clone()).rev().take(3).collect();
+            for (k, v) in expect {
+                prop_assert!(it.valid());
+                prop_assert_eq!((it.key(), it.value()), (&k.0[..], &v[..]));
+                it.prev().unwrap();
             }
             prop_assert_eq!(table.get(&uk, seq).unwrap(), model_get(&model, &uk, seq));
             if model.keys().any(|k| k.user_key() == &uk[..]) {
