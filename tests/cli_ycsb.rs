@@ -173,6 +173,10 @@ fn an_existing_db_is_read_as_a_fill_left_it() {
     let (_, seq) = run(true, &[&existing[..], &["--workload", "readseq"]].concat());
     let keys = count(&seq["workloads"][0]["ops"]);
     assert!((1700..2100).contains(&keys), "{keys} distinct keys");
+    // A key `zkv put` wrote (into the WAL) is there on the next open.
+    ok(&["put", "--device", &img.spec, "~put", "by hand"]);
+    let (_, seq) = run(true, &[&existing[..], &["--workload", "readseq"]].concat());
+    assert_eq!(count(&seq["workloads"][0]["ops"]), keys + 1);
     // db_bench's spelling; readrandom draws from --num's key space, as usual.
     let again = [
         "--use_existing_db=1",
