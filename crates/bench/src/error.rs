@@ -66,6 +66,10 @@ pub enum Error {
         why: String,
     },
 
+    /// An error of one line of a YCSB workload properties file.
+    #[error("line {line}: {source}")]
+    AtLine { line: usize, source: Box<Error> },
+
     /// A workload list (`a,b,c`) with an empty element.
     #[error("empty workload name in list {0:?}")]
     EmptyWorkloadList(String),

@@ -11,7 +11,7 @@ use crate::ycsb::CoreWorkloadId;
 /// The names zkv knows, for error messages.
 pub const KNOWN_NAMES: &str = "fillseq, fillrandom, overwrite, readrandom, \
      readrandomwriterandom, fillbatch, readseq, seekrandom, deleterandom, mixgraph, \
-     ycsb-a .. ycsb-f, idle";
+     ycsb-a .. ycsb-f, ycsb, idle";
 
 /// The pause between workloads (no request for a while; Prophet's VariableTest).
 pub const IDLE: &str = "idle";
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn parses_names_and_lists() {
-        let all = parse_workload_list("fillseq,overwrite, ycsb-f,mixgraph").unwrap();
+        let all = parse_workload_list("fillseq,overwrite, ycsb-f,mixgraph,ycsb").unwrap();
         assert_eq!(
             all,
             vec![
@@ -95,8 +95,10 @@ mod tests {
                 WorkloadName::DbBench(DbBenchWorkload::Overwrite),
                 WorkloadName::Ycsb(CoreWorkloadId::F),
                 WorkloadName::MixGraph,
+                WorkloadName::Ycsb(CoreWorkloadId::Plain),
             ]
         );
+        assert_eq!(all[4].to_string(), "ycsb");
         assert_eq!(all[2].to_string(), "ycsb-f");
         assert_eq!(all[3].to_string(), "mixgraph");
     }

@@ -17,7 +17,8 @@ use crate::gen::{
 };
 use crate::op::{Op, OpKind};
 
-/// The six workloads shipped with YCSB (`workloads/workloada` .. `workloadf`).
+/// The six workloads shipped with YCSB (`workloads/workloada` .. `workloadf`), and YCSB's
+/// `CoreWorkload` with its own defaults, which a workload properties file shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CoreWorkloadId {
     A,
@@ -26,9 +27,13 @@ pub enum CoreWorkloadId {
     D,
     E,
     F,
+    /// `CoreWorkload`'s defaults (95 % reads, 5 % updates, uniform keys): what YCSB runs
+    /// of a properties file that sets nothing else.
+    Plain,
 }
 
 impl CoreWorkloadId {
+    /// The six shipped workloads (not [`Self::Plain`]).
     pub const ALL: [CoreWorkloadId; 6] = [Self::A, Self::B, Self::C, Self::D, Self::E, Self::F];
 
     /// zkv's workload name: `ycsb-a` .. `ycsb-f`.
@@ -40,11 +45,13 @@ impl CoreWorkloadId {
             Self::D => "ycsb-d",
             Self::E => "ycsb-e",
             Self::F => "ycsb-f",
+            Self::Plain => "ycsb",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|id| id.name() == name)
+        let plain = (name == Self::Plain.name()).then_some(Self::Plain);
+        plain.or_else(|| Self::ALL.into_iter().find(|id| id.name() == name))
     }
 }
 
@@ -151,7 +158,9 @@ pub struct WorkloadSpec {
 }
 
 /// The YCSB properties [`WorkloadSpec::set_property`] sets.
-pub const PROPERTIES: [&str; 8] = [
+pub const PROPERTIES: [&str; 14] = [
+    "recordcount",
+    "operationcount",
     "readproportion",
     "updateproportion",
     "insertproportion",
@@ -160,6 +169,10 @@ pub const PROPERTIES: [&str; 8] = [
     "requestdistribution",
     "minscanlength",
     "maxscanlength",
+    "scanlengthdistribution",
+    "fieldcount",
+    "fieldlength",
+    "insertorder",
 ];
 
 /// YCSB keeps record and operation numbers in Java `int`s.
@@ -199,9 +212,10 @@ impl Default for WorkloadSpec {
 }
 
 impl WorkloadSpec {
-    /// The settings of YCSB's `workloads/workload{a..f}`.
+    /// The settings of YCSB's `workloads/workload{a..f}`, or `CoreWorkload`'s defaults.
     pub fn core(id: CoreWorkloadId) -> Self {
         let (read, update, insert, scan, rmw, dist) = match id {
+            CoreWorkloadId::Plain => return WorkloadSpec::default(),
             CoreWorkloadId::A => (0.5, 0.5, 0.0, 0.0, 0.0, RequestDistribution::Zipfian),
             CoreWorkloadId::B => (0.95, 0.05, 0.0, 0.0, 0.0, RequestDistribution::Zipfian),
             CoreWorkloadId::C => (1.0, 0.0, 0.0, 0.0, 0.0, RequestDistribution::Zipfian),
@@ -225,32 +239,55 @@ impl WorkloadSpec {
     }
 
     /// Sets one of YCSB's workload properties by its YCSB name (as `-p NAME=VALUE` does
-    /// on YCSB's command line): the five operation proportions, `requestdistribution`,
-    /// `minscanlength` and `maxscanlength`. The record and operation counts and the value
-    /// size come from zkv's own flags.
+    /// on YCSB's command line, or a line of a workload file): one of [`PROPERTIES`]. The
+    /// value is checked as far as it can be alone (a number, a proportion not negative, a
+    /// known name); [`Self::validate`] checks the whole.
     pub fn set_property(&mut self, name: &str, value: &str) -> Result<()> {
         let bad = |why: String| Error::InvalidProperty {
             name: name.to_string(),
             value: value.to_string(),
             why,
         };
-        let number = || value.trim().parse::<f64>().map_err(|e| bad(e.to_string()));
-        let count = || value.trim().parse::<u64>().map_err(|e| bad(e.to_string()));
+        let value = value.trim();
+        let proportion = || match value.parse::<f64>() {
+            Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+            Ok(_) => Err(bad("a proportion must be finite and >= 0".into())),
+            Err(e) => Err(bad(e.to_string())),
+        };
+        let count = || value.parse::<u64>().map_err(|e| bad(e.to_string()));
         let p = &mut self.proportions;
         match name {
-            "readproportion" => p.read = number()?,
-            "updateproportion" => p.update = number()?,
-            "insertproportion" => p.insert = number()?,
-            "scanproportion" => p.scan = number()?,
-            "readmodifywriteproportion" => p.read_modify_write = number()?,
+            "recordcount" => self.record_count = count()?,
+            "operationcount" => self.operation_count = count()?,
+            "readproportion" => p.read = proportion()?,
+            "updateproportion" => p.update = proportion()?,
+            "insertproportion" => p.insert = proportion()?,
+            "scanproportion" => p.scan = proportion()?,
+            "readmodifywriteproportion" => p.read_modify_write = proportion()?,
             "requestdistribution" => {
-                self.request_distribution = RequestDistribution::from_name(value.trim())
-                    .ok_or_else(|| {
+                self.request_distribution =
+                    RequestDistribution::from_name(value).ok_or_else(|| {
                         bad(format!("known: {}", RequestDistribution::NAMES.join(", ")))
                     })?
             }
             "minscanlength" => self.min_scan_length = count()?,
             "maxscanlength" => self.max_scan_length = count()?,
+            "scanlengthdistribution" => {
+                self.scan_length_distribution = match value {
+                    "uniform" => ScanLengthDistribution::Uniform,
+                    "zipfian" => ScanLengthDistribution::Zipfian,
+                    _ => return Err(bad("known: uniform, zipfian".into())),
+                }
+            }
+            "fieldcount" => self.field_count = count()?,
+            "fieldlength" => self.field_length = count()?,
+            "insertorder" => {
+                self.insert_order = match value {
+                    "hashed" => InsertOrder::Hashed,
+                    "ordered" => InsertOrder::Ordered,
+                    _ => return Err(bad("known: hashed, ordered".into())),
+                }
+            }
             _ => {
                 return Err(bad(format!(
                     "not settable (known: {})",
@@ -565,6 +602,8 @@ impl YcsbWorkload {
         }
     }
 }
+
+pub mod properties;
 
 #[cfg(test)]
 mod tests;

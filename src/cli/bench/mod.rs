@@ -7,6 +7,7 @@
 
 mod blob;
 mod dbbench;
+mod existing;
 mod lifetime;
 mod mixgraph;
 mod preset;
@@ -14,6 +15,7 @@ mod progress;
 mod report;
 mod runner;
 mod verify;
+mod ycsb;
 
 pub(crate) use preset::scale as preset_scale;
 pub(crate) use runner::INVALID_BUCKETS;
@@ -29,8 +31,8 @@ use clap::{ArgAction, Args};
 use serde_json::{json, Value};
 use zkv_bench::ycsb::MAX_VALUE_SIZE;
 use zkv_bench::{
-    parse_workload_list, CoreWorkloadId, DbBenchConfig, DbBenchGenerator, DbBenchWorkload,
-    MixGraphGenerator, RequestDistribution, WorkloadName, WorkloadSpec, YcsbWorkload,
+    parse_workload_list, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, MixGraphGenerator,
+    RequestDistribution, WorkloadName, YcsbWorkload,
 };
 use zkv_engine::compaction::{picker_by_name, PICKERS};
 use zkv_engine::db::{Db, WriteOptions};
@@ -53,6 +55,7 @@ use progress::Progress;
 use report::Report;
 use runner::{Job, Runner};
 use verify::VerifyResult;
+use ycsb::PropertiesFile;
 
 /// Device shape when no geometry flag says otherwise: DESIGN.md section 10's scale.
 const DEFAULT_ZONES: u32 = 100;
@@ -83,6 +86,10 @@ Examples:
             --max-bytes-for-level-base 1MiB --mode deterministic --verify --json run.json
   zkv bench --preset samezone24 --quick --placement caza+ --picker acc
   zkv bench --preset samezone24 --quick --workload ycsb-a --request-distribution latest
+  zkv bench -P workloads/workloada --ycsb-phase load --device file:ycsb.img
+  zkv bench -P workloads/workloada --ycsb-phase run --device file:ycsb.img
+  zkv bench --workload fillrandom --num 100000 --device file:db.img
+  zkv bench --use-existing-db --workload readrandom,readseq --num 100000 --device file:db.img
   zkv bench --workload fillrandom,mixgraph --num 100000 --reads 200000 --key-size 48 \\
             --keyrange-num 30 --keyrange-dist-a 14.18 --keyrange-dist-b -2.917 \\
             --keyrange-dist-c 0.0164 --keyrange-dist-d -0.08082 --key-dist-a 0.002312 \\
@@ -90,12 +97,14 @@ Examples:
 
 Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom, fillbatch,
 readseq, seekrandom, deleterandom, mixgraph (db_bench; mixgraph's own flags are grouped
-above), ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations), idle; a
-comma list runs in sequence on the same store. db_bench's flag spellings work too
-(--benchmarks, --value_size, --compaction_pri 3, --disable_wal=1, ...: docs/CLI.md).
+above), ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations), ycsb
+(YCSB's CoreWorkload as -P's file and -p set it), idle; a comma list runs in sequence on the
+same store. db_bench's flag spellings work too (--benchmarks, --value_size, --compaction_pri
+3, --disable_wal=1, --use_existing_db=1, ...: docs/CLI.md).
 The device defaults to 100 zones of 64 MiB in memory; file:PATH creates a new image that
-is kept after the run. Engine options default to RocksDB's; the picker defaults to sica
-and the placement to liza (the papers' baseline).";
+is kept after the run, and --use-existing-db runs on the database such an image holds.
+Engine options default to RocksDB's; the picker defaults to sica and the placement to liza
+(the papers' baseline).";
 
 #[derive(Debug, Args)]
 #[command(after_help = BENCH_HELP)]
@@ -112,7 +121,8 @@ pub struct BenchArgs {
           value_parser = parse_workloads)]
     workload: WorkloadList,
 
-    /// Operations per workload, and the key space 0..num (YCSB: records and operations)
+    /// Operations per workload, and the key space 0..num (YCSB: records and operations,
+    /// unless --recordcount, --operationcount or -P's file say otherwise)
     #[arg(long, value_name = "N", default_value_t = 1_000_000,
           value_parser = clap::value_parser!(u64).range(1..))]
     num: u64,
@@ -170,14 +180,52 @@ pub struct BenchArgs {
     request_distribution: Option<RequestDistribution>,
 
     /// YCSB workloads: set one of YCSB's workload properties, as YCSB's `-p NAME=VALUE`
-    /// (readproportion, updateproportion, insertproportion, scanproportion,
-    /// readmodifywriteproportion, requestdistribution, minscanlength, maxscanlength);
-    /// repeatable, applied to every YCSB workload of the list
-    #[arg(long, value_name = "NAME=VALUE", value_parser = parse_ycsb_property)]
+    /// (recordcount, operationcount, readproportion, updateproportion, insertproportion,
+    /// scanproportion, readmodifywriteproportion, requestdistribution, minscanlength,
+    /// maxscanlength, scanlengthdistribution, fieldcount, fieldlength, insertorder);
+    /// repeatable, applied to every YCSB workload of the list, after -P's file
+    #[arg(short = 'p', long, value_name = "NAME=VALUE", value_parser = parse_ycsb_property)]
     ycsb_property: Vec<(String, String)>,
 
+    /// YCSB workloads: read YCSB's workload properties from FILE (the format of YCSB's
+    /// workloads/workloada; properties zkv does not read are ignored with a warning);
+    /// without --workload, run the file's workload (--workload ycsb)
+    #[arg(short = 'P', long, value_name = "FILE")]
+    ycsb_properties: Option<PathBuf>,
+
+    /// YCSB workloads: records the load phase inserts (YCSB's recordcount) [default: -P's
+    /// file, else --num]
+    #[arg(long, value_name = "N")]
+    recordcount: Option<u64>,
+
+    /// YCSB workloads: operations of the run phase (YCSB's operationcount) [default: -P's
+    /// file, else --num]
+    #[arg(long, value_name = "N")]
+    operationcount: Option<u64>,
+
+    /// YCSB workloads: run only the load phase or only the run phase, as YCSB's `load` and
+    /// `run` commands; run works on the image a load left (it implies --use-existing-db)
+    /// [default: both]
+    #[arg(long, value_name = "PHASE")]
+    ycsb_phase: Option<YcsbPhase>,
+
+    /// Pace every operation of every workload to this many per second from its start, on
+    /// the database's clock (virtual in deterministic mode); YCSB's -target
+    #[arg(long, value_name = "OPS_PER_SEC", value_parser = clap::value_parser!(u64).range(1..))]
+    target: Option<u64>,
+
+    /// Run on the database an earlier run left on the image (--device file:PATH), opened as
+    /// it is (its WAL recovered), instead of formatting a new one (db_bench's
+    /// --use_existing_db; =false and =0 turn it off again)
+    #[arg(long, alias = "use_existing_db", value_name = "BOOL", action = ArgAction::Set,
+          num_args = 0..=1, require_equals = true, default_value = "false",
+          default_missing_value = "true", hide_default_value = true,
+          value_parser = BoolishValueParser::new())]
+    use_existing_db: bool,
+
     /// Read back every key written or deleted at the end and check that it holds the last
-    /// value written (a deleted key: nothing)
+    /// value written (a deleted key: nothing); on an existing database, the keys this run
+    /// writes or deletes
     #[arg(long)]
     verify: bool,
 
@@ -186,7 +234,8 @@ pub struct BenchArgs {
     #[arg(long, hide = true, requires = "verify")]
     verify_inject_mismatch: bool,
 
-    /// The device: mem, or file:PATH (a new image, created with the geometry flags)
+    /// The device: mem, or file:PATH (a new image, created with the geometry flags; with
+    /// --use-existing-db, the image an earlier run left)
     #[arg(long, value_name = "DEVICE", default_value = "mem", value_parser = parse_device)]
     device: DeviceSpec,
 
@@ -362,6 +411,22 @@ pub struct BenchArgs {
     blob: blob::BlobArgs,
 }
 
+/// `--ycsb-phase`: YCSB's two commands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum YcsbPhase {
+    Load,
+    Run,
+}
+
+impl YcsbPhase {
+    fn name(self) -> &'static str {
+        match self {
+            YcsbPhase::Load => "load",
+            YcsbPhase::Run => "run",
+        }
+    }
+}
+
 /// `--workload`, parsed by clap so that an unknown name is a usage error.
 #[derive(Clone, Debug)]
 pub struct WorkloadList(Vec<WorkloadName>);
@@ -409,6 +474,17 @@ pub(crate) struct Plan {
     geometry: Geometry,
     jobs: Vec<Job>,
     json: Option<(PathBuf, File)>,
+    /// `-P`'s file.
+    ycsb_file: Option<PropertiesFile>,
+}
+
+impl Plan {
+    /// The warnings to print before the run: `-P`'s lines that zkv does not read.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        self.ycsb_file
+            .as_ref()
+            .map_or_else(Vec::new, PropertiesFile::warnings)
+    }
 }
 
 /// `--idle-seconds`: a finite, non-negative number of seconds below a day.
@@ -440,6 +516,9 @@ pub fn run(mut a: BenchArgs) -> CliResult {
         return Err(a.unread_acc_flag(flag));
     }
     let mut plan = a.plan()?;
+    for line in plan.warnings() {
+        crate::cli::warn(line);
+    }
     if a.has_mixgraph() {
         for line in a.mixgraph.inert_flags(&a.given) {
             crate::cli::warn(line);
@@ -477,6 +556,7 @@ fn parse_open_files(s: &str) -> Result<i32, String> {
 /// before any check; returns the lines to print before the run (what the preset runs and
 /// what its paper also runs). `zkv compare` calls it once, before each scheme's parts.
 pub(crate) fn apply_preset(a: &mut BenchArgs) -> CliResult<Vec<String>> {
+    a.default_to_the_files_workload();
     let Some(applied) = preset::apply(a)? else {
         return Ok(Vec::new());
     };
@@ -534,7 +614,7 @@ fn execute(
     context: &str,
 ) -> CliResult<Finished> {
     let jobs = std::mem::take(&mut plan.jobs);
-    let store = a.open_store(&plan)?;
+    let store = a.open_store(&mut plan)?;
     // What stdout holds so far (a preset's note, a heading) goes before the first progress
     // line on stderr, for a log that takes both.
     out.flush()?;
@@ -548,7 +628,9 @@ fn execute(
         a.verify,
         Progress::new(a.progress_every(), context),
     )?
+    .on_existing_db(a.existing_db())
     .with_duration(a.duration_limit())
+    .with_target(a.target)
     .with_write_rate_limit(a.benchmark_write_rate_limit)
     .with_compression_ratio(a.value_ratio()?);
     let (mut measured, failed) = runner.run(jobs, out);
@@ -572,11 +654,12 @@ fn execute(
             .ok()
     });
     let report = Report {
+        // The file system's options as it runs with them: an existing image's own.
         scheme: scheme_name(&Parts {
-            placement: &a.fs.placement,
+            placement: &plan.fs_options.placement,
             picker: &a.picker,
-            gc_mode: a.fs.cleaning_mode(),
-            blob_placement: a.blob.placement(),
+            gc_mode: plan.fs_options.gc_mode,
+            blob_placement: &plan.fs_options.blob_placement,
             blob_gc_cutoff: a.blob.gc_cutoff().name(),
         })
         .to_string(),
@@ -667,9 +750,16 @@ impl BenchArgs {
         let write = self.write_options()?;
         let fs_options = self.fs_options()?;
         let geometry = self.geometry_or_default()?;
-        let jobs = self.jobs()?;
-        self.check_space(&options, &fs_options, &geometry)?;
-        self.check_device()?;
+        let ycsb_file = self.properties_file()?;
+        let jobs = self.jobs(ycsb_file.as_ref())?;
+        if self.existing_db() {
+            // The image's room is what its earlier runs left: a run that fills it fails
+            // with the report of what it did, as any run out of space.
+            self.check_existing(ycsb_file.as_ref())?;
+        } else {
+            self.check_space(&options, &fs_options, &geometry, ycsb_file.as_ref())?;
+            self.check_device()?;
+        }
         let json = open_json(self.json.as_deref())?;
         Ok(Plan {
             options,
@@ -678,6 +768,7 @@ impl BenchArgs {
             geometry,
             jobs,
             json,
+            ycsb_file,
         })
     }
 
@@ -819,7 +910,7 @@ impl BenchArgs {
     /// The request streams, one per workload, validated. Each workload gets its own seed
     /// (seed + its position), as db_bench gives each benchmark its own, so that
     /// `fillrandom,overwrite` do not draw the same keys.
-    fn jobs(&self) -> CliResult<Vec<Job>> {
+    fn jobs(&self, ycsb_file: Option<&PropertiesFile>) -> CliResult<Vec<Job>> {
         self.check_workload_flags()?;
         if self.value_size > MAX_VALUE_SIZE {
             return Err(CliError::invalid(format!(
@@ -857,30 +948,20 @@ impl BenchArgs {
                     Job::Idle(std::time::Duration::from_secs_f64(self.idle_seconds))
                 }
                 WorkloadName::Ycsb(id) => {
-                    let spec = self.ycsb_spec(id)?;
+                    let spec = self.ycsb_spec(id, ycsb_file)?;
+                    let value_size = spec.value_len().map_err(bad)? as usize;
+                    let (load, run) = self.ycsb_phases();
                     Job::Ycsb {
                         name: id.name(),
                         workload: Box::new(YcsbWorkload::new(spec, seed).map_err(bad)?),
+                        value_size,
+                        load,
+                        run,
                     }
                 }
             });
         }
         Ok(jobs)
-    }
-
-    /// YCSB's core workload `id` with the run's counts, value size, request distribution and
-    /// `--ycsb-property` settings.
-    fn ycsb_spec(&self, id: CoreWorkloadId) -> CliResult<WorkloadSpec> {
-        let mut spec = WorkloadSpec::core(id).with_counts(self.num, self.num);
-        spec.value_size = Some(self.value_size);
-        if let Some(d) = self.request_distribution {
-            spec.request_distribution = d;
-        }
-        for (name, value) in &self.ycsb_property {
-            spec.set_property(name, value)
-                .map_err(|e| CliError::invalid(format!("--ycsb-property: {e}")))?;
-        }
-        Ok(spec)
     }
 
     /// A workload's own flag given for a list without such a workload would change
@@ -929,7 +1010,8 @@ impl BenchArgs {
             let flag = format!("--readwritepercent {}", self.readwritepercent);
             return unread(flag, "readrandomwriterandom");
         }
-        self.check_db_bench_flags(unread)?;
+        self.check_db_bench_flags(&unread)?;
+        self.check_ycsb_flags(unread)?;
         let given_mix = mixgraph::IDS.iter().find(|id| self.given.has(id));
         if let (Some(id), false) = (given_mix, self.has_mixgraph()) {
             return unread(mixgraph::flag(id), "mixgraph");
@@ -948,7 +1030,7 @@ impl BenchArgs {
     /// The flags of db_bench's that only some workloads read (`--reads`, `--deletes`,
     /// `--seek-nexts`, `--duration`), refused with a list that has none of them through
     /// `unread`; and `--stats-interval-seconds` against `--progress-interval`.
-    fn check_db_bench_flags(&self, unread: impl Fn(String, &str) -> CliResult) -> CliResult {
+    fn check_db_bench_flags(&self, unread: &impl Fn(String, &str) -> CliResult) -> CliResult {
         let has = |f: &dyn Fn(DbBenchWorkload) -> bool| {
             let db_bench = |w: &WorkloadName| matches!(w, WorkloadName::DbBench(w) if f(*w));
             self.workload.0.iter().any(db_bench)
@@ -1031,11 +1113,17 @@ impl BenchArgs {
     }
 
     /// Refuses a device that cannot hold the data (see [`Self::space_needed`]).
-    fn check_space(&self, o: &Options, fs: &FsOptions, geo: &Geometry) -> CliResult {
+    fn check_space(
+        &self,
+        o: &Options,
+        fs: &FsOptions,
+        geo: &Geometry,
+        ycsb_file: Option<&PropertiesFile>,
+    ) -> CliResult {
         let overhead = fs.meta_zones + fs.reserved_zones;
         let data_zones = geo.zones.saturating_sub(overhead);
         let usable = u64::from(data_zones) * geo.zone_capacity;
-        let (live, needed) = self.space_needed(o);
+        let (live, needed) = self.space_needed(o, ycsb_file);
         if needed <= usable {
             return Ok(());
         }
@@ -1082,23 +1170,36 @@ impl BenchArgs {
     /// sequence number and type), × 1.25 for a leveled LSM's space amplification, plus
     /// three write buffers (memtable WALs and a flush output) and two SSTs being written,
     /// plus the largest compaction (see [`largest_compaction`]).
-    fn space_needed(&self, o: &Options) -> (u64, u64) {
-        let mut ycsb_keys = 0u64;
+    fn space_needed(&self, o: &Options, ycsb_file: Option<&PropertiesFile>) -> (u64, u64) {
+        let entry = |key: u64, value: u64| key.saturating_add(value).saturating_add(8);
+        let mut ycsb_bytes = 0u64;
         for name in &self.workload.0 {
             if let WorkloadName::Ycsb(id) = name {
-                let p = self
-                    .ycsb_spec(*id)
-                    .map_or_else(|_| WorkloadSpec::core(*id).proportions, |s| s.proportions);
+                // A bad spec is refused with its reason when the jobs are built.
+                let Ok(spec) = self.ycsb_spec(*id, ycsb_file) else {
+                    continue;
+                };
+                let p = spec.proportions;
                 let all = p.read + p.update + p.insert + p.scan + p.read_modify_write;
-                let inserts = (self.num as f64 * p.insert / all).ceil() as u64;
-                ycsb_keys = ycsb_keys.max(self.num + inserts);
+                let (load, run) = self.ycsb_phases();
+                let ops = if run {
+                    spec.operation_count as f64
+                } else {
+                    0.0
+                };
+                let inserts = (ops * p.insert / all).ceil() as u64;
+                let records = if load { spec.load_count() } else { 0 };
+                let value = spec.value_len().unwrap_or(self.value_size);
+                // YCSB keys are `user` and up to 20 digits.
+                let bytes = (records + inserts).saturating_mul(entry(24, value));
+                ycsb_bytes = ycsb_bytes.max(bytes);
             }
         }
-        let entry = |key: u64| key.saturating_add(self.value_size).saturating_add(8);
-        // YCSB keys are `user` and up to 20 digits.
-        let live = (self.db_bench_keys().saturating_mul(entry(self.key_size)))
-            .saturating_add(ycsb_keys.saturating_mul(entry(24)))
-            .saturating_add(self.mixgraph_bytes());
+        let live = (self
+            .db_bench_keys()
+            .saturating_mul(entry(self.key_size, self.value_size)))
+        .saturating_add(ycsb_bytes)
+        .saturating_add(self.mixgraph_bytes());
         let buffers = o
             .write_buffer_size
             .saturating_mul(3)
@@ -1173,10 +1274,17 @@ impl BenchArgs {
         }
     }
 
-    /// Device, file system, zone cleaner and database, as the plan says.
-    fn open_store(&self, plan: &Plan) -> CliResult<Store> {
-        let dev = self.make_device(plan.geometry)?;
-        let fs = self.format(dev, plan)?;
+    /// Device, file system, zone cleaner and database, as the plan says: a new store, or
+    /// the one on the image with `--use-existing-db` (the plan then takes the image's
+    /// geometry and file system options).
+    fn open_store(&self, plan: &mut Plan) -> CliResult<Store> {
+        let fs = match (&self.device, self.existing_db()) {
+            (DeviceSpec::File(path), true) => self.mount_existing(path, plan)?,
+            _ => {
+                let dev = self.make_device(plan.geometry)?;
+                self.format(dev, plan)?
+            }
+        };
         let device = self.device.to_string();
         // Threaded mode cleans in the background; deterministic mode on its virtual cleaner
         // thread.
@@ -1250,7 +1358,10 @@ impl BenchArgs {
 
     /// Whether the placement segregates short-lived SSTs (the threshold says which).
     pub(crate) fn reads_short_threshold(&self) -> bool {
-        zkv_zonefs::placement::Prophet::by_name(&self.fs.placement).is_some_and(|p| p.segregation)
+        // An existing image's placement is known only once it is mounted.
+        self.existing_db()
+            || zkv_zonefs::placement::Prophet::by_name(&self.fs.placement)
+                .is_some_and(|p| p.segregation)
     }
 
     /// Whether the picker reads the ACC options (with any other the two flags would change
@@ -1320,13 +1431,14 @@ impl BenchArgs {
         if let (Some(d), Value::Object(m)) = (self.request_distribution, &mut config) {
             m.insert("request_distribution".into(), json!(d.name()));
         }
-        if let (false, Value::Object(m)) = (self.ycsb_property.is_empty(), &mut config) {
-            let props: serde_json::Map<String, Value> = self
-                .ycsb_property
-                .iter()
-                .map(|(k, v)| (k.clone(), json!(v)))
-                .collect();
-            m.insert("ycsb_properties".into(), Value::Object(props));
+        if let Value::Object(m) = &mut config {
+            m.extend(self.ycsb_config(plan.ycsb_file.as_ref()));
+            if self.existing_db() {
+                m.insert("use_existing_db".into(), json!(true));
+            }
+            if let Some(target) = self.target {
+                m.insert("target".into(), json!(target));
+            }
         }
         if let (true, Value::Object(m)) = (self.has_mixgraph(), &mut config) {
             m.insert("mixgraph".into(), self.mixgraph.json(self.reads()));

@@ -17,7 +17,7 @@ use zkv_zns::timing::TimingReport;
 use zkv_zns::IoCategory;
 use zkv_zonefs::fs::{FsStats, InvalidRatios};
 
-use super::runner::{Latency, Measured, PhaseResult, RateRecord, Sample};
+use super::runner::{Latency, Measured, OpLatency, PhaseResult, RateRecord, Sample};
 use super::verify::VerifyResult;
 use crate::cli::error::CliResult;
 use crate::cli::Out;
@@ -165,6 +165,14 @@ pub fn print_human(r: &Report<'_>, out: &mut Out) -> CliResult {
         out.line(line)?;
     }
     out.line("")?;
+    for p in &r.measured.phases {
+        if let Some(l) = &p.ycsb {
+            for line in ycsb_lines(p, l) {
+                out.line(line)?;
+            }
+            out.line("")?;
+        }
+    }
     out.line(r.table.trim_end())?;
     out.line("")?;
     for line in zone_lines(r) {
@@ -208,6 +216,35 @@ fn latency_lines(l: &Latency) -> Vec<String> {
             us(0.999),
             h.max() as f64 / 1000.0
         ));
+    }
+    lines
+}
+
+/// A YCSB phase's measurements as YCSB prints them (`[READ], Operations, 500`), after a
+/// line naming the phase: the phase's run time and throughput, then per kind of operation
+/// that ran its count and latencies in microseconds.
+fn ycsb_lines(p: &PhaseResult, l: &OpLatency) -> Vec<String> {
+    let mut lines = vec![
+        format!("YCSB {}:", p.name),
+        format!("[OVERALL], RunTime(ms), {:.0}", p.seconds * 1e3),
+        format!(
+            "[OVERALL], Throughput(ops/sec), {:.1}",
+            per_sec(p.ops, p.seconds)
+        ),
+    ];
+    for (kind, h) in l.0.iter().filter(|(_, h)| !h.is_empty()) {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        let figures = [
+            ("AverageLatency(us)", h.mean() / 1000.0),
+            ("MinLatency(us)", us(h.min())),
+            ("MaxLatency(us)", us(h.max())),
+            ("95thPercentileLatency(us)", us(h.value_at_quantile(0.95))),
+            ("99thPercentileLatency(us)", us(h.value_at_quantile(0.99))),
+        ];
+        lines.push(format!("[{kind}], Operations, {}", h.len()));
+        for (name, value) in figures {
+            lines.push(format!("[{kind}], {name}, {value:.3}"));
+        }
     }
     lines
 }
@@ -413,6 +450,9 @@ fn phases_json(phases: &[PhaseResult]) -> Value {
                 if seekrandom(p) {
                     m.insert("seek_found".into(), json!(p.seek_found));
                     m.insert("scanned".into(), json!(p.scanned));
+                }
+                if let Some(l) = &p.ycsb {
+                    m.insert("latency_us".into(), ycsb_json(l));
                 }
             }
             phase
@@ -646,6 +686,20 @@ fn latency_json(l: &Latency) -> Value {
         }
     }
     Value::Object(m)
+}
+
+/// A YCSB phase's latencies by YCSB's operation names, each as [`percentiles`] with `min`
+/// (YCSB's Operations, AverageLatency, MinLatency, MaxLatency, 95th and
+/// 99thPercentileLatency are `count`, `mean`, `min`, `max`, `p95`, `p99`).
+fn ycsb_json(l: &OpLatency) -> Value {
+    let kinds = l.0.iter().filter(|(_, h)| !h.is_empty()).map(|(kind, h)| {
+        let mut v = percentiles(h);
+        if let Value::Object(m) = &mut v {
+            m.insert("min".into(), json!(h.min() as f64 / 1000.0));
+        }
+        (kind.to_string(), v)
+    });
+    Value::Object(kinds.collect())
 }
 
 fn percentiles(h: &Histogram<u64>) -> Value {

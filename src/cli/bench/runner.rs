@@ -25,10 +25,14 @@ pub enum Job {
     DbBench(Box<DbBenchGenerator>),
     /// db_bench's mixgraph, paced by its sine rate when it has one.
     MixGraph(Box<MixGraphGenerator>),
-    /// YCSB: the load phase, then the run phase, on the same generator.
+    /// YCSB: the load phase, then the run phase, on the same generator (each if asked
+    /// for); every write puts `value_size` bytes.
     Ycsb {
         name: &'static str,
         workload: Box<YcsbWorkload>,
+        value_size: usize,
+        load: bool,
+        run: bool,
     },
     /// No request for this long (`idle`): the database's clock runs on (virtual time in
     /// deterministic mode), its background work goes on.
@@ -61,6 +65,38 @@ pub struct PhaseResult {
     pub mixgraph: bool,
     /// mixgraph with `--sine-mix-rate`: the rate and the steps the phase reached.
     pub rate: Option<RateRecord>,
+    /// A YCSB phase: the latency of each kind of operation, as YCSB measures it.
+    pub ycsb: Option<OpLatency>,
+}
+
+/// YCSB's measurements of one phase: per kind of operation (READ, UPDATE, INSERT, SCAN,
+/// READ-MODIFY-WRITE, in YCSB's order), the latency of each operation in nanoseconds, all
+/// its calls together (a read-modify-write's get and put), without the time a rate limit
+/// held it back.
+#[derive(Clone, Debug)]
+pub struct OpLatency(pub Vec<(&'static str, Histogram<u64>)>);
+
+impl OpLatency {
+    fn new() -> CliResult<OpLatency> {
+        let kinds = [
+            OpKind::Read,
+            OpKind::Update,
+            OpKind::Insert,
+            OpKind::Scan { len: 0 },
+            OpKind::ReadModifyWrite,
+        ];
+        let histograms = kinds
+            .into_iter()
+            .map(|k| Ok((k.name(), histogram()?)))
+            .collect::<CliResult<_>>()?;
+        Ok(OpLatency(histograms))
+    }
+
+    fn record(&mut self, kind: OpKind, ns: u64) {
+        if let Some((_, h)) = self.0.iter_mut().find(|(name, _)| *name == kind.name()) {
+            h.saturating_record(ns.max(1));
+        }
+    }
 }
 
 /// The sine rate of a mixgraph phase: its parameters, and each step it reached as (seconds
@@ -83,24 +119,27 @@ pub struct Latency {
 /// Up to an hour per operation; longer ones are recorded as an hour.
 const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
 
+fn histogram() -> CliResult<Histogram<u64>> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
+        .map_err(|e| CliError::invalid(format!("latency histogram: {e}")))
+}
+
 impl Latency {
     fn new() -> CliResult<Latency> {
-        let h = || {
-            Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3)
-                .map_err(|e| CliError::invalid(format!("latency histogram: {e}")))
-        };
         Ok(Latency {
-            put: h()?,
-            get: h()?,
-            scan: h()?,
-            delete: h()?,
+            put: histogram()?,
+            get: histogram()?,
+            scan: histogram()?,
+            delete: histogram()?,
         })
     }
 }
 
-fn record(h: &mut Histogram<u64>, elapsed: Duration) {
+/// Records one call's latency; returns it in nanoseconds, for the operation's total.
+fn record(h: &mut Histogram<u64>, elapsed: Duration) -> u64 {
     let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
     h.saturating_record(ns.max(1));
+    ns
 }
 
 /// One point of the time series, taken every `sample_interval` operations.
@@ -164,6 +203,12 @@ pub struct Runner<'a> {
     mix: Option<Option<OpPacer>>,
     /// db_bench's `--duration`: how long a timed workload runs at most.
     duration: Option<Duration>,
+    /// YCSB's `-target`: every operation paced to this many per second.
+    target: Option<Pacer>,
+    /// Set while a YCSB phase runs: its operations are measured one by one.
+    ycsb: bool,
+    /// Nanoseconds the calls of the operation running took so far.
+    op_ns: u64,
     /// Set while fillbatch runs: the batch being filled.
     batch: Option<Batch>,
     /// Set while readseq runs, from its first operation: the iterator it reads.
@@ -175,7 +220,8 @@ pub struct Runner<'a> {
 }
 
 /// db_bench's `--benchmark_write_rate_limit`: writes (key and value bytes) paced to `rate`
-/// bytes per second on the database's clock.
+/// bytes per second on the database's clock; also YCSB's `-target`, `rate` operations per
+/// second.
 struct Pacer {
     rate: u64,
     due: Due,
@@ -273,6 +319,9 @@ impl<'a> Runner<'a> {
             pacer: None,
             mix: None,
             duration: None,
+            target: None,
+            ycsb: false,
+            op_ns: 0,
             batch: None,
             seq: None,
             origin: Instant::now(),
@@ -284,6 +333,24 @@ impl<'a> Runner<'a> {
                 oracle: verify.then(Oracle::default),
             },
         })
+    }
+
+    /// The store is an existing database: what a key held before this run wrote it is not
+    /// known to the oracle.
+    pub fn on_existing_db(mut self, existing: bool) -> Self {
+        if let (true, Some(oracle)) = (existing, &mut self.m.oracle) {
+            oracle.set_existing_db();
+        }
+        self
+    }
+
+    /// Paces every operation to `rate` per second (`None`: as fast as they go).
+    pub fn with_target(mut self, rate: Option<u64>) -> Self {
+        self.target = rate.map(|rate| Pacer {
+            rate: rate.max(1),
+            due: Due::default(),
+        });
+        self
     }
 
     /// Values of which only `ratio` is random (`ValueGenerator::with_compression_ratio`).
@@ -317,6 +384,19 @@ impl<'a> Runner<'a> {
         };
         let now = clock(self.db, self.origin);
         let cost = Duration::from_secs_f64(bytes as f64 / p.rate as f64);
+        match p.due.charge(now, cost, slack(self.db)) {
+            Some(wait) => self.db.pass_time(wait),
+            None => Ok(()),
+        }
+    }
+
+    /// Holds the next operation back until `--target` allows it.
+    fn pace_target(&mut self) -> zkv_engine::Result<()> {
+        let Some(p) = &mut self.target else {
+            return Ok(());
+        };
+        let now = clock(self.db, self.origin);
+        let cost = Duration::from_secs_f64(1.0 / p.rate as f64);
         match p.due.charge(now, cost, slack(self.db)) {
             Some(wait) => self.db.pass_time(wait),
             None => Ok(()),
@@ -418,16 +498,35 @@ impl<'a> Runner<'a> {
                     Ok(None)
                 })
             }
-            Job::Ycsb { name, workload } => {
+            Job::Ycsb {
+                name,
+                workload,
+                value_size,
+                load,
+                run,
+            } => {
                 let mut w = workload;
-                let (load, run) = w.remaining();
-                self.phase(&format!("{name}-load"), load, None, out, || {
-                    Ok(w.next_load())
-                })?;
-                self.phase(name, run, None, out, || {
-                    w.next_op()
-                        .map_err(|e| CliError::invalid(format!("{name}: {e}")))
-                })
+                let sized = |op: Op| Op {
+                    value_size: Some(value_size),
+                    ..op
+                };
+                let (loads, ops) = w.remaining();
+                self.ycsb = true;
+                let mut done = Ok(());
+                if load {
+                    done = self.phase(&format!("{name}-load"), loads, None, out, || {
+                        Ok(w.next_load().map(sized))
+                    });
+                }
+                if run && done.is_ok() {
+                    done = self.phase(name, ops, None, out, || {
+                        w.next_op()
+                            .map(|op| op.map(sized))
+                            .map_err(|e| CliError::invalid(format!("{name}: {e}")))
+                    });
+                }
+                self.ycsb = false;
+                done
             }
         }
     }
@@ -445,6 +544,7 @@ impl<'a> Runner<'a> {
         self.progress.start(name, total);
         let mut r = PhaseResult {
             name: name.to_string(),
+            ycsb: self.ycsb.then(OpLatency::new).transpose()?,
             ..PhaseResult::default()
         };
         let start = Instant::now();
@@ -463,8 +563,16 @@ impl<'a> Runner<'a> {
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             };
+            self.op_ns = 0;
             let done = self.exec(&op, &mut r);
-            let done = done.and_then(|more| self.pace_op(&mut r).map(|()| more));
+            if let (Ok(_), Some(l)) = (&done, &mut r.ycsb) {
+                l.record(op.kind, self.op_ns);
+            }
+            let done = done.and_then(|more| {
+                self.pace_op(&mut r)?;
+                self.pace_target()?;
+                Ok(more)
+            });
             match done {
                 Ok(true) => {}
                 Ok(false) => break Ok(()),
@@ -572,7 +680,7 @@ impl<'a> Runner<'a> {
         let copy = self.m.oracle.as_ref().map(|_| batch.clone());
         let start = Instant::now();
         let done = self.db.write(&self.write, batch);
-        record(&mut self.m.latency.put, start.elapsed());
+        self.op_ns += record(&mut self.m.latency.put, start.elapsed());
         if let (Some(oracle), Some(copy)) = (&mut self.m.oracle, copy) {
             for op in copy.ops() {
                 match &done {
@@ -592,7 +700,7 @@ impl<'a> Runner<'a> {
     fn delete(&mut self, key: &[u8], r: &mut PhaseResult) -> zkv_engine::Result<()> {
         let start = Instant::now();
         let done = self.db.delete(&self.write, key);
-        record(&mut self.m.latency.delete, start.elapsed());
+        self.op_ns += record(&mut self.m.latency.delete, start.elapsed());
         if let Some(oracle) = &mut self.m.oracle {
             match &done {
                 Ok(()) => oracle.delete(key),
@@ -624,7 +732,7 @@ impl<'a> Runner<'a> {
         }
         r.bytes += (it.key().len() + it.value().len()) as u64;
         r.scanned += 1;
-        record(&mut self.m.latency.scan, start.elapsed());
+        self.op_ns += record(&mut self.m.latency.scan, start.elapsed());
         Ok(true)
     }
 
@@ -640,7 +748,7 @@ impl<'a> Runner<'a> {
             .fill(size.unwrap_or(self.value_size), &mut self.value);
         let start = Instant::now();
         let done = self.db.put(&self.write, key, &self.value);
-        record(&mut self.m.latency.put, start.elapsed());
+        self.op_ns += record(&mut self.m.latency.put, start.elapsed());
         if let Some(oracle) = &mut self.m.oracle {
             match done {
                 Ok(()) => oracle.put(key, &self.value),
@@ -658,7 +766,7 @@ impl<'a> Runner<'a> {
     fn get(&mut self, key: &[u8], r: &mut PhaseResult) -> zkv_engine::Result<()> {
         let start = Instant::now();
         let found = self.db.get(&ReadOptions::default(), key)?;
-        record(&mut self.m.latency.get, start.elapsed());
+        self.op_ns += record(&mut self.m.latency.get, start.elapsed());
         r.gets += 1;
         if let Some(v) = found {
             r.found += 1;
@@ -681,7 +789,7 @@ impl<'a> Runner<'a> {
             n += 1;
             it.next()?;
         }
-        record(&mut self.m.latency.scan, start.elapsed());
+        self.op_ns += record(&mut self.m.latency.scan, start.elapsed());
         r.scans += 1;
         r.scanned += n;
         Ok(())

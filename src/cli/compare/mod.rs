@@ -191,6 +191,10 @@ fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
         runs.push(run);
     }
     check_acc_flags(&runs)?;
+    // Every scheme reads the same -P file: its warnings once.
+    for line in runs.first().map(|r| r.plan.warnings()).unwrap_or_default() {
+        crate::cli::warn(line);
+    }
     let json = bench::open_json(json.as_deref())?;
     let charts = a.out.as_deref().map(Charts::create).transpose()?;
     Ok(Plan {
