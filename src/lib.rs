@@ -47,3 +47,13 @@ pub use zkv_engine::db::{ReadOptions, Snapshot, WriteOptions};
 pub use zkv_engine::options::{ExecMode, Options};
 pub use zkv_zns::Geometry;
 pub use zkv_zonefs::fs::FsOptions;
+
+/// The two policy traits a program implements to plug in its own policies (see
+/// [`DbOptions::placement`] and [`Options::with_picker`]), with what they are given.
+pub mod policy {
+    pub use zkv_engine::compaction::{PickCtx, Picker};
+    pub use zkv_engine::version::{FileMeta, Version};
+    pub use zkv_zonefs::placement::{
+        Decision, Lifetime, PlacementCtx, PlacementHint, PlacementPolicy, ZoneUse, ZoneView,
+    };
+}

@@ -99,8 +99,11 @@ fn mount_existing(
             device: device.to_string(),
         });
     }
-    let fs = ZoneFs::mount_stored(dev).map_err(|e| Error::fs(device, e))?;
-    Ok(Arc::new(fs))
+    let fs = match &opts.placement {
+        Some(policy) => ZoneFs::mount_stored_with_policy(dev, Box::new(Arc::clone(policy))),
+        None => ZoneFs::mount_stored(dev),
+    };
+    Ok(Arc::new(fs.map_err(|e| Error::fs(device, e))?))
 }
 
 /// Whether the file system on `dev` holds a database, looked at through a read-only mount,
@@ -111,6 +114,12 @@ fn holds_database(dev: &Arc<dyn ZonedDevice>) -> bool {
 }
 
 fn format(dev: Arc<dyn ZonedDevice>, opts: &DbOptions, device: &str) -> Result<Arc<ZoneFs>> {
-    let fs = ZoneFs::format(dev, opts.fs.clone()).map_err(|e| Error::fs(device, e))?;
-    Ok(Arc::new(fs))
+    let fs = match &opts.placement {
+        Some(policy) => {
+            let fs_opts = opts.fs.clone().with_placement(policy.name());
+            ZoneFs::format_with_policy(dev, fs_opts, Box::new(Arc::clone(policy)))
+        }
+        None => ZoneFs::format(dev, opts.fs.clone()),
+    };
+    Ok(Arc::new(fs.map_err(|e| Error::fs(device, e))?))
 }

@@ -1,8 +1,11 @@
 //! [`DbOptions`]: how [`crate::Db::open`] finds or makes a store, and what it runs with.
 
+use std::sync::Arc;
+
 use zkv_engine::options::Options;
 use zkv_zns::Geometry;
 use zkv_zonefs::fs::FsOptions;
+use zkv_zonefs::placement::PlacementPolicy;
 
 /// Zones of a new image or in-memory device unless [`DbOptions::geometry`] says otherwise.
 pub const DEFAULT_ZONES: u32 = 100;
@@ -65,6 +68,14 @@ pub struct DbOptions {
     /// store fails with "out of space" once every zone has been written once, however
     /// little of it is live. Default: on.
     pub cleaning: bool,
+
+    /// A placement policy given as a value, e.g. one of the program's own: it places every
+    /// file instead of the one `fs.placement` names, which becomes its name (recorded on
+    /// the device). A store made with such a policy must be opened with it again for
+    /// writing; readers (`zkv get`, `scan`, `inspect`) open it without it. The compaction
+    /// picker is given the same way, in the engine's options ([`Options::with_picker`]).
+    /// Default: none.
+    pub placement: Option<Arc<dyn PlacementPolicy>>,
 }
 
 impl DbOptions {
@@ -83,6 +94,7 @@ impl Default for DbOptions {
             fs: FsOptions::default(),
             engine: Options::default(),
             cleaning: true,
+            placement: None,
         }
     }
 }

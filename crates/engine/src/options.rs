@@ -1,7 +1,11 @@
 //! Options of the engine, with RocksDB's names and (RocksDB 7.8) defaults where RocksDB has
 //! them. `Options::check` rejects impossible combinations with a clear message.
 
+use std::fmt;
+use std::sync::Arc;
+
 use crate::blob::BlobCount;
+use crate::compaction::{picker_by_name, Picker};
 pub use crate::sst::CompressionType;
 use crate::{Error, Result};
 
@@ -138,6 +142,23 @@ impl std::fmt::Display for WalRecoveryMode {
     }
 }
 
+/// A compaction picker held by [`Options`]: options compare equal when they hold the
+/// same picker object, and print its name.
+#[derive(Clone)]
+pub struct PickerRef(pub Arc<dyn Picker>);
+
+impl fmt::Debug for PickerRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PickerRef({:?})", self.0.name())
+    }
+}
+
+impl PartialEq for PickerRef {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Create the database if the file system holds none.
@@ -188,6 +209,9 @@ pub struct Options {
     /// The compaction picker by name (see `compaction::PICKERS`); RocksDB's default
     /// kMinOverlappingRatio is `min-overlap`, kByCompensatedSize is `sica`.
     pub compaction_pri: String,
+    /// A picker given as a value, e.g. one of the program's own: when set, it orders the
+    /// files and `compaction_pri` is only its name in reports ([`Options::with_picker`]).
+    pub picker: Option<PickerRef>,
     /// The `acc` picker's turning point: the fraction of free space (0..=1) above which it
     /// orders like SICA; at or below it, levels from `acc_min_level` on are ordered by ZACA
     /// (0.25, the MSST'24 paper's choice).
@@ -382,6 +406,7 @@ impl Default for Options {
             max_background_flushes: 1,
             max_subcompactions: 1,
             compaction_pri: "min-overlap".into(),
+            picker: None,
             acc_turning_point: 0.25,
             acc_min_level: 2,
             prophet_short_threshold: 2,
@@ -518,6 +543,25 @@ impl Options {
             ));
         }
         Ok(())
+    }
+
+    /// Orders compactions with `picker` (a type of the program's, or a configured zkv
+    /// one); `compaction_pri` becomes its name.
+    pub fn with_picker(mut self, picker: Arc<dyn Picker>) -> Self {
+        self.compaction_pri = picker.name().to_string();
+        self.picker = Some(PickerRef(picker));
+        self
+    }
+
+    /// The picker the options choose: the one given as a value, else the one
+    /// `compaction_pri` names.
+    pub fn resolve_picker(&self) -> Result<Arc<dyn Picker>> {
+        match &self.picker {
+            Some(PickerRef(p)) => Ok(Arc::clone(p)),
+            None => picker_by_name(&self.compaction_pri)
+                .map(Arc::from)
+                .map_err(Error::InvalidOptions),
+        }
     }
 
     /// Whether a flush or compaction writing to `level` writes blob files.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use zkv_zonefs::fs::{InlineCleaning, ZoneFs};
 
 use crate::batch::WriteBatch;
-use crate::compaction::{picker_by_name, scores_by_level};
+use crate::compaction::scores_by_level;
 use crate::iter::DbIter;
 use crate::key::{SeqNo, ValueKind};
 use crate::options::{ExecMode, Options};
@@ -169,7 +169,7 @@ impl Db {
         recover: fn(&Arc<ZoneFs>, &Options) -> Result<Recovered>,
     ) -> Result<(Arc<DbInner>, RecoveryReport)> {
         options.check()?;
-        let picker = picker_by_name(&options.compaction_pri).map_err(Error::InvalidOptions)?;
+        let picker = options.resolve_picker()?;
         let rec = recover(fs, &options)?;
         let inner = Arc::new(DbInner::new(Parts {
             fs: Arc::clone(fs),

@@ -175,7 +175,7 @@ pub(crate) struct DbInner {
     pub fs: Arc<ZoneFs>,
     pub options: Options,
     pub table_options: TableOptions,
-    pub picker: Box<dyn Picker>,
+    pub picker: Arc<dyn Picker>,
     pub tables: Arc<TableCache>,
     pub blobs: Arc<BlobCache>,
     /// Which blob files garbage collection relocates (`Options::blob_gc_cutoff`).
@@ -210,7 +210,7 @@ pub(crate) struct DbInner {
 pub(crate) struct Parts {
     pub fs: Arc<ZoneFs>,
     pub options: Options,
-    pub picker: Box<dyn Picker>,
+    pub picker: Arc<dyn Picker>,
     pub versions: VersionSet,
     pub writer: Writer,
     pub last_seq: SeqNo,

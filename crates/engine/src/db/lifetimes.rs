@@ -12,7 +12,6 @@ use std::time::Instant;
 use zkv_zonefs::fs::ZoneFs;
 use zkv_zonefs::placement::PredictedDeath;
 
-use crate::compaction::picker_by_name;
 use crate::lifetime::{predict, Case, Clock, FileLifetime, PredictCtx};
 use crate::options::Options;
 use crate::sst::BuiltTable;
@@ -61,7 +60,7 @@ pub(crate) fn recovery_prediction(
     outputs: &[FileMeta],
 ) -> Option<(FileLifetime, PredictedDeath)> {
     let clock = clock?;
-    let picker = picker_by_name(&options.compaction_pri).ok()?;
+    let picker = options.resolve_picker().ok()?;
     let ctx = PredictCtx {
         version,
         options,

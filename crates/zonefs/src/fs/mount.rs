@@ -16,7 +16,7 @@ use zkv_zns::{ZoneInfo, ZoneState, ZonedDevice};
 use crate::meta::{
     self, FsState, MetaLog, MetaResult, Record, ZoneLayout, ZonePlacement, MIN_META_ZONES,
 };
-use crate::placement::PlacementPolicy;
+use crate::placement::{Liza, PlacementPolicy};
 
 use super::budget::Budget;
 use super::cleaner::CleanerCore;
@@ -42,8 +42,8 @@ impl ZoneFs {
         opts: FsOptions,
         policy: Box<dyn PlacementPolicy>,
     ) -> FsResult<ZoneFs> {
-        let (budget, _) = prepare(dev.as_ref(), &opts)?;
-        format_prepared(dev, opts, (budget, policy))
+        let prepared = prepare_with(dev.as_ref(), &opts, Policy::Given(policy))?;
+        format_prepared(dev, opts, prepared)
     }
 
     /// Mounts a formatted device with `opts`: recovers the metadata, rebuilds the zone
@@ -59,10 +59,37 @@ impl ZoneFs {
         Ok(fs)
     }
 
+    /// Like [`ZoneFs::mount`], but placing files with `policy` (a policy of the program's
+    /// own, see [`ZoneFs::format_with_policy`]); `opts.placement` should be its name,
+    /// which the metadata records.
+    pub fn mount_with_policy(
+        dev: Arc<dyn ZonedDevice>,
+        opts: FsOptions,
+        policy: Box<dyn PlacementPolicy>,
+    ) -> FsResult<ZoneFs> {
+        let prepared = prepare_with(dev.as_ref(), &opts, Policy::Given(policy))?;
+        let (state, log) = MetaLog::recover(Arc::clone(&dev), opts.meta_zones)
+            .map_err(|e| FsError::meta(RECOVER, e))?;
+        let fs = build(dev, opts, prepared, state, log)?;
+        fs.shared.settle()?;
+        Ok(fs)
+    }
+
     /// Mounts a formatted device with the options its metadata records (the metadata zone
     /// count comes from the superblocks, see [`meta::probe`]).
     pub fn mount_stored(dev: Arc<dyn ZonedDevice>) -> FsResult<ZoneFs> {
-        let fs = mount_recorded(dev, MetaLog::recover)?;
+        let fs = mount_recorded(dev, MetaLog::recover, Policy::Named)?;
+        fs.shared.settle()?;
+        Ok(fs)
+    }
+
+    /// [`ZoneFs::mount_stored`] placing files with `policy`: for a file system formatted
+    /// with a policy of the program's own, whose recorded name no build of zkv knows.
+    pub fn mount_stored_with_policy(
+        dev: Arc<dyn ZonedDevice>,
+        policy: Box<dyn PlacementPolicy>,
+    ) -> FsResult<ZoneFs> {
+        let fs = mount_recorded(dev, MetaLog::recover, Policy::Given(policy))?;
         fs.shared.settle()?;
         Ok(fs)
     }
@@ -72,8 +99,11 @@ impl ZoneFs {
     /// data (they count as reclaimable, see [`ZoneFs::settle_plan`]), no finish, no flush.
     /// Every call that would change the file system fails with [`FsError::ReadOnly`];
     /// reads, listings and figures work as on a read-write mount.
+    ///
+    /// A placement policy this build does not know by name (a program's own) does not stop
+    /// it: a read-only mount places nothing.
     pub fn mount_read_only(dev: Arc<dyn ZonedDevice>) -> FsResult<ZoneFs> {
-        mount_recorded(dev, MetaLog::recover_read_only)
+        mount_recorded(dev, MetaLog::recover_read_only, Policy::NamedIfKnown)
     }
 }
 
@@ -109,21 +139,40 @@ type Recover = fn(Arc<dyn ZonedDevice>, u32) -> MetaResult<(FsState, MetaLog)>;
 
 /// Mounts with the recorded options: finds the metadata zone count, recovers the metadata
 /// with `recover`, then checks the recorded options against the device.
-fn mount_recorded(dev: Arc<dyn ZonedDevice>, recover: Recover) -> FsResult<ZoneFs> {
+fn mount_recorded(dev: Arc<dyn ZonedDevice>, recover: Recover, policy: Policy) -> FsResult<ZoneFs> {
     let found =
         meta::probe(dev.as_ref()).map_err(|e| FsError::meta("mount: find the metadata", e))?;
     let meta_zones = found.meta_zones();
     let (state, log) =
         recover(Arc::clone(&dev), meta_zones).map_err(|e| FsError::meta(RECOVER, e))?;
     let opts = FsOptions::from_stored(meta_zones, state.options())?;
-    let prepared = prepare(dev.as_ref(), &opts)?;
+    let prepared = prepare_with(dev.as_ref(), &opts, policy)?;
     build(dev, opts, prepared, state, log)
 }
 
-/// Checks the options against the device; returns the zone budget and the policy.
+/// Where a mount's placement policy comes from.
+enum Policy {
+    /// The one `FsOptions::placement` names (an unknown name is an error).
+    Named,
+    /// The named one, or any when the name is unknown: for mounts that place nothing.
+    NamedIfKnown,
+    /// This one, whatever the options name.
+    Given(Box<dyn PlacementPolicy>),
+}
+
+/// [`prepare_with`] the policy the options name.
 fn prepare(
     dev: &dyn ZonedDevice,
     opts: &FsOptions,
+) -> FsResult<(Budget, Box<dyn PlacementPolicy>)> {
+    prepare_with(dev, opts, Policy::Named)
+}
+
+/// Checks the options against the device; returns the zone budget and the policy.
+fn prepare_with(
+    dev: &dyn ZonedDevice,
+    opts: &FsOptions,
+    policy: Policy,
 ) -> FsResult<(Budget, Box<dyn PlacementPolicy>)> {
     let geo = dev.geometry();
     if opts.meta_zones < MIN_META_ZONES || opts.meta_zones >= geo.zones {
@@ -137,7 +186,11 @@ fn prepare(
     }
     opts.check_threshold()?;
     opts.check_gc()?;
-    let policy = opts.policy()?;
+    let policy = match policy {
+        Policy::Named => opts.policy()?,
+        Policy::NamedIfKnown => opts.policy().unwrap_or_else(|_| Box::new(Liza)),
+        Policy::Given(policy) => policy,
+    };
     let budget = Budget::new(&geo, opts.meta_zones, opts.reserved_zones)?;
     Ok((budget, policy))
 }

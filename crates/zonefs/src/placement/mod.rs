@@ -271,6 +271,35 @@ pub trait PlacementPolicy: Send + Sync {
     }
 }
 
+impl std::fmt::Debug for dyn PlacementPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PlacementPolicy({:?})", self.name())
+    }
+}
+
+/// A shared policy places as the policy it points at (a program keeps a handle on its own
+/// policy, e.g. to read what it counted, while the file system uses it).
+impl<P: PlacementPolicy + ?Sized> PlacementPolicy for std::sync::Arc<P> {
+    fn name(&self) -> &'static str {
+        (**self).name()
+    }
+    fn place(&self, ctx: &PlacementCtx<'_>) -> Decision {
+        (**self).place(ctx)
+    }
+    fn wants_neighbors(&self) -> bool {
+        (**self).wants_neighbors()
+    }
+    fn wants_prediction(&self) -> bool {
+        (**self).wants_prediction()
+    }
+    fn fallback_class(&self, hint: &PlacementHint) -> u8 {
+        (**self).fallback_class(hint)
+    }
+    fn may_share(&self, hint: &PlacementHint, class: u8) -> bool {
+        (**self).may_share(hint, class)
+    }
+}
+
 /// The placement policies known by name: `caza` is the HotStorage'22 algorithm, `caza+`
 /// the MSST'24 one; `prophet` and `prophet-gc` place alike (they differ in cleaning).
 pub const POLICIES: &[&str] = &[
@@ -308,7 +337,8 @@ pub fn policy_by_name(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
         _ => match Prophet::by_name(name) {
             Some(p) => Ok(Box::new(p)),
             None => Err(format!(
-                "unknown placement policy '{name}' (known: {})",
+                "unknown placement policy '{name}' (known: {}; a policy a program gave as \
+                 a value must be given again to write to its store)",
                 POLICIES.join(", ")
             )),
         },
