@@ -26,21 +26,19 @@ use charts::Charts;
 pub(crate) use schemes::Entry;
 use schemes::{parse_schemes, SchemeList};
 
+/// `zkv compare --help`'s text after the flags: the schemes come from the scheme table.
+fn compare_help() -> String {
+    format!(
+        "Scheme entries: NAME[:KEY=VALUE...], e.g. baseline or baseline:gc-start=10:gc-stop=15.\n\
+         Schemes (placement + picker, cleaning): the papers' and zkv's own:\n{}\n\
+         Override keys: {}.\n{COMPARE_HELP}",
+        schemes::schemes_help(),
+        schemes::OVERRIDE_KEYS.join(", ")
+    )
+}
+
 const COMPARE_HELP: &str = "\
-Scheme entries: NAME[:KEY=VALUE...], e.g. baseline or baseline:gc-start=10:gc-stop=15.
-Schemes (placement + picker, every one cleaning by copying): the papers' and zkv's own:
-  baseline    liza  + sica        every paper's baseline
-  a-liza      liza  + acc         MSST'24 A-LIZA
-  caza        caza+ + sica        MSST'24 CAZA (the enhanced algorithm)
-  a-caza      caza+ + acc         MSST'24 A-CAZA
-  caza22      caza  + sica        HotStorage'22 CAZA
-  drain-liza  liza  + zone-drain  zkv's zone-drain picker (docs/COMPACTION.md)
-  drain-caza  caza+ + zone-drain  zkv's zone-drain picker with the enhanced CAZA
-  min-overlap       liza  + min-overlap  RocksDB's default picker today (compaction_pri)
-  min-overlap-caza  caza+ + min-overlap  the same with the enhanced CAZA
-Override keys: gc-start, gc-stop, gc-mode, picker, placement, reserved-zones,
-acc-turning-point, acc-min-level. A flag given on the command line applies to every scheme
-unless an entry overrides it. The entry as written labels its column, its JSON run and its
+A flag given on the command line applies to every scheme unless an entry overrides it. The entry as written labels its column, its JSON run and its
 chart lines.
 
 Example:
@@ -54,7 +52,7 @@ Every other flag is a flag of zkv bench (see 'zkv bench --help'); runs use --dev
 #[derive(Debug, Args)]
 // Every scheme runs on the in-memory device: --device (a bench flag) is refused, so not
 // offered.
-#[command(after_help = COMPARE_HELP, mut_arg("device", |a| a.hide(true)))]
+#[command(after_help = compare_help(), mut_arg("device", |a| a.hide(true)))]
 pub struct CompareArgs {
     /// Schemes to run, comma separated: NAME[:KEY=VALUE...] (see below)
     #[arg(long, value_name = "LIST", required = true, value_parser = parse_schemes)]

@@ -24,6 +24,8 @@ pub struct Scheme {
     pub blob_placement: &'static str,
     /// `--blob-gc-cutoff` (`fixed`: RocksDB's age cutoff).
     pub blob_gc_cutoff: &'static str,
+    /// What the papers call it and why it is here (help text and docs/CLI.md).
+    pub about: &'static str,
 }
 
 impl Scheme {
@@ -51,50 +53,125 @@ impl Scheme {
 /// by copying, as in the papers' experiments.
 pub const SCHEMES: &[Scheme] = &[
     // LIZA placement, SICA picker: every paper's baseline.
-    scheme("baseline", "liza", "sica"),
+    scheme(
+        "baseline",
+        "liza",
+        "sica",
+        "Baseline / LIZA (every paper)",
+    ),
     // MSST'24's A-LIZA: LIZA placement, ACC picker (SICA above the turning point).
-    scheme("a-liza", "liza", "acc"),
+    scheme(
+        "a-liza",
+        "liza",
+        "acc",
+        "A-LIZA (MSST'24)",
+    ),
     // MSST'24's CAZA is the enhanced algorithm, zkv's `caza+` placement.
-    scheme("caza", "caza+", "sica"),
+    scheme(
+        "caza",
+        "caza+",
+        "sica",
+        "CAZA (MSST'24: the enhanced algorithm)",
+    ),
     // MSST'24's A-CAZA: enhanced CAZA placement with the ACC picker.
-    scheme("a-caza", "caza+", "acc"),
+    scheme(
+        "a-caza",
+        "caza+",
+        "acc",
+        "A-CAZA (MSST'24)",
+    ),
     // HotStorage'22's CAZA, the first version of the algorithm (zkv's `caza` placement).
-    scheme("caza22", "caza", "sica"),
+    scheme(
+        "caza22",
+        "caza",
+        "sica",
+        "CAZA (HotStorage'22)",
+    ),
     // zkv's own: LIZA placement, the zone-drain picker (docs/COMPACTION.md).
-    scheme("drain-liza", "liza", "zone-drain"),
+    scheme(
+        "drain-liza",
+        "liza",
+        "zone-drain",
+        "zkv's zone-drain picker (docs/COMPACTION.md)",
+    ),
     // zkv's own: enhanced CAZA placement, the zone-drain picker.
-    scheme("drain-caza", "caza+", "zone-drain"),
+    scheme(
+        "drain-caza",
+        "caza+",
+        "zone-drain",
+        "zkv's zone-drain picker with MSST'24's CAZA",
+    ),
     // RocksDB's default picker today (kMinOverlappingRatio) under LIZA: the strongest
     // baseline, and zone-drain's base order.
-    scheme("min-overlap", "liza", "min-overlap"),
+    scheme(
+        "min-overlap",
+        "liza",
+        "min-overlap",
+        "RocksDB's default picker today (`kMinOverlappingRatio`): the strongest baseline, zone-drain's base order",
+    ),
     // The same picker under the enhanced CAZA placement: zone-drain without its zone
     // awareness.
-    scheme("min-overlap-caza", "caza+", "min-overlap"),
+    scheme(
+        "min-overlap-caza",
+        "caza+",
+        "min-overlap",
+        "the same picker with MSST'24's CAZA: zone-drain without its zone awareness",
+    ),
     // MSST'24's Prophet: lifetime-window placement with rounding and level segregation,
     // GC with compaction compensation, the round-robin picker the paper runs.
     Scheme {
         gc_mode: CleaningMode::Compensate,
-        ..scheme("prophet", "prophet", "round-robin")
+        ..scheme(
+        "prophet",
+        "prophet",
+        "round-robin",
+        "Prophet (MSST'24): deletion-time windows with rounding and level segregation, GC with compaction compensation",
+    )
     },
     // Prophet without compensation (full GC).
-    scheme("prophet-gc", "prophet-gc", "round-robin"),
+    scheme(
+        "prophet-gc",
+        "prophet-gc",
+        "round-robin",
+        "Prophet-GC: the same allocation, full GC",
+    ),
     // Prophet's prediction and windows without rounding and segregation, full GC.
-    scheme("prophet-gc-no", "prophet-gc-no", "round-robin"),
+    scheme(
+        "prophet-gc-no",
+        "prophet-gc-no",
+        "round-robin",
+        "Prophet-GC-NO: no rounding, no level segregation, full GC",
+    ),
     // The Same-Victim paper's BAZA: blob files in zones in ascending blob file number, RocksDB's
     // fixed age cutoff (BlobDB runs: `--enable-blob-files`, or `--preset samevictim24`).
     Scheme {
         blob_placement: "baza",
-        ..scheme("baza", "liza", "sica")
+        ..scheme(
+        "baza",
+        "liza",
+        "sica",
+        "BAZA (Same-Victim GC): blob files in zones in ascending blob file number, RocksDB's fixed age cutoff; BlobDB runs only (`--enable-blob-files`, or `--preset samevictim24`)",
+    )
     },
     // BAZA+: BAZA with Z_Cutoff (blob GC relocates the oldest full blob zones' files).
     Scheme {
         blob_placement: "baza",
         blob_gc_cutoff: "zone",
-        ..scheme("baza+", "liza", "sica")
+        ..scheme(
+        "baza+",
+        "liza",
+        "sica",
+        "BAZA+: BAZA with Z_Cutoff (`--blob-gc-cutoff zone`)",
+    )
     },
 ];
 
-const fn scheme(name: &'static str, placement: &'static str, picker: &'static str) -> Scheme {
+const fn scheme(
+    name: &'static str,
+    placement: &'static str,
+    picker: &'static str,
+    about: &'static str,
+) -> Scheme {
     Scheme {
         name,
         placement,
@@ -102,7 +179,64 @@ const fn scheme(name: &'static str, placement: &'static str, picker: &'static st
         gc_mode: CleaningMode::Copy,
         blob_placement: "liza",
         blob_gc_cutoff: "fixed",
+        about,
     }
+}
+
+impl Scheme {
+    /// The placement, with the blob placement when it is not the file policy's.
+    fn placement_text(&self) -> String {
+        match self.blob_placement {
+            "liza" => self.placement.to_string(),
+            blobs => format!("{} (blob files: {blobs})", self.placement),
+        }
+    }
+}
+
+/// The schemes for `zkv compare --help`: name, placement + picker, cleaning, about.
+pub fn schemes_help() -> String {
+    let rows: Vec<(String, String)> = SCHEMES
+        .iter()
+        .map(|s| {
+            let made_of = format!(
+                "{} + {}, {}",
+                s.placement_text(),
+                s.picker,
+                s.gc_mode.name()
+            );
+            (
+                format!("{:<17} {made_of}", s.name),
+                s.about.replace('`', ""),
+            )
+        })
+        .collect();
+    let width = rows.iter().map(|(left, _)| left.len()).max().unwrap_or(0);
+    rows.iter()
+        .map(|(left, about)| format!("  {left:<width$}  {about}\n"))
+        .collect()
+}
+
+/// The schemes as the Markdown table of docs/CLI.md ("Schemes and overrides"), which a test
+/// holds to this table.
+#[cfg(test)]
+pub fn schemes_markdown() -> String {
+    let mut out = String::from(
+        "| scheme | placement | picker | cleaning | the papers' name |\n|---|---|---|---|---|\n",
+    );
+    for s in SCHEMES {
+        let placement = match s.blob_placement {
+            "liza" => format!("`{}`", s.placement),
+            blobs => format!("`{}` (blob files: `{blobs}`)", s.placement),
+        };
+        out.push_str(&format!(
+            "| `{}` | {placement} | `{}` | `{}` | {} |\n",
+            s.name,
+            s.picker,
+            s.gc_mode.name(),
+            s.about
+        ));
+    }
+    out
 }
 
 /// What a run's scheme is made of (the flags `Scheme::flags` gives).
@@ -247,6 +381,16 @@ fn flag_args<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>) -> Vec<OsStrin
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_docs_list_every_scheme_as_the_table_does() {
+        let docs = include_str!("../../../docs/CLI.md");
+        let table = super::schemes_markdown();
+        assert!(
+            docs.contains(&table),
+            "docs/CLI.md (\"Schemes and overrides\") must hold this table:\n{table}"
+        );
+    }
+
     use super::*;
 
     #[test]
