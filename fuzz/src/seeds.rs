@@ -9,7 +9,7 @@ use zkv_engine::blob::{BlobFileReader, BlobFileWriter};
 use zkv_engine::key::{internal_key, ValueKind};
 use zkv_engine::lifetime::{Case, Clock, FileLifetime};
 use zkv_engine::log::LogWriter;
-use zkv_engine::sst::{parts, TableBuilder, TableOptions};
+use zkv_engine::sst::{parts, CompressionType, TableBuilder, TableOptions};
 use zkv_engine::version::{BlobFileMeta, BlobGarbage, FileMeta as SstMeta, VersionEdit};
 use zkv_zns::{Geometry, IoCategory, MemDevice, ZoneOp, ZonedDevice};
 use zkv_zonefs::meta::{
@@ -132,12 +132,26 @@ fn tables() -> Vec<Seed> {
         }
     }
     let one = vec![(internal_key(b"key0001", 7, ValueKind::Put), b"v".to_vec())];
-    vec![
+    let mut seeds: Vec<Seed> = vec![
         ("empty-table".into(), table(small, &[])),
         ("one-entry".into(), table(small, &one)),
         ("many-blocks".into(), table(small, &many)),
         ("no-filter".into(), table(plain, &many[..12])),
-    ]
+    ];
+    // Values that compress, so every block is stored compressed, one table per codec.
+    let compressible: Vec<_> = many
+        .iter()
+        .map(|(k, v)| (k.clone(), v.repeat(12)))
+        .collect();
+    for codec in ["snappy", "lz4", "zstd"] {
+        let opts = TableOptions {
+            block_size: 512,
+            compression: CompressionType::from_name(codec).expect("a codec zkv knows"),
+            ..small
+        };
+        seeds.push((format!("compressed-{codec}"), table(opts, &compressible)));
+    }
+    seeds
 }
 
 fn batches() -> Vec<Seed> {
