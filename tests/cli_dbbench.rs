@@ -54,6 +54,27 @@ fn line(stdout: &str, i: usize) -> &str {
 }
 
 #[test]
+fn readreverse_walks_the_store_backward_to_its_first_key() {
+    let _guard = serial();
+    let (_, r) = run(&[
+        "--benchmarks",
+        "fillseq,readreverse,deleterandom,readreverse,readseq",
+        "--num",
+        "2000",
+        "--reads",
+        "5000",
+    ]);
+    // More reads than keys: the pass ends at the first key, each key + value read once.
+    let back = phase(&r, 1, "readreverse");
+    assert_eq!(count(&back["ops"]), 2000);
+    assert_eq!(count(&back["bytes"]), 2000 * (16 + 200));
+    // After the deletes, backward and forward passes see the same keys.
+    let (back, forward) = (phase(&r, 3, "readreverse"), phase(&r, 4, "readseq"));
+    assert!(count(&back["ops"]) < 2000);
+    assert_eq!(count(&back["ops"]), count(&forward["ops"]));
+}
+
+#[test]
 fn new_workloads_count_their_operations_and_verify_sees_the_deletes() {
     let _guard = serial();
     let (stdout, r) = run(&[
@@ -360,11 +381,14 @@ fn duration_bounds_mixgraph_and_threaded_runs_on_the_wall_clock() {
 #[test]
 fn stats_interval_seconds_is_the_progress_interval() {
     let _guard = serial();
+    // Long enough to outlast the interval on any machine (5000 operations once took 8 ms).
     let args = bench(&[
         "--workload",
         "fillseq",
         "--num",
-        "5000",
+        "100000",
+        "--zones",
+        "64",
         "--stats_interval_seconds",
         "0.01",
     ]);
@@ -399,7 +423,7 @@ fn flags_of_workloads_the_list_lacks_are_refused() {
     for (flags, want) in [
         (
             &["--reads", "10"][..],
-            "--reads 10: applies to readrandom, readrandomwriterandom, readseq, seekrandom \
+            "--reads 10: applies to readrandom, readrandomwriterandom, readseq, readreverse, seekrandom \
              and mixgraph, and --workload fillseq,fillbatch has none",
         ),
         (

@@ -207,6 +207,7 @@ fn ops(case: &str, n: u64, proportions: Proportions, out: &mut String) -> Res<()
             OpKind::ReadModifyWrite => "READMODIFYWRITE",
             OpKind::Delete => "DELETE",
             OpKind::Next => "NEXT",
+            OpKind::Prev => "PREV",
         };
         *counts.entry(label).or_insert(0) += 1;
     }

@@ -13,6 +13,7 @@
 //!   operations the first `readwritepercent` are reads and the rest writes.
 //! - `fillbatch`: `fillseq`'s keys, written 1000 to a batch.
 //! - `readseq`: one forward iterator from the first key, an operation per entry read.
+//! - `readreverse`: the same backward, from the last key.
 //! - `seekrandom`: a seek to `rand % num`, then `seek_nexts` nexts.
 //! - `deleterandom`: a delete of `rand % num`, with replacement.
 //!
@@ -37,6 +38,7 @@ pub enum DbBenchWorkload {
     ReadRandomWriteRandom,
     FillBatch,
     ReadSeq,
+    ReadReverse,
     SeekRandom,
     DeleteRandom,
 }
@@ -45,7 +47,7 @@ pub enum DbBenchWorkload {
 pub const FILLBATCH_ENTRIES: usize = 1000;
 
 impl DbBenchWorkload {
-    pub const ALL: [DbBenchWorkload; 9] = [
+    pub const ALL: [DbBenchWorkload; 10] = [
         Self::FillSeq,
         Self::FillRandom,
         Self::Overwrite,
@@ -53,6 +55,7 @@ impl DbBenchWorkload {
         Self::ReadRandomWriteRandom,
         Self::FillBatch,
         Self::ReadSeq,
+        Self::ReadReverse,
         Self::SeekRandom,
         Self::DeleteRandom,
     ];
@@ -67,6 +70,7 @@ impl DbBenchWorkload {
             Self::ReadRandomWriteRandom => "readrandomwriterandom",
             Self::FillBatch => "fillbatch",
             Self::ReadSeq => "readseq",
+            Self::ReadReverse => "readreverse",
             Self::SeekRandom => "seekrandom",
             Self::DeleteRandom => "deleterandom",
         }
@@ -80,14 +84,22 @@ impl DbBenchWorkload {
     pub fn runs_reads(self) -> bool {
         matches!(
             self,
-            Self::ReadRandom | Self::ReadRandomWriteRandom | Self::ReadSeq | Self::SeekRandom
+            Self::ReadRandom
+                | Self::ReadRandomWriteRandom
+                | Self::ReadSeq
+                | Self::ReadReverse
+                | Self::SeekRandom
         )
     }
 
     /// Whether db_bench's `--duration` bounds it: the benchmarks of random keys. The
-    /// sequential ones (fillseq, fillbatch, readseq) always run to their end in db_bench.
+    /// sequential ones (fillseq, fillbatch, readseq, readreverse) always run to their end
+    /// in db_bench.
     pub fn timed(self) -> bool {
-        !matches!(self, Self::FillSeq | Self::FillBatch | Self::ReadSeq)
+        !matches!(
+            self,
+            Self::FillSeq | Self::FillBatch | Self::ReadSeq | Self::ReadReverse
+        )
     }
 
     /// Entries per write: [`FILLBATCH_ENTRIES`] for fillbatch, 1 for the others.
@@ -220,13 +232,17 @@ impl DbBenchGenerator {
             }
             DbBenchWorkload::DeleteRandom => (OpKind::Delete, self.random_key()),
             // The iterator decides the keys; the op only says "one more".
-            DbBenchWorkload::ReadSeq => {
+            DbBenchWorkload::ReadSeq | DbBenchWorkload::ReadReverse => {
+                let kind = match self.workload {
+                    DbBenchWorkload::ReadSeq => OpKind::Next,
+                    _ => OpKind::Prev,
+                };
                 return Some(Op {
-                    kind: OpKind::Next,
+                    kind,
                     keynum: seq as i64,
                     key: Vec::new(),
                     value_size: None,
-                })
+                });
             }
         };
         Some(Op {
@@ -406,6 +422,11 @@ mod tests {
         assert!(seq
             .iter()
             .all(|op| op.kind == OpKind::Next && op.key.is_empty()));
+        let reverse = ops_with(DbBenchWorkload::ReadReverse, config);
+        assert_eq!(reverse.len(), seq.len());
+        assert!(reverse
+            .iter()
+            .all(|op| op.kind == OpKind::Prev && op.key.is_empty()));
         // seekrandom and deleterandom: random keys of 0..num.
         let seeks = ops_with(DbBenchWorkload::SeekRandom, config);
         assert!(seeks.iter().all(|op| op.kind == OpKind::Scan { len: 3 }));

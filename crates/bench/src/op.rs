@@ -19,6 +19,8 @@ pub enum OpKind {
     /// the phase's first such operation opens an iterator at the first key, each later one
     /// moves it on; the operation has no key of its own.
     Next,
+    /// The same backward, from the last key (db_bench's readreverse).
+    Prev,
 }
 
 impl OpKind {
@@ -40,6 +42,7 @@ impl OpKind {
             OpKind::ReadModifyWrite => "READ-MODIFY-WRITE",
             OpKind::Delete => "DELETE",
             OpKind::Next => "NEXT",
+            OpKind::Prev => "PREV",
         }
     }
 }

@@ -96,7 +96,7 @@ Examples:
             --key-dist-b 0.3467 --mix-get-ratio 0.85 --mix-put-ratio 0.14 --mix-seek-ratio 0.01
 
 Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom, fillbatch,
-readseq, seekrandom, deleterandom, mixgraph (db_bench; mixgraph's own flags are grouped
+readseq, readreverse, seekrandom, deleterandom, mixgraph (db_bench; mixgraph's own flags are grouped
 above), ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations), ycsb
 (YCSB's CoreWorkload as -P's file and -p set it), idle; a comma list runs in sequence on the
 same store. db_bench's flag spellings work too (--benchmarks, --value_size, --compaction_pri
@@ -127,7 +127,7 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     num: u64,
 
-    /// Operations of readrandom, readrandomwriterandom, readseq, seekrandom and mixgraph
+    /// Operations of readrandom, readrandomwriterandom, readseq, readreverse, seekrandom and mixgraph
     /// (db_bench's --reads); -1 = --num [default: --num]
     #[arg(long, value_name = "N", value_parser = dbbench::parse_count,
           allow_negative_numbers = true)]
@@ -1042,7 +1042,7 @@ impl BenchArgs {
             let n = r.0.map_or(-1, |n| n as i64);
             return unread(
                 format!("--reads {n}"),
-                "readrandom, readrandomwriterandom, readseq, seekrandom and mixgraph",
+                "readrandom, readrandomwriterandom, readseq, readreverse, seekrandom and mixgraph",
             );
         }
         let deleterandom = |w| w == DbBenchWorkload::DeleteRandom;
@@ -1230,6 +1230,7 @@ impl BenchArgs {
                 }
                 DbBenchWorkload::ReadRandom
                 | DbBenchWorkload::ReadSeq
+                | DbBenchWorkload::ReadReverse
                 | DbBenchWorkload::SeekRandom
                 | DbBenchWorkload::DeleteRandom => 0.0,
             };

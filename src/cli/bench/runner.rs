@@ -634,7 +634,8 @@ impl<'a> Runner<'a> {
             }
             OpKind::Scan { len } => self.scan(&op.key, len, r)?,
             OpKind::Delete => self.delete(&op.key, r)?,
-            OpKind::Next => return self.next_entry(r),
+            OpKind::Next => return self.next_entry(r, false),
+            OpKind::Prev => return self.next_entry(r, true),
         }
         Ok(true)
     }
@@ -712,18 +713,25 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// readseq's next entry: the first call opens the iterator at the first key, each later
-    /// one moves it on. `false` once it has run past the last entry.
-    fn next_entry(&mut self, r: &mut PhaseResult) -> zkv_engine::Result<bool> {
+    /// readseq's next entry (readreverse's previous one, `backward`): the first call opens
+    /// the iterator at the first (last) key, each later one moves it on. `false` once it
+    /// has run past the end.
+    fn next_entry(&mut self, r: &mut PhaseResult, backward: bool) -> zkv_engine::Result<bool> {
         let start = Instant::now();
         let it = match &mut self.seq {
             Some(it) => {
-                it.next()?;
+                match backward {
+                    false => it.next()?,
+                    true => it.prev()?,
+                }
                 it
             }
             None => {
                 let mut it = self.db.iter(&ReadOptions::default())?;
-                it.seek_to_first()?;
+                match backward {
+                    false => it.seek_to_first()?,
+                    true => it.seek_to_last()?,
+                }
                 self.seq.insert(it)
             }
         };
