@@ -9,6 +9,7 @@ mod set;
 mod version;
 
 pub use edit::VersionEdit;
+pub(crate) use level::merge_sorted;
 pub use level::{FileRank, NextBytes, Ranked};
 pub use meta::{sst_file_name, BlobFileMeta, BlobGarbage, FileMeta};
 pub(crate) use set::parse_manifest_name;
