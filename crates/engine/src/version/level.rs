@@ -160,54 +160,57 @@ impl Link {
             // L0 is small and not in key order: the shifts below need key order.
             return Link::new(files, next);
         }
-        let own = Diff::of(level, &old_files.files, &files.files);
-        let below = Diff::of(level + 1, &old_next.files, &next.files);
-        let changed_below = below
-            .removed
-            .iter()
-            .map(|&i| &*old_next.files[i])
-            .chain(below.added.iter().map(|&j| &*next.files[j]));
-        let mut dirty = vec![false; files.files.len()];
-        let mut shift = vec![0isize; files.files.len() + 1];
-        for &j in &own.added {
-            dirty[j] = true;
-        }
-        for (k, g) in changed_below.enumerate() {
+        let n = files.files.len();
+        // Old position of each file of the level (NONE: added), and the reverse.
+        let (mut old_of, mut new_of) = (vec![NONE; n], vec![NONE; old_files.files.len()]);
+        let mut dirty = vec![false; n];
+        diff(
+            level,
+            &old_files.files,
+            &files.files,
+            |change| match change {
+                Change::Same(i, j) => (old_of[j], new_of[i]) = (i, j),
+                Change::Added(j) => dirty[j] = true,
+                Change::Removed(_) => {}
+            },
+        );
+        // A file meeting a next-level file the edit added or removed is measured again;
+        // the others count the files added or removed before them to shift their runs.
+        let mut shift = vec![0isize; n + 1];
+        diff(level + 1, &old_next.files, &next.files, |change| {
+            let (g, by) = match change {
+                Change::Same(..) => return,
+                Change::Removed(i) => (&old_next.files[i], -1),
+                Change::Added(j) => (&next.files[j], 1),
+            };
             let (lo, hi) = (g.smallest_user_key(), g.largest_user_key());
             let (from, to) = run_meeting(&files.files, Some(lo), Some(hi));
             dirty[from..to].fill(true);
-            // The files after it (whose smallest key is above its largest) count it before
-            // them: one more if it was added, one less if it was removed.
-            let after = files.files.partition_point(|f| f.smallest_user_key() <= hi);
-            shift[after] += if k < below.removed.len() { -1 } else { 1 };
-        }
-        let mut link = Link::default();
+            shift[files.files.partition_point(|f| f.smallest_user_key() <= hi)] += by;
+        });
+        let mut link = Link {
+            runs: Vec::with_capacity(n),
+            sweeps: Vec::with_capacity(n),
+            ranks: Mutex::default(),
+        };
         let mut by = 0isize;
         for (j, f) in files.files.iter().enumerate() {
             by += shift[j];
-            match own.old_of[j].filter(|_| !dirty[j]) {
-                Some(i) => {
-                    link.runs.push(shifted(old.runs[i], by));
-                    link.sweeps.push(shifted(old.sweeps[i], by));
-                }
-                None => {
-                    link.runs.push(user_run(next, f));
-                    link.sweeps.push(run_sweep(&next.files, f));
-                }
+            if dirty[j] {
+                link.runs.push(user_run(next, f));
+                link.sweeps.push(run_sweep(&next.files, f));
+            } else {
+                link.runs.push(shifted(old.runs[old_of[j]], by));
+                link.sweeps.push(shifted(old.sweeps[old_of[j]], by));
             }
         }
+        let fresh: Vec<usize> = (0..n).filter(|&j| dirty[j]).collect();
+        let moved = |i: usize| Some(new_of[i]).filter(|&j| j != NONE && !dirty[j]);
         let memos = old.ranks().clone();
-        let ranks = memos
-            .into_iter()
+        let ranks = (memos.into_iter())
             .map(|(rank, ranked)| {
-                let moved = |i: usize| own.new_of[i].filter(|&j| !dirty[j]);
-                let fresh = dirty
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, d)| **d)
-                    .map(|(j, _)| j);
                 let key = |j: usize| (rank.key)(&files.files[j], link.next_bytes(next, j));
-                (rank, Arc::new(rederive(&ranked, moved, fresh, key)))
+                (rank, Arc::new(rederive(&ranked, moved, &fresh, key)))
             })
             .collect();
         *link.ranks.get_mut().unwrap_or_else(PoisonError::into_inner) = ranks;
@@ -283,16 +286,18 @@ fn shifted((from, to): Run, by: isize) -> Run {
 fn rederive(
     old: &Ranked,
     moved: impl Fn(usize) -> Option<usize>,
-    fresh: impl Iterator<Item = usize>,
+    fresh: &[usize],
     key: impl Fn(usize) -> Option<[u64; 2]>,
 ) -> Ranked {
-    let kept = old
-        .ranked
-        .iter()
-        .filter_map(|&(k, i)| moved(i).map(|j| (k, j)));
+    let mut kept = Vec::with_capacity(old.ranked.len() + fresh.len());
+    kept.extend(
+        old.ranked
+            .iter()
+            .filter_map(|&(k, i)| moved(i).map(|j| (k, j))),
+    );
     let mut unranked: Vec<usize> = old.unranked.iter().filter_map(|&i| moved(i)).collect();
     let mut added = Vec::new();
-    for j in fresh {
+    for &j in fresh {
         match key(j) {
             Some(k) => added.push((k, j)),
             None => unranked.push(j),
@@ -302,7 +307,7 @@ fn rederive(
     unranked.sort_unstable();
     // Positions move monotonically, so the kept files stay in (rank, position) order.
     Ranked {
-        ranked: merge_sorted(kept, added),
+        ranked: merge_sorted(kept.into_iter(), added),
         unranked,
     }
 }
@@ -321,55 +326,49 @@ pub(crate) fn merge_sorted<T: Ord>(a: impl Iterator<Item = T>, b: Vec<T>) -> Vec
     out
 }
 
-/// How a level changed between two versions: both lists are in level order, and files are
-/// the same when they are the same `Arc` (a version shares the files it keeps).
-struct Diff {
-    /// New position of each old file; `None`: removed (or replaced).
-    new_of: Vec<Option<usize>>,
-    /// Old position of each new file; `None`: added.
-    old_of: Vec<Option<usize>>,
-    /// Old positions of the files removed, ascending.
-    removed: Vec<usize>,
-    /// New positions of the files added, ascending.
-    added: Vec<usize>,
+/// No position.
+const NONE: usize = usize::MAX;
+
+/// A file of a level in two versions.
+enum Change {
+    /// At old position `.0` and new position `.1`.
+    Same(usize, usize),
+    /// Only in the old level, at this position (removed, or replaced by another meta).
+    Removed(usize),
+    /// Only in the new level, at this position.
+    Added(usize),
 }
 
-impl Diff {
-    fn of(level: usize, old: &[Arc<FileMeta>], new: &[Arc<FileMeta>]) -> Diff {
-        let mut d = Diff {
-            new_of: vec![None; old.len()],
-            old_of: vec![None; new.len()],
-            removed: Vec::new(),
-            added: Vec::new(),
-        };
-        let (mut i, mut j) = (0, 0);
-        while i < old.len() && j < new.len() {
-            if Arc::ptr_eq(&old[i], &new[j]) {
-                (d.new_of[i], d.old_of[j]) = (Some(j), Some(i));
-                (i, j) = (i + 1, j + 1);
-                continue;
+/// Reports each file of `level` in `old` and `new` (both in level order) to `on`. Files are
+/// the same when they are the same `Arc` (a version shares the files it keeps), so only
+/// the changes cost a key comparison.
+fn diff(level: usize, old: &[Arc<FileMeta>], new: &[Arc<FileMeta>], mut on: impl FnMut(Change)) {
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() && j < new.len() {
+        if Arc::ptr_eq(&old[i], &new[j]) {
+            on(Change::Same(i, j));
+            (i, j) = (i + 1, j + 1);
+            continue;
+        }
+        // Both lists are in level order: the first of the two cannot be in the other.
+        match level_order(level, &old[i], &new[j]) {
+            Ordering::Less => {
+                on(Change::Removed(i));
+                i += 1;
             }
-            // Both lists are in level order: the first of the two cannot be in the other.
-            match level_order(level, &old[i], &new[j]) {
-                Ordering::Less => {
-                    d.removed.push(i);
-                    i += 1;
-                }
-                Ordering::Greater => {
-                    d.added.push(j);
-                    j += 1;
-                }
-                Ordering::Equal => {
-                    d.removed.push(i);
-                    d.added.push(j);
-                    (i, j) = (i + 1, j + 1);
-                }
+            Ordering::Greater => {
+                on(Change::Added(j));
+                j += 1;
+            }
+            Ordering::Equal => {
+                on(Change::Removed(i));
+                on(Change::Added(j));
+                (i, j) = (i + 1, j + 1);
             }
         }
-        d.removed.extend(i..old.len());
-        d.added.extend(j..new.len());
-        d
     }
+    (i..old.len()).for_each(|i| on(Change::Removed(i)));
+    (j..new.len()).for_each(|j| on(Change::Added(j)));
 }
 
 /// The order of the files of `level` (see the module documentation of `version`).
