@@ -7,8 +7,10 @@
 //! continue in the next file), so user-key ranges of a deep level only ever touch.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, LazyLock};
+
+use foldhash::fast::FixedState;
 
 use crate::key;
 use crate::{Error, Result};
@@ -282,17 +284,61 @@ impl Version {
 /// checks of a level, which run once on the result (as RocksDB's builder does).
 pub(super) struct Builder<'a> {
     base: &'a Version,
-    /// Levels changed so far, by file number; `None` = as in the base.
-    levels: Vec<Option<BTreeMap<u64, Arc<FileMeta>>>>,
+    /// The changes of each level so far; `None` = as in the base.
+    levels: Vec<Option<LevelChanges>>,
     /// Blob files changed so far; `None` = as in the base.
     blobs: Option<BTreeMap<u64, Arc<BlobFileMeta>>>,
+}
+
+/// How a level differs from the base level.
+#[derive(Default)]
+struct LevelChanges {
+    /// Files of the base level deleted, by number.
+    removed: HashSet<u64, FixedState>,
+    /// Files added (a deleted base file added again among them), by number.
+    added: BTreeMap<u64, Arc<FileMeta>>,
+}
+
+impl LevelChanges {
+    fn holds(&self, base: &Level, number: u64) -> bool {
+        self.added.contains_key(&number)
+            || (base.position(number).is_some() && !self.removed.contains(&number))
+    }
+
+    /// The level after the changes: the base level's files that stay, with the added
+    /// ones merged in (both in level order, so no sort of the whole level), and whether
+    /// each file was added.
+    fn apply(self, level: usize, base: &Level) -> (Vec<Arc<FileMeta>>, Vec<bool>) {
+        let kept = base
+            .files
+            .iter()
+            .filter(|f| !self.removed.contains(&f.number));
+        let mut added: Vec<Arc<FileMeta>> = self.added.into_values().collect();
+        added.sort_by(|a, b| level_order(level, a, b));
+        let mut files = Vec::with_capacity(base.files.len() + added.len());
+        let mut is_added = Vec::with_capacity(files.capacity());
+        let mut added = added.into_iter().peekable();
+        for f in kept {
+            while let Some(a) = added.next_if(|a| level_order(level, a, f) == Ordering::Less) {
+                files.push(a);
+                is_added.push(true);
+            }
+            files.push(Arc::clone(f));
+            is_added.push(false);
+        }
+        for a in added {
+            files.push(a);
+            is_added.push(true);
+        }
+        (files, is_added)
+    }
 }
 
 impl<'a> Builder<'a> {
     pub(super) fn new(base: &'a Version) -> Builder<'a> {
         Builder {
             base,
-            levels: vec![None; base.num_levels()],
+            levels: (0..base.num_levels()).map(|_| None).collect(),
             blobs: None,
         }
     }
@@ -310,7 +356,10 @@ impl<'a> Builder<'a> {
                     "cannot delete file {number} from level {level}: {place}"
                 )));
             }
-            self.level_mut(level).remove(&number);
+            let changes = self.level_mut(level);
+            if changes.added.remove(&number).is_none() {
+                changes.removed.insert(number);
+            }
         }
         for (level, meta) in &edit.new_files {
             let n = meta.number;
@@ -321,7 +370,9 @@ impl<'a> Builder<'a> {
                     "cannot add file {n} to level {level}: it is already in level {l}"
                 )));
             }
-            self.level_mut(level).insert(n, Arc::new(meta.clone()));
+            self.level_mut(level)
+                .added
+                .insert(n, Arc::new(meta.clone()));
         }
         for (level, _) in &edit.compact_cursors {
             self.check_level(*level, || "compact cursor".to_string())?;
@@ -369,17 +420,13 @@ impl<'a> Builder<'a> {
     /// indexing every file of the base once per edit.
     fn located(&self, number: u64) -> Option<usize> {
         (0..self.levels.len()).find(|&l| match &self.levels[l] {
-            Some(changed) => changed.contains_key(&number),
+            Some(changes) => changes.holds(&self.base.levels[l], number),
             None => self.base.position(l, number).is_some(),
         })
     }
 
-    fn level_mut(&mut self, level: usize) -> &mut BTreeMap<u64, Arc<FileMeta>> {
-        let base = self.base;
-        self.levels[level].get_or_insert_with(|| {
-            let files = base.files(level).iter();
-            files.map(|f| (f.number, Arc::clone(f))).collect()
-        })
+    fn level_mut(&mut self, level: usize) -> &mut LevelChanges {
+        self.levels[level].get_or_insert_with(LevelChanges::default)
     }
 
     fn check_level(&self, level: u32, what: impl Fn() -> String) -> Result<usize> {
@@ -393,16 +440,15 @@ impl<'a> Builder<'a> {
         }
     }
 
-    /// The resulting version: changed levels sorted and checked.
+    /// The resulting version: changed levels in order and checked.
     pub(super) fn finish(self) -> Result<Version> {
         let base = self.base;
         let mut next = base.clone();
         let changed: Vec<bool> = self.levels.iter().map(Option::is_some).collect();
-        for (level, files) in self.levels.into_iter().enumerate() {
-            let Some(files) = files else { continue };
-            let mut files: Vec<Arc<FileMeta>> = files.into_values().collect();
-            sort_level(level, &mut files);
-            check_disjoint(level, &files)?;
+        for (level, changes) in self.levels.into_iter().enumerate() {
+            let Some(changes) = changes else { continue };
+            let (files, added) = changes.apply(level, &base.levels[level]);
+            check_disjoint(level, &files, &added)?;
             next.levels[level] = Arc::new(Level::new(files));
         }
         for level in 0..changed.len() {
@@ -474,16 +520,17 @@ fn overlapping_expanding(
     }
 }
 
-/// Puts a level in RocksDB's order (see the module documentation).
-fn sort_level(level: usize, files: &mut [Arc<FileMeta>]) {
-    files.sort_by(|a, b| level_order(level, a, b));
-}
-
-fn check_disjoint(level: usize, files: &[Arc<FileMeta>]) -> Result<()> {
+/// Refuses a deep level where a file does not end before the next one begins. The files
+/// kept from the base level were in order and disjoint, and stay so with files removed
+/// between them: only pairs with an `added` file need a look, and the first bad one in
+/// level order is the first bad pair of the level.
+fn check_disjoint(level: usize, files: &[Arc<FileMeta>], added: &[bool]) -> Result<()> {
     if level == 0 {
         return Ok(());
     }
-    for pair in files.windows(2) {
+    let new_pair = |i: &usize| added[*i] || added[*i + 1];
+    for i in (0..files.len().saturating_sub(1)).filter(new_pair) {
+        let pair = &files[i..i + 2];
         if key::compare(&pair[0].largest, &pair[1].smallest) != Ordering::Less {
             return Err(corrupt(format!(
                 "level {level} would hold overlapping files {} and {}",
@@ -708,6 +755,62 @@ mod tests {
             for level in 0..v.num_levels() {
                 let bytes: u64 = v.files(level).iter().map(|f| f.size).sum();
                 prop_assert_eq!(v.level_bytes(level), bytes);
+            }
+        }
+
+        #[test]
+        fn edits_build_what_sorting_every_level_builds(
+            v in arb_version(),
+            edits in proptest::collection::vec(
+                proptest::collection::vec((any::<bool>(), 0u32..3, 0u64..30, 0u8..45, 0u8..4), 0..6),
+                1..4,
+            ),
+        ) {
+            // The model: each level by number, sorted and checked whole at the end.
+            let mut model: Vec<BTreeMap<u64, FileMeta>> = (0..v.num_levels())
+                .map(|l| v.files(l).iter().map(|f| (f.number, FileMeta::clone(f))).collect())
+                .collect();
+            let mut builder = Builder::new(&v);
+            let mut refused = None;
+            for ops in &edits {
+                // An edit deletes before it adds (a file may move to another level).
+                let mut edit = VersionEdit::new();
+                for &(_, _, n, _, _) in ops.iter().filter(|op| !op.0) {
+                    if let Some(l) = model.iter().position(|m| m.contains_key(&n)) {
+                        model[l].remove(&n);
+                        edit.delete_file(l as u32, n);
+                    }
+                }
+                for &(_, level, n, start, len) in ops.iter().filter(|op| op.0) {
+                    if model.iter().all(|m| !m.contains_key(&n)) {
+                        // Sequences fall with the key: touching neighbours may stay ordered.
+                        let seq = 500 - u64::from(start);
+                        let f = file(n, &[start], &[start.saturating_add(len)], (seq, seq));
+                        model[level as usize].insert(n, f.clone());
+                        edit.add_file(level, f);
+                    }
+                }
+                builder.apply(&edit).unwrap();
+            }
+            let mut want = Vec::new();
+            for (level, files) in model.iter().enumerate() {
+                let mut files: Vec<Arc<FileMeta>> = files.values().cloned().map(Arc::new).collect();
+                files.sort_by(|a, b| level_order(level, a, b));
+                let bad = (level > 0)
+                    .then(|| files.windows(2).find(|p| key::compare(&p[0].largest, &p[1].smallest) != Ordering::Less))
+                    .flatten();
+                if let Some(p) = bad {
+                    refused.get_or_insert(format!("overlapping files {} and {}", p[0].number, p[1].number));
+                }
+                want.push(numbers(&files));
+            }
+            match (builder.finish(), refused) {
+                (Ok(got), None) => {
+                    let got: Vec<Vec<u64>> = (0..got.num_levels()).map(|l| numbers(got.files(l))).collect();
+                    prop_assert_eq!(got, want);
+                }
+                (Err(e), Some(why)) => prop_assert!(e.to_string().contains(&why), "{} / {}", e, why),
+                (got, why) => prop_assert!(false, "{:?} / {:?}", got.map(|_| ()), why),
             }
         }
 
