@@ -365,8 +365,9 @@ fn stats_interval_seconds_is_the_progress_interval() {
         "fillseq",
         "--num",
         "5000",
+        // Far below the phase's length (about 15 ms in a debug build), so a line is due.
         "--stats_interval_seconds",
-        "0.01",
+        "0.001",
     ]);
     let r = zkv(&refs(&args));
     assert_eq!(r.code, 0, "{}", r.stderr);
