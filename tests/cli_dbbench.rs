@@ -390,7 +390,7 @@ fn stats_interval_seconds_is_the_progress_interval() {
         "--zones",
         "64",
         "--stats_interval_seconds",
-        "0.01",
+        "0.001",
     ]);
     let r = zkv(&refs(&args));
     assert_eq!(r.code, 0, "{}", r.stderr);

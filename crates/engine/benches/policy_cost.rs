@@ -13,6 +13,12 @@
 //! - `order/{picker}/{n}`: one `Picker::order` of the deepest level that compacts into the
 //!   last one (L3, L4, L5 for 1k, 10k, 100k files: the largest level a picker orders);
 //!   `zaca` looks up the zones of that level and of the last level's overlapping files.
+//! - `apply/{n}`: the version after a compaction-like edit of that level (one of its files
+//!   deleted, the next-level files it overlaps replaced by as many new ones; a different
+//!   file call to call), what every compaction and flush pays to install its edit.
+//! - `edit-order/{picker}/{n}`: `apply/{n}` and then one `Picker::order` of the level in
+//!   the new version, the previous version's order having been asked for: what the first
+//!   pick on a new version costs (`order` repeats a pick on an unchanged version).
 //! - `neighbors/{n}`: the neighbourhood of a new SST of that level (a key range the size
 //!   of one of its files, varied call to call): overlaps in the levels above and below,
 //!   closest files of its level, their zones, the level scores (`zkv_engine::db::neighbors_in`).
@@ -185,6 +191,83 @@ fn bench_order(c: &mut Criterion) {
     g.finish();
 }
 
+/// Compaction-like edits of `level`: file `i` deleted, the next-level files it overlaps
+/// replaced by new files over the same keys (new numbers, a little larger).
+fn compaction_edits(v: &Version, level: usize, count: usize) -> Vec<VersionEdit> {
+    let files = v.files(level);
+    let mut number = v.all_files().map(|(_, f)| f.number).max().unwrap_or(0) + 1;
+    let mut mix = Mix(3);
+    (0..count)
+        .map(|_| {
+            let f = &files[(mix.next() % files.len() as u64) as usize];
+            let mut edit = VersionEdit::new();
+            edit.delete_file(level as u32, f.number);
+            let (b, e) = (f.smallest_user_key(), f.largest_user_key());
+            let below = v.overlapping(level + 1, Some(b), Some(e));
+            for g in below {
+                edit.delete_file(level as u32 + 1, g.number);
+                let grown = FileMeta {
+                    number,
+                    size: g.size + MIB,
+                    ..FileMeta::clone(&g)
+                };
+                edit.add_file(level as u32 + 1, grown);
+                number += 1;
+            }
+            edit
+        })
+        .collect()
+}
+
+/// `apply` and `edit-order`, size by size (one version alive at a time, so that both run
+/// on the same heap).
+fn bench_edit(c: &mut Criterion) {
+    let options = Options::default();
+    let busy = HashSet::new();
+    for n in [1_000, 10_000, 100_000] {
+        let (v, level) = lsm(n);
+        let zones = zones_for(n);
+        let edits = compaction_edits(&v, level, 16);
+        let samples = if n == 100_000 { 10 } else { 100 };
+        let mut g = c.benchmark_group("apply");
+        g.sample_size(samples);
+        let mut k = 0;
+        g.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter(|| {
+                k = (k + 1) % edits.len();
+                black_box(v.apply(&edits[k]).expect("a valid edit"))
+            })
+        });
+        g.finish();
+        let mut g = c.benchmark_group("edit-order");
+        g.sample_size(samples);
+        for name in ["sica", "min-overlap", "zaca", "zone-drain"] {
+            let picker = picker_by_name(name).expect("a known picker");
+            let order = |version: &Version| {
+                let ctx = PickCtx {
+                    version,
+                    options: &options,
+                    compacting: &busy,
+                    zones: &zones,
+                    free_ratio: 0.1,
+                    cursors: &[],
+                    blob_gc_files: 0,
+                };
+                picker.order(&ctx, level)
+            };
+            black_box(order(&v));
+            g.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| {
+                    k = (k + 1) % edits.len();
+                    let next = v.apply(&edits[k]).expect("a valid edit");
+                    black_box(order(&next))
+                })
+            });
+        }
+        g.finish();
+    }
+}
+
 fn bench_neighbors(c: &mut Criterion) {
     let mut g = c.benchmark_group("neighbors");
     let options = Options::default();
@@ -260,6 +343,6 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    targets = bench_order, bench_neighbors, bench_predict
+    targets = bench_order, bench_edit, bench_neighbors, bench_predict
 }
 criterion_main!(benches);

@@ -5,10 +5,19 @@
 use std::cmp::Ordering;
 
 use crate::key;
-use crate::version::{FileMeta, Version};
+use crate::version::{FileMeta, FileRank, Version};
 
-use super::picker::{sorted_indexes, PickCtx, Picker};
+use super::picker::{ranked_order, sorted_indexes, PickCtx, Picker};
 use super::score::Compensation;
+
+/// Min-overlap's rank where it depends on the version alone: every file but those whose
+/// tombstones compensation counts (see SICA's).
+static RANK: FileRank = FileRank {
+    key: |f, next| {
+        let plain = f.surplus_deletions().is_none();
+        plain.then(|| [ratio(next.by_sweep, f.size), 0])
+    },
+};
 
 /// Smallest write amplification (next-level overlap per byte) first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -20,14 +29,25 @@ impl Picker for MinOverlap {
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        let ratio = overlap_ratios(ctx.version, level);
-        sorted_indexes(ctx.version.files(level), |a, b| ratio[a].cmp(&ratio[b]))
+        let v = ctx.version;
+        if level == 0 {
+            let ratio = overlap_ratios(v, level);
+            return sorted_indexes(v.files(level), |a, b| ratio[a].cmp(&ratio[b]));
+        }
+        // On a deep level the sweep below counts for each file the next-level files whose
+        // internal-key range meets its own, which the version keeps.
+        let comp = Compensation::of(v);
+        let files = v.files(level);
+        ranked_order(v, level, &RANK, |i| {
+            let bytes = v.next_level_bytes(level, i).by_sweep;
+            [ratio(bytes, comp.size(&files[i])), 0]
+        })
     }
 }
 
 /// Min-overlap's sort key of each file of `level`, in level order: its order is these
 /// ratios ascending, ties broken as `sorted_indexes` breaks them.
-pub(super) fn overlap_ratios(v: &Version, level: usize) -> Vec<u64> {
+fn overlap_ratios(v: &Version, level: usize) -> Vec<u64> {
     let comp = Compensation::of(v);
     let files = v.files(level);
     let overlap = overlapping_bytes(files, v.files(level + 1));

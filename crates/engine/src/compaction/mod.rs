@@ -10,6 +10,8 @@ mod oldest_largest_seq;
 mod oldest_smallest_seq;
 mod pick;
 mod picker;
+#[cfg(test)]
+mod reference;
 mod round_robin;
 mod score;
 mod sica;

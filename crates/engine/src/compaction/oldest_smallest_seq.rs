@@ -1,7 +1,14 @@
 //! RocksDB's `kOldestSmallestSeqFirst`: the file holding the oldest entry comes first (the
 //! data that has waited longest to move down).
 
-use super::picker::{sorted_by_key, PickCtx, Picker};
+use crate::version::FileRank;
+
+use super::picker::{ranked_order, PickCtx, Picker};
+
+/// The rank depends on the file alone: the version memoises the order of a deep level.
+static RANK: FileRank = FileRank {
+    key: |f, _| Some([f.smallest_seq, 0]),
+};
 
 /// Smallest `smallest_seq` first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -13,7 +20,8 @@ impl Picker for OldestSmallestSeq {
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        sorted_by_key(ctx.version.files(level), |f| f.smallest_seq)
+        let files = ctx.version.files(level);
+        ranked_order(ctx.version, level, &RANK, |i| [files[i].smallest_seq, 0])
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::key;
 use crate::options::Options;
-use crate::version::{FileMeta, Version};
+use crate::version::{merge_sorted, FileMeta, FileRank, Version};
 
 use super::acc::Acc;
 use super::min_overlap::MinOverlap;
@@ -64,6 +64,18 @@ impl PickCtx<'_> {
     /// Whether a running compaction uses `file`.
     pub fn is_compacting(&self, file: &FileMeta) -> bool {
         self.compacting.contains(&file.number)
+    }
+
+    /// Per file of `level`, whether a running compaction uses it: the running compactions'
+    /// files are found by number, which costs less than a lookup per file of a large level.
+    pub fn busy_flags(&self, level: usize) -> Vec<bool> {
+        let mut busy = vec![false; self.version.num_files(level)];
+        for &n in self.compacting {
+            if let Some(i) = self.version.position(level, n) {
+                busy[i] = true;
+            }
+        }
+        busy
     }
 
     /// The round-robin cursor of `level`, if one is set.
@@ -146,14 +158,47 @@ pub(super) fn sorted_indexes(
     order
 }
 
-/// Indexes of `files` sorted by `key` of each file, smallest first, ties broken as in
+/// `order` sorted by `key` of each index, equal keys kept in `order`'s order.
+pub(super) fn sorted_stably<K: Ord>(order: Vec<usize>, key: impl Fn(usize) -> K) -> Vec<usize> {
+    // Sorting (key, place) pairs compares plain values, not looked-up ones.
+    let mut keyed: Vec<(K, usize)> = (order.iter().enumerate())
+        .map(|(place, &i)| (key(i), place))
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, place)| order[place]).collect()
+}
+
+/// Indexes of `files` sorted by `key` of each index, smallest first, ties broken as in
 /// [`sorted_indexes`].
 pub(super) fn sorted_by_key<K: Ord>(
     files: &[Arc<FileMeta>],
-    key: impl FnMut(&Arc<FileMeta>) -> K,
+    key: impl FnMut(usize) -> K,
 ) -> Vec<usize> {
-    let keys: Vec<K> = files.iter().map(key).collect();
+    let keys: Vec<K> = (0..files.len()).map(key).collect();
     sorted_indexes(files, |a, b| keys[a].cmp(&keys[b]))
+}
+
+/// The order of `level` by `key` of each index (smallest first, ties broken as in
+/// [`sorted_indexes`]). A deep level starts from the version's memoised order by `rank`,
+/// which must agree with `key` on the files it ranks, and merges in the files it leaves
+/// to `key`; on a deep level, level order is the tie-break's order. L0 is sorted here.
+pub(super) fn ranked_order(
+    v: &Version,
+    level: usize,
+    rank: &'static FileRank,
+    key: impl Fn(usize) -> [u64; 2],
+) -> Vec<usize> {
+    let Some(ranked) = v.ranked(level, rank) else {
+        return sorted_by_key(v.files(level), key);
+    };
+    let ranked_files = ranked.ranked.iter().copied();
+    if ranked.unranked.is_empty() {
+        return ranked_files.map(|(_, i)| i).collect();
+    }
+    let mut others: Vec<([u64; 2], usize)> = ranked.unranked.iter().map(|&i| (key(i), i)).collect();
+    others.sort_unstable();
+    let merged = merge_sorted(ranked_files, others);
+    merged.into_iter().map(|(_, i)| i).collect()
 }
 
 #[cfg(test)]

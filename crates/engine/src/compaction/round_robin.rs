@@ -11,6 +11,7 @@
 use std::cmp::Ordering;
 
 use crate::key;
+use crate::version::FileMeta;
 
 use super::oldest_smallest_seq::OldestSmallestSeq;
 use super::pick::level0_non_overlapping;
@@ -30,11 +31,17 @@ impl Picker for RoundRobin {
         if level == 0 && !level0_non_overlapping(ctx.version) {
             return OldestSmallestSeq.order(ctx, level);
         }
+        let at_or_after =
+            |f: &FileMeta, cursor: &[u8]| key::compare(cursor, &f.smallest) != Ordering::Greater;
         let start = ctx.cursor(level).map_or(0, |cursor| {
-            files
-                .iter()
-                .position(|f| key::compare(cursor, &f.smallest) != Ordering::Greater)
-                .unwrap_or(0)
+            let first = if level == 0 {
+                files.iter().position(|f| at_or_after(f, cursor))
+            } else {
+                // Smallest keys ascend along a deep level: a binary search finds the first.
+                let i = files.partition_point(|f| !at_or_after(f, cursor));
+                (i < files.len()).then_some(i)
+            };
+            first.unwrap_or(0)
         });
         (start..files.len()).chain(0..start).collect()
     }

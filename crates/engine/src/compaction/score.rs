@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 
 use crate::options::Options;
-use crate::version::{FileMeta, Version};
+use crate::version::{FileMeta, FileTotals, Version};
 
 /// RocksDB's `kDeletionWeightOnCompaction`: a surplus tombstone counts as two average values.
 const DELETION_WEIGHT: u64 = 2;
@@ -48,15 +48,29 @@ impl Compensation {
     /// RocksDB's compensated size of `f`: only tombstones beyond the number of values count,
     /// because in a steady workload deletes roughly balance puts.
     pub fn size(&self, f: &FileMeta) -> u64 {
-        let twice_deletions = f.deletions.saturating_mul(2);
-        if twice_deletions < f.entries {
+        let Some(surplus) = f.surplus_deletions() else {
             return f.size;
-        }
-        let surplus = twice_deletions - f.entries;
+        };
         let bonus = surplus
             .saturating_mul(self.average_value_size)
             .saturating_mul(DELETION_WEIGHT);
         f.size.saturating_add(bonus)
+    }
+
+    /// [`Compensation::size`] without saturation; `None` past `u128`.
+    fn exact_size(&self, f: &FileMeta) -> Option<u128> {
+        let surplus = u128::from(f.surplus_deletions().unwrap_or(0));
+        self.exact(u128::from(f.size), surplus)
+    }
+
+    /// Σ [`Compensation::exact_size`] of the files summed up in `t`.
+    fn exact_total(&self, t: &FileTotals) -> Option<u128> {
+        self.exact(t.bytes, t.surplus_deletions)
+    }
+
+    fn exact(&self, bytes: u128, surplus: u128) -> Option<u128> {
+        let weight = u128::from(self.average_value_size) * u128::from(DELETION_WEIGHT);
+        bytes.checked_add(surplus.checked_mul(weight)?)
     }
 }
 
@@ -102,6 +116,52 @@ fn level_score(
     comp: &Compensation,
     level: usize,
 ) -> f64 {
+    let (files, bytes) = idle_files(version, compacting, comp, level)
+        .unwrap_or_else(|| walk_idle_files(version, compacting, comp, level));
+    if level == 0 {
+        let by_count = files as f64 / f64::from(options.level0_file_num_compaction_trigger.max(1));
+        let by_size = bytes as f64 / options.max_bytes_for_level_base.max(1) as f64;
+        by_count.max(by_size)
+    } else {
+        bytes as f64 / options.max_bytes_for_level(level).max(1) as f64
+    }
+}
+
+/// The number of files of `level` that no running compaction holds, and the sum of their
+/// compensated sizes (saturating): the level's sums less the held files, which are found
+/// by number, so the cost follows the running compactions, not the level. `None` if a sum
+/// would not fit in a `u128`.
+fn idle_files(
+    version: &Version,
+    compacting: &HashSet<u64>,
+    comp: &Compensation,
+    level: usize,
+) -> Option<(u64, u64)> {
+    let files = version.files(level);
+    let held = compacting
+        .iter()
+        .filter_map(|&n| version.position(level, n))
+        .map(|i| &files[i]);
+    let (mut count, mut held_bytes) = (0u64, 0u128);
+    for f in held {
+        count += 1;
+        held_bytes = held_bytes.checked_add(comp.exact_size(f)?)?;
+    }
+    let all = comp.exact_total(&version.level_totals(level))?;
+    let idle = all.checked_sub(held_bytes)?;
+    // A walk saturating file by file ends at the same figure: min(exact sum, u64::MAX).
+    let bytes = u64::try_from(idle).unwrap_or(u64::MAX);
+    Some((files.len() as u64 - count, bytes))
+}
+
+/// [`idle_files`] by walking the level (the reference, and the way out of a `u128`
+/// overflow).
+fn walk_idle_files(
+    version: &Version,
+    compacting: &HashSet<u64>,
+    comp: &Compensation,
+    level: usize,
+) -> (u64, u64) {
     let idle = version
         .files(level)
         .iter()
@@ -111,13 +171,7 @@ fn level_score(
         files += 1;
         bytes = bytes.saturating_add(comp.size(f));
     }
-    if level == 0 {
-        let by_count = files as f64 / f64::from(options.level0_file_num_compaction_trigger.max(1));
-        let by_size = bytes as f64 / options.max_bytes_for_level_base.max(1) as f64;
-        by_count.max(by_size)
-    } else {
-        bytes as f64 / options.max_bytes_for_level(level).max(1) as f64
-    }
+    (files, bytes)
 }
 
 /// RocksDB orders the scores with a swap-based pass (swap when strictly smaller). It is not
@@ -171,6 +225,8 @@ pub fn estimated_compaction_needed_bytes(version: &Version, options: &Options) -
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
     use crate::compaction::test_util::{file, version_of};
 
@@ -299,6 +355,50 @@ mod tests {
         let v = version_of(4, &[(1, tombs), (2, values)]);
         let s = compute_scores(&v, &o, &HashSet::new());
         assert!(score_of(&s, 1) > 0.5, "{s:?}");
+    }
+
+    /// A file of L0–L3 with any size and counts, extremes included (raw sizes stay small:
+    /// the average value size of extreme ones overflows `Compensation::of` itself).
+    fn arb_counted_file() -> impl Strategy<Value = (u32, u64, [u64; 5])> {
+        let count = || prop_oneof![18 => 0u64..50, 1 => Just(u64::MAX / 2), 1 => Just(u64::MAX)];
+        let size = prop_oneof![18 => 1u64..5000, 1 => Just(u64::MAX / 3), 1 => Just(u64::MAX)];
+        let counts = (size, count(), count(), 0u64..5000, 0u64..5000);
+        let counts = counts.prop_map(|(s, e, d, k, v)| [s, e, d, k, v]);
+        (0u32..4, 0u64..40, counts)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn sums_less_held_files_score_like_a_walk(
+            files in prop::collection::vec(arb_counted_file(), 0..24),
+            held_bits in any::<u32>(),
+        ) {
+            let mut metas = Vec::new();
+            for (i, &(level, start, [size, entries, deletions, raw_key, raw_value])) in
+                files.iter().enumerate()
+            {
+                let number = i as u64 + 1;
+                // L0 files overlap; a deep level's files take the next free key.
+                let at = if level == 0 { start } else { number * 2 };
+                let mut f = file(number, &at.to_be_bytes(), &at.to_be_bytes(), size);
+                (f.entries, f.deletions) = (entries, deletions);
+                (f.raw_key_size, f.raw_value_size) = (raw_key, raw_value);
+                metas.push((level, f));
+            }
+            let v = version_of(5, &metas);
+            let held: HashSet<u64> = (1..=files.len() as u64)
+                .filter(|n| held_bits >> (n % 32) & 1 == 1)
+                .collect();
+            let comp = Compensation::of(&v);
+            for level in 0..v.num_levels() {
+                let walked = walk_idle_files(&v, &held, &comp, level);
+                if let Some(summed) = idle_files(&v, &held, &comp, level) {
+                    prop_assert_eq!(summed, walked, "level {}", level);
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,18 +2,24 @@
 //! level first; among equal sizes the one whose overlapping bytes in the next level are
 //! smallest (the tie-break of the MSST'24 paper), then the smaller key.
 
-use std::cmp::Reverse;
-use std::sync::Arc;
+use crate::version::{FileMeta, FileRank};
 
-use crate::version::{FileMeta, Version};
-
-use super::pick::total_size;
-use super::picker::{sorted_by_key, PickCtx, Picker};
+use super::picker::{ranked_order, PickCtx, Picker};
 use super::score::Compensation;
 
-/// SICA's rank of a file (smaller first): larger compensated size, then fewer overlapping
-/// bytes in the next level.
-pub(super) type SicaKey = (Reverse<u64>, u64);
+/// SICA's rank of a file (smaller first): larger compensated size (`u64::MAX - size`),
+/// then fewer overlapping bytes in the next level.
+pub(super) type SicaKey = [u64; 2];
+
+/// SICA's rank where it depends on the version alone: every file but those whose
+/// tombstones compensation counts (their size follows the average value size, which any
+/// edit may change).
+static SICA_RANK: FileRank = FileRank {
+    key: |f, next| {
+        let plain = f.surplus_deletions().is_none();
+        plain.then_some([u64::MAX - f.size, next.by_user_key])
+    },
+};
 
 /// Largest compensated size first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,25 +33,16 @@ impl Picker for Sica {
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
         let v = ctx.version;
         let comp = Compensation::of(v);
-        sorted_by_key(v.files(level), |f| {
-            sica_key(&comp, f, next_level_overlap(v, level, f))
+        let files = v.files(level);
+        ranked_order(v, level, &SICA_RANK, |i| {
+            sica_key(&comp, &files[i], v.next_level_bytes(level, i).by_user_key)
         })
     }
 }
 
-/// The files of the level below `level` whose user-key range meets `f`'s.
-pub(super) fn next_level_overlap<'v>(
-    v: &'v Version,
-    level: usize,
-    f: &FileMeta,
-) -> &'v [Arc<FileMeta>] {
-    let (b, e) = (f.smallest_user_key(), f.largest_user_key());
-    v.deep_overlapping(level + 1, Some(b), Some(e))
-}
-
-/// SICA's rank of `f`, whose overlapping next-level files are `below`.
-pub(super) fn sica_key(comp: &Compensation, f: &FileMeta, below: &[Arc<FileMeta>]) -> SicaKey {
-    (Reverse(comp.size(f)), total_size(below))
+/// SICA's rank of `f`, which overlaps `below` bytes of the next level.
+pub(super) fn sica_key(comp: &Compensation, f: &FileMeta, below: u64) -> SicaKey {
+    [u64::MAX - comp.size(f), below]
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 use crate::compaction::picker::{NoZones, PickCtx, Picker, ZoneLookup};
 use crate::key::{self, ValueKind};
@@ -102,6 +103,104 @@ pub fn arb_version() -> impl Strategy<Value = Version> {
             }
         }
         version_of(5, &files)
+    })
+}
+
+/// Candidate files of L0 (overlapping) and of L1–L3 (disjoint runs whose neighbours may
+/// share a user key), some of them mostly tombstones, and a chain of versions, each holding
+/// some of them.
+#[derive(Clone, Debug)]
+pub struct Chain {
+    pub files: Vec<(u32, FileMeta)>,
+    /// Per version, per candidate: held.
+    pub held: Vec<Vec<bool>>,
+    /// Per version: whether a test looks at it (asks for its orders; a version nobody
+    /// ordered leaves the next one no memoised order to carry over).
+    pub looked: Vec<bool>,
+}
+
+impl Chain {
+    /// Visits the versions of the chain in turn, each made from the one before by an edit
+    /// once the visit of that one is over (so the orders it memoised carry over), with
+    /// whether the test looks at it.
+    pub fn visit(
+        &self,
+        mut visit: impl FnMut(&Version, bool) -> Result<(), TestCaseError>,
+    ) -> Result<(), TestCaseError> {
+        let mut v = Version::new(5);
+        let mut before = vec![false; self.files.len()];
+        for (after, looked) in self.held.iter().zip(&self.looked) {
+            let mut edit = VersionEdit::new();
+            for (i, (level, f)) in self.files.iter().enumerate() {
+                match (before[i], after[i]) {
+                    (true, false) => edit.delete_file(*level, f.number),
+                    (false, true) => edit.add_file(*level, f.clone()),
+                    _ => {}
+                }
+            }
+            v = v.apply(&edit).expect("a valid edit");
+            before.clone_from(after);
+            visit(&v, *looked)?;
+        }
+        Ok(())
+    }
+}
+
+pub fn arb_chain() -> impl Strategy<Value = Chain> {
+    let l0 = prop::collection::vec((0u8..60, 0u8..20, 1u64..40, 0u64..300), 0..6);
+    let deep_file = (
+        0u8..4,
+        0u8..6,
+        any::<bool>(),
+        1u64..40,
+        0u64..300,
+        any::<bool>(),
+    );
+    let deep = prop::collection::vec(prop::collection::vec(deep_file, 0..14), 3);
+    (l0, deep, 2usize..6).prop_flat_map(|(l0, deep, versions)| {
+        let mut files = Vec::new();
+        let mut number = 1;
+        let counted = |mut f: FileMeta, raw: u64, tombs: bool| {
+            // Files mostly of tombstones get compensated, by an average value size that
+            // the raw sizes make change from version to version.
+            (f.deletions, f.raw_value_size) = (if tombs { 8 } else { 1 }, raw);
+            f
+        };
+        for (start, len, size, raw) in l0 {
+            let seq = 1000 + number;
+            let end = start.saturating_add(len);
+            let f = file_seq(number, (&[start], seq), (&[end], seq), size);
+            files.push((0, counted(f, raw, false)));
+            number += 1;
+        }
+        for (i, level) in deep.into_iter().enumerate() {
+            let (mut key, mut seq) = (0u8, 900 - 200 * i as u64);
+            for (gap, len, share, size, raw, tombs) in level {
+                let start = if share && key > 0 {
+                    key
+                } else {
+                    key.saturating_add(gap + 1)
+                };
+                let end = start.saturating_add(len);
+                if end == u8::MAX {
+                    break;
+                }
+                let f = file_seq(number, (&[start], seq - 1), (&[end], seq - 2), size);
+                files.push((i as u32 + 1, counted(f, raw, tombs)));
+                (key, seq, number) = (end, seq - 2, number + 1);
+            }
+        }
+        let n = files.len();
+        let held = prop::collection::vec(
+            prop::collection::vec(prop::bool::weighted(0.7), n),
+            versions,
+        );
+        let looked = prop::collection::vec(any::<bool>(), versions);
+        (Just(files), held, looked).prop_map(|(files, held, looked)| Chain {
+            files,
+            held,
+            looked,
+        })
     })
 }
 

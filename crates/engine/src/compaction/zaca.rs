@@ -9,14 +9,9 @@
 //! resets with few copies.
 
 use std::cmp::Reverse;
-use std::collections::HashMap;
-use std::sync::Arc;
 
-use crate::version::FileMeta;
-
-use super::picker::{sorted_by_key, PickCtx, Picker, ZoneLookup};
-use super::score::Compensation;
-use super::sica::{next_level_overlap, sica_key, SicaKey};
+use super::picker::{sorted_stably, PickCtx, Picker};
+use super::sica::Sica;
 
 /// Most same-zone group first.
 #[derive(Clone, Copy, Debug, Default)]
@@ -29,30 +24,24 @@ impl Picker for Zaca {
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
         let v = ctx.version;
-        let comp = Compensation::of(v);
-        let mut zones = ZoneCache::new(ctx.zones);
-        sorted_by_key(v.files(level), |f| {
-            let below = next_level_overlap(v, level, f);
-            let rank = sica_key(&comp, f, below);
-            // A file being compacted cannot seed a compaction: the builder skips it, so
-            // its zones are not worth looking up.
-            if ctx.is_compacting(f) {
-                return ZacaKey::Busy(rank);
-            }
-            let group = std::iter::once(f).chain(below);
-            let score = s_same(&zones.group_bytes(group));
-            // S_same is never negative: its bit pattern orders like its value.
-            ZacaKey::Candidate(Reverse(score.to_bits()), rank)
-        })
+        let busy = ctx.busy_flags(level);
+        let mut zones = ZoneCache::new(ctx, level);
+        // Scored in level order, which walks the next level forwards.
+        let scores: Vec<u64> = (0..v.num_files(level))
+            .map(|i| {
+                // A file being compacted cannot seed a compaction: the builder skips it, so
+                // its zones are not worth looking up.
+                if busy[i] {
+                    return 0;
+                }
+                // S_same is never negative: its bit pattern orders like its value.
+                s_same(zones.group_bytes(i)).to_bits()
+            })
+            .collect();
+        // Candidates by S_same (higher first), files being compacted last; a stable sort
+        // keeps SICA's order (the version's memo) among equal scores.
+        sorted_stably(Sica.order(ctx, level), |i| (busy[i], Reverse(scores[i])))
     }
-}
-
-/// A file's rank: candidates by S_same (higher first) then SICA's rank; files being
-/// compacted last.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum ZacaKey {
-    Candidate(Reverse<u64>, SicaKey),
-    Busy(SicaKey),
 }
 
 /// S_same = Σ S_m² / (Σ S_m)² over the zones holding a group (`(zone, bytes)` pairs, one
@@ -66,35 +55,40 @@ pub fn s_same(zone_bytes: &[(u32, u64)]) -> f64 {
     squares / (total * total)
 }
 
-/// Zone lookups of one `order` call: a next-level file overlapping several files of the
-/// level (and every L1 file, for L0 groups) is looked up once.
+/// Zone lookups of one `order` call for the groups of a level (a file and the next-level
+/// files it overlaps): a next-level file in several groups (and every L1 file, for L0
+/// groups) is looked up once.
 pub(super) struct ZoneCache<'a> {
-    lookup: &'a dyn ZoneLookup,
-    known: HashMap<u64, Vec<(u32, u64)>>,
+    ctx: &'a PickCtx<'a>,
+    level: usize,
+    /// The zones of each next-level file, by position, once looked up.
+    below: Vec<Option<Vec<(u32, u64)>>>,
+    /// The last group's bytes by zone.
+    group: Vec<(u32, u64)>,
 }
 
 impl<'a> ZoneCache<'a> {
-    pub(super) fn new(lookup: &'a dyn ZoneLookup) -> Self {
+    pub(super) fn new(ctx: &'a PickCtx<'a>, level: usize) -> Self {
         ZoneCache {
-            lookup,
-            known: HashMap::new(),
+            ctx,
+            level,
+            below: vec![None; ctx.version.num_files(level + 1)],
+            group: Vec::new(),
         }
     }
 
-    /// The bytes `files` hold in each zone, by zone.
-    pub(super) fn group_bytes<'f>(
-        &mut self,
-        files: impl Iterator<Item = &'f Arc<FileMeta>>,
-    ) -> Vec<(u32, u64)> {
-        let mut pairs: Vec<(u32, u64)> = Vec::new();
-        for f in files {
-            let lookup = self.lookup;
-            let zones = self
-                .known
-                .entry(f.number)
-                .or_insert_with(|| lookup.zones_of(f.number));
-            pairs.extend_from_slice(zones);
+    /// The bytes the group of file `pos` of the level holds in each zone, by zone.
+    pub(super) fn group_bytes(&mut self, pos: usize) -> &[(u32, u64)] {
+        let (v, lookup) = (self.ctx.version, self.ctx.zones);
+        let seed = &v.files(self.level)[pos];
+        self.group.clear();
+        self.group.extend(lookup.zones_of(seed.number));
+        let next = v.files(self.level + 1);
+        for j in v.next_level_run(self.level, pos) {
+            let zones = self.below[j].get_or_insert_with(|| lookup.zones_of(next[j].number));
+            self.group.extend_from_slice(zones);
         }
+        let pairs = &mut self.group;
         pairs.sort_unstable_by_key(|&(zone, _)| zone);
         pairs.dedup_by(|later, kept| {
             let same = later.0 == kept.0;

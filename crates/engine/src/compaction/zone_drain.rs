@@ -29,15 +29,17 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::Arc;
+
+use foldhash::fast::FixedState;
 
 use crate::version::FileMeta;
 
 use super::acc::Acc;
-use super::min_overlap::{overlap_ratios, MinOverlap};
+use super::min_overlap::MinOverlap;
 use super::pick::total_size;
-use super::picker::{sorted_indexes, PickCtx, Picker};
-use super::sica::next_level_overlap;
+use super::picker::{sorted_stably, PickCtx, Picker};
 use super::zaca::ZoneCache;
 
 /// The group that empties the cleaner's candidates most, per byte it rewrites, first.
@@ -58,32 +60,35 @@ impl Picker for ZoneDrain {
             return MinOverlap.order(ctx, level);
         }
         let v = ctx.version;
+        let busy = ctx.busy_flags(level);
+        let live: HashMap<u32, u64, FixedState> = ctx.zones.full_zone_live().into_iter().collect();
+        let mut zones = ZoneCache::new(ctx, level);
         let files = v.files(level);
-        // Min-overlap's order is its ratios ascending under `sorted_indexes`' tie-break, so
-        // keying on the ratio with that same tie-break keeps its order among equal scores
-        // without sorting twice. Scoring in level order, not in min-overlap's, walks the
-        // next level and the zone cache forwards: visiting 40k files in min-overlap's
-        // scattered order cost 2.7 times ZACA's `order` (benches/policy_cost.rs, 100k SSTs).
-        let ratios = overlap_ratios(v, level);
-        let live: HashMap<u32, u64> = ctx.zones.full_zone_live().into_iter().collect();
-        let mut zones = ZoneCache::new(ctx.zones);
-        let keys: Vec<DrainKey> = files
-            .iter()
-            .zip(ratios)
-            .map(|(f, ratio)| {
-                if ctx.is_compacting(f) {
-                    return DrainKey::Busy(ratio);
+        // Scoring in level order, not in min-overlap's, walks the next level forwards:
+        // visiting 40k files in min-overlap's scattered order cost 2.7 times ZACA's `order`
+        // (benches/policy_cost.rs, 100k SSTs).
+        let scores: Vec<u64> = (files.iter().enumerate())
+            .map(|(i, f)| {
+                if busy[i] {
+                    return 0;
                 }
-                let below = next_level_overlap(v, level, f);
-                let group = zones.group_bytes(std::iter::once(f).chain(below));
-                let score = drain_score(&group, &live) * seed_share(f, below);
+                let below = v.next_level_overlap(level, i);
+                let group = zones.group_bytes(i);
+                let score = drain_score(group, &live) * seed_share(f, below);
                 // Non-negative scores order like their bit patterns; an empty f64 sum is
                 // -0.0, whose bits would order above every positive score.
-                let score = if score > 0.0 { score } else { 0.0 };
-                DrainKey::Candidate(Reverse(score.to_bits()), ratio)
+                if score > 0.0 {
+                    score.to_bits()
+                } else {
+                    0
+                }
             })
             .collect();
-        sorted_indexes(files, |a, b| keys[a].cmp(&keys[b]))
+        // Candidates by score (higher first), files being compacted last; a stable sort
+        // keeps min-overlap's order (the version's memo) among equal scores.
+        sorted_stably(MinOverlap.order(ctx, level), |i| {
+            (busy[i], Reverse(scores[i]))
+        })
     }
 }
 
@@ -97,18 +102,10 @@ fn seed_share(seed: &FileMeta, below: &[Arc<FileMeta>]) -> f64 {
     seed.size as f64 / group as f64
 }
 
-/// A file's rank: candidates by score (higher first) then by min-overlap's ratio; files
-/// being compacted last. Equal keys fall to `sorted_indexes`' tie-break, min-overlap's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum DrainKey {
-    Candidate(Reverse<u64>, u64),
-    Busy(u64),
-}
-
 /// drain(G) for a group's `(zone, bytes)` pairs (one per zone), given the live bytes of
 /// the full zones; 0 for no bytes. A zone's fraction is capped at 1 (a zone's live count
 /// may lag a file being deleted).
-pub fn drain_score(group: &[(u32, u64)], full_live: &HashMap<u32, u64>) -> f64 {
+pub fn drain_score<S: BuildHasher>(group: &[(u32, u64)], full_live: &HashMap<u32, u64, S>) -> f64 {
     let total: f64 = group.iter().map(|(_, b)| *b as f64).sum();
     if total == 0.0 {
         return 0.0;
@@ -293,8 +290,8 @@ mod tests {
             if ctx.is_compacting(f) {
                 return (true, Reverse(0));
             }
-            let below = next_level_overlap(v, level, f);
-            let group = ZoneCache::new(ctx.zones).group_bytes(std::iter::once(f).chain(below));
+            let below = v.next_level_overlap(level, i);
+            let group = ZoneCache::new(ctx, level).group_bytes(i).to_vec();
             let score = drain_score(&group, &live) * seed_share(f, below);
             (
                 false,

@@ -47,6 +47,12 @@ impl FileMeta {
         !(before || after)
     }
 
+    /// Tombstones beyond the values, `2 · deletions - entries`, for a file holding at least
+    /// as many tombstones as values (RocksDB compensates only those); `None` otherwise.
+    pub fn surplus_deletions(&self) -> Option<u64> {
+        self.deletions.saturating_mul(2).checked_sub(self.entries)
+    }
+
     /// The file's name on the file layer.
     pub fn file_name(&self) -> String {
         sst_file_name(self.number)
