@@ -18,11 +18,12 @@ declare -A COMMAND=(
   [caza22-unhalved]="caza22 --modes deterministic -- --num 18641350"
   [zone-drain]="zone-drain --modes deterministic"
   [prophet24-quick]="prophet24 --quick"
+  [prophet24]="prophet24"
   [samevictim24]="samevictim24 --repeat 3"
 )
 
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(caza22 samezone24 caza22-unhalved zone-drain prophet24-quick samevictim24)
+[ ${#names[@]} -gt 0 ] || names=(caza22 samezone24 caza22-unhalved zone-drain prophet24-quick prophet24 samevictim24)
 
 cargo build --release --quiet
 zkv=$PWD/target/release/zkv
