@@ -20,6 +20,17 @@ pub enum ZoneState {
 }
 
 impl ZoneState {
+    /// Every condition.
+    pub const ALL: [ZoneState; 7] = [
+        ZoneState::Empty,
+        ZoneState::ImplicitOpen,
+        ZoneState::ExplicitOpen,
+        ZoneState::Closed,
+        ZoneState::Full,
+        ZoneState::ReadOnly,
+        ZoneState::Offline,
+    ];
+
     /// Open zones consume an open resource (and an active one).
     pub fn is_open(self) -> bool {
         matches!(self, ZoneState::ImplicitOpen | ZoneState::ExplicitOpen)
@@ -299,14 +310,7 @@ impl Geometry {
     /// The zone and in-zone offset a write to `addr` targets: the zone must exist and the
     /// offset be block aligned. Every backend checks a write address this way.
     pub fn locate_write(&self, addr: u64) -> Result<(u32, u64)> {
-        let zone = self.zone_of(addr);
-        if zone >= u64::from(self.zones) {
-            return Err(ZnsError::NoSuchZone {
-                zone,
-                zones: self.zones,
-            });
-        }
-        let zone = zone as u32;
+        let zone = self.check_zone(self.zone_of(addr))?;
         let offset = addr - self.zone_start(zone);
         if !offset.is_multiple_of(u64::from(self.block_size)) {
             return Err(ZnsError::UnalignedOffset {
@@ -316,6 +320,30 @@ impl Geometry {
             });
         }
         Ok((zone, offset))
+    }
+
+    /// `zone` as a zone number, if the device has it. Every backend checks a command's
+    /// zone this way.
+    pub fn check_zone(&self, zone: u64) -> Result<u32> {
+        if zone >= u64::from(self.zones) {
+            return Err(ZnsError::NoSuchZone {
+                zone,
+                zones: self.zones,
+            });
+        }
+        Ok(zone as u32)
+    }
+
+    /// Checks that `value` (a length or offset called `what`) is a whole number of blocks.
+    pub fn check_block(&self, what: &'static str, value: u64) -> Result<()> {
+        if !value.is_multiple_of(u64::from(self.block_size)) {
+            return Err(ZnsError::Unaligned {
+                what,
+                value,
+                block: self.block_size,
+            });
+        }
+        Ok(())
     }
 
     /// Zone holding an absolute byte address (not checked against the zone count).
@@ -373,15 +401,7 @@ mod tests {
 
     #[test]
     fn state_codes_round_trip() {
-        for s in [
-            ZoneState::Empty,
-            ZoneState::ImplicitOpen,
-            ZoneState::ExplicitOpen,
-            ZoneState::Closed,
-            ZoneState::Full,
-            ZoneState::ReadOnly,
-            ZoneState::Offline,
-        ] {
+        for s in ZoneState::ALL {
             assert_eq!(ZoneState::from_code(s.code()), Some(s));
         }
         assert_eq!(ZoneState::from_code(0), None);

@@ -199,27 +199,6 @@ impl<S: Storage> Emulated<S> {
         self.core.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn check_zone(&self, zone: u64) -> Result<u32> {
-        if zone >= u64::from(self.geo.zones) {
-            return Err(ZnsError::NoSuchZone {
-                zone,
-                zones: self.geo.zones,
-            });
-        }
-        Ok(zone as u32)
-    }
-
-    fn check_block(&self, what: &'static str, value: u64) -> Result<()> {
-        if !value.is_multiple_of(u64::from(self.geo.block_size)) {
-            return Err(ZnsError::Unaligned {
-                what,
-                value,
-                block: self.geo.block_size,
-            });
-        }
-        Ok(())
-    }
-
     /// Feeds a completed command to the timing model, if one is attached. With a realtime
     /// model, sleeps for the command's modeled latency once the model's lock is released.
     fn observe(&self, kind: IoKind, zone: u32, offset: u64, len: u64, cat: IoCategory) {
@@ -245,7 +224,7 @@ impl<S: Storage> Emulated<S> {
     /// The common write path: `off` is where the caller writes (None = append at the WP).
     fn do_write(&self, zone: u32, off: Option<u64>, data: &[u8], cat: IoCategory) -> Result<u64> {
         let len = data.len() as u64;
-        self.check_block("write length", len)?;
+        self.geo.check_block("write length", len)?;
         let mut core = self.lock();
         self.admit(&mut core, FaultOp::Write, Some(zone))?;
         let rec = core.zones[zone as usize];
@@ -587,12 +566,12 @@ impl<S: Storage> ZonedDevice for Emulated<S> {
     }
 
     fn append(&self, zone: u32, data: &[u8], cat: IoCategory) -> Result<u64> {
-        let zone = self.check_zone(u64::from(zone))?;
+        let zone = self.geo.check_zone(u64::from(zone))?;
         self.do_write(zone, None, data, cat)
     }
 
     fn zone_op(&self, zone: u32, op: ZoneOp) -> Result<()> {
-        let zone = self.check_zone(u64::from(zone))?;
+        let zone = self.geo.check_zone(u64::from(zone))?;
         self.do_zone_op(zone, op)
     }
 
@@ -684,7 +663,7 @@ impl<S: Storage> FaultControl for Emulated<S> {
     }
 
     fn set_zone_condition(&self, zone: u32, state: ZoneState) -> Result<()> {
-        let zone = self.check_zone(u64::from(zone))?;
+        let zone = self.geo.check_zone(u64::from(zone))?;
         if !matches!(state, ZoneState::ReadOnly | ZoneState::Offline) {
             return Err(ZnsError::Unsupported(format!(
                 "a zone can only be forced read_only or offline, not {state}"

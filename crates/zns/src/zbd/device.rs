@@ -197,27 +197,6 @@ impl ZbdDevice {
         format!("{}: {what}", self.path.display())
     }
 
-    fn check_zone(&self, zone: u64) -> Result<u32> {
-        if zone >= u64::from(self.geo.zones) {
-            return Err(ZnsError::NoSuchZone {
-                zone,
-                zones: self.geo.zones,
-            });
-        }
-        Ok(zone as u32)
-    }
-
-    fn check_block(&self, what: &'static str, value: u64) -> Result<()> {
-        if !value.is_multiple_of(u64::from(self.geo.block_size)) {
-            return Err(ZnsError::Unaligned {
-                what,
-                value,
-                block: self.geo.block_size,
-            });
-        }
-        Ok(())
-    }
-
     /// Before a command that makes an EMPTY zone active (a write or an explicit open), checks
     /// the active limit against the device's own zone report, and returns the guard to hold
     /// until the command completes. The device would check it too, but a controller may
@@ -244,7 +223,7 @@ impl ZbdDevice {
     /// The common write path: `off` is where the caller writes (None = at the WP).
     fn do_write(&self, zone: u32, off: Option<u64>, data: &[u8], cat: IoCategory) -> Result<u64> {
         let len = data.len() as u64;
-        self.check_block("write length", len)?;
+        self.geo.check_block("write length", len)?;
         let start = self.geo.zone_start(zone);
         // Prepare the aligned copy before taking the zone's lock.
         let bounce = if len == 0 || is_direct_ready(data.as_ptr(), data.len(), 0, self.align) {
@@ -393,12 +372,12 @@ impl ZonedDevice for ZbdDevice {
     }
 
     fn append(&self, zone: u32, data: &[u8], cat: IoCategory) -> Result<u64> {
-        let zone = self.check_zone(u64::from(zone))?;
+        let zone = self.geo.check_zone(u64::from(zone))?;
         self.do_write(zone, None, data, cat)
     }
 
     fn zone_op(&self, zone: u32, op: ZoneOp) -> Result<()> {
-        let zone = self.check_zone(u64::from(zone))?;
+        let zone = self.geo.check_zone(u64::from(zone))?;
         let slot = &self.slots[zone as usize];
         let mut guard = slot.lock();
         let before = *guard;

@@ -68,15 +68,7 @@ mod tests {
 
     #[test]
     fn cache_packing_round_trips() {
-        for state in [
-            ZoneState::Empty,
-            ZoneState::ImplicitOpen,
-            ZoneState::ExplicitOpen,
-            ZoneState::Closed,
-            ZoneState::Full,
-            ZoneState::ReadOnly,
-            ZoneState::Offline,
-        ] {
+        for state in ZoneState::ALL {
             for wp in [0u64, 4096, (62 << 20), (1 << 40)] {
                 let c = ZoneCache { state, wp };
                 assert_eq!(ZoneCache::unpack(c.pack()), Some(c));
