@@ -143,28 +143,6 @@ fn threaded_run_on_an_image_verifies_and_keeps_the_image() {
     assert!(levels.contains("tables"), "{levels}");
 }
 
-/// Removes the fields that measure wall time (and so differ between two runs).
-fn strip_times(v: &mut Value) {
-    const TIME_FIELDS: [&str; 6] = [
-        "seconds",
-        "ops_per_sec",
-        "stall_ns",
-        "blocking_ns",
-        "latency_us",
-        "policy_us",
-    ];
-    match v {
-        Value::Object(m) => {
-            for f in TIME_FIELDS {
-                m.remove(f);
-            }
-            m.values_mut().for_each(strip_times);
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip_times),
-        _ => {}
-    }
-}
-
 #[test]
 fn deterministic_mode_gives_the_same_report_twice() {
     let _guard = serial();

@@ -70,28 +70,6 @@ fn filled() -> Img {
     Img::filled(&["--mode", "deterministic", "--progress-interval", "0"])
 }
 
-/// Removes the fields that measure wall time, as the deterministic mode's contract says.
-fn strip_times(v: &mut Value) {
-    const TIME_FIELDS: [&str; 6] = [
-        "seconds",
-        "ops_per_sec",
-        "stall_ns",
-        "blocking_ns",
-        "latency_us",
-        "policy_us",
-    ];
-    match v {
-        Value::Object(m) => {
-            for f in TIME_FIELDS {
-                m.remove(f);
-            }
-            m.values_mut().for_each(strip_times);
-        }
-        Value::Array(a) => a.iter_mut().for_each(strip_times),
-        _ => {}
-    }
-}
-
 #[test]
 fn ycsb_loads_then_runs_on_one_image() {
     let _guard = serial();

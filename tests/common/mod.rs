@@ -319,3 +319,26 @@ pub fn metadata_frame_copies(image: &Path) -> (u64, u64) {
     assert_eq!((copy.kind, copy.len), (frames[i].kind, frames[i].len));
     (frames[i].offset, copy.offset)
 }
+
+/// Removes the fields of a bench report that measure wall time, which differ between two
+/// deterministic runs (the deterministic mode's contract: everything else is the same).
+pub fn strip_times(v: &mut Value) {
+    const TIME_FIELDS: [&str; 6] = [
+        "seconds",
+        "ops_per_sec",
+        "stall_ns",
+        "blocking_ns",
+        "latency_us",
+        "policy_us",
+    ];
+    match v {
+        Value::Object(m) => {
+            for f in TIME_FIELDS {
+                m.remove(f);
+            }
+            m.values_mut().for_each(strip_times);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_times),
+        _ => {}
+    }
+}
