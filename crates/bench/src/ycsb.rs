@@ -493,13 +493,17 @@ pub struct YcsbWorkload {
     keys: KeyChooser,
     inserts: AcknowledgedCounterGenerator,
     scan_len: ScanLength,
+    /// Bytes of every value written ([`WorkloadSpec::value_len`]).
+    value_len: usize,
 }
 
 impl YcsbWorkload {
     pub fn new(spec: WorkloadSpec, seed: u64) -> Result<Self> {
         spec.validate()?;
         let inserts = AcknowledgedCounterGenerator::new(spec.record_count as i64);
+        let value_len = spec.value_len()? as usize;
         Ok(YcsbWorkload {
+            value_len,
             rng: rng_from_seed(seed),
             load_keys: CounterGenerator::new(spec.insert_start as i64),
             load_left: spec.load_count(),
@@ -598,7 +602,7 @@ impl YcsbWorkload {
             kind,
             keynum,
             key: self.key_name(keynum).into_bytes(),
-            value_size: None,
+            value_size: kind.writes().then_some(self.value_len),
         }
     }
 }

@@ -949,12 +949,10 @@ impl BenchArgs {
                 }
                 WorkloadName::Ycsb(id) => {
                     let spec = self.ycsb_spec(id, ycsb_file)?;
-                    let value_size = spec.value_len().map_err(bad)? as usize;
                     let (load, run) = self.ycsb_phases();
                     Job::Ycsb {
                         name: id.name(),
                         workload: Box::new(YcsbWorkload::new(spec, seed).map_err(bad)?),
-                        value_size,
                         load,
                         run,
                     }

@@ -26,11 +26,10 @@ pub enum Job {
     /// db_bench's mixgraph, paced by its sine rate when it has one.
     MixGraph(Box<MixGraphGenerator>),
     /// YCSB: the load phase, then the run phase, on the same generator (each if asked
-    /// for); every write puts `value_size` bytes.
+    /// for); every write puts the spec's value length (the ops carry it).
     Ycsb {
         name: &'static str,
         workload: Box<YcsbWorkload>,
-        value_size: usize,
         load: bool,
         run: bool,
     },
@@ -93,7 +92,8 @@ impl OpLatency {
     }
 
     fn record(&mut self, kind: OpKind, ns: u64) {
-        if let Some((_, h)) = self.0.iter_mut().find(|(name, _)| *name == kind.name()) {
+        let kind = kind.name();
+        if let Some((_, h)) = self.0.iter_mut().find(|(name, _)| *name == kind) {
             h.saturating_record(ns.max(1));
         }
     }
@@ -225,6 +225,24 @@ pub struct Runner<'a> {
 struct Pacer {
     rate: u64,
     due: Due,
+}
+
+/// Holds the caller back until `pacer` (if any) allows `units` more (bytes, operations).
+fn wait_for(
+    pacer: &mut Option<Pacer>,
+    db: &Db,
+    origin: Instant,
+    units: u64,
+) -> zkv_engine::Result<()> {
+    let Some(p) = pacer else {
+        return Ok(());
+    };
+    let now = clock(db, origin);
+    let cost = Duration::from_secs_f64(units as f64 / p.rate as f64);
+    match p.due.charge(now, cost, slack(db)) {
+        Some(wait) => db.pass_time(wait),
+        None => Ok(()),
+    }
 }
 
 /// mixgraph's `--sine-mix-rate`: every operation paced to the schedule's rate at the time,
@@ -379,28 +397,14 @@ impl<'a> Runner<'a> {
 
     /// Holds the writer back until the rate limit allows `bytes` more.
     fn pace(&mut self, bytes: u64) -> zkv_engine::Result<()> {
-        let Some(p) = &mut self.pacer else {
-            return Ok(());
-        };
-        let now = clock(self.db, self.origin);
-        let cost = Duration::from_secs_f64(bytes as f64 / p.rate as f64);
-        match p.due.charge(now, cost, slack(self.db)) {
-            Some(wait) => self.db.pass_time(wait),
-            None => Ok(()),
-        }
+        let (db, origin) = (self.db, self.origin);
+        wait_for(&mut self.pacer, db, origin, bytes)
     }
 
     /// Holds the next operation back until `--target` allows it.
     fn pace_target(&mut self) -> zkv_engine::Result<()> {
-        let Some(p) = &mut self.target else {
-            return Ok(());
-        };
-        let now = clock(self.db, self.origin);
-        let cost = Duration::from_secs_f64(1.0 / p.rate as f64);
-        match p.due.charge(now, cost, slack(self.db)) {
-            Some(wait) => self.db.pass_time(wait),
-            None => Ok(()),
-        }
+        let (db, origin) = (self.db, self.origin);
+        wait_for(&mut self.target, db, origin, 1)
     }
 
     /// Holds mixgraph back until its sine rate allows one more operation, and records the
@@ -501,27 +505,21 @@ impl<'a> Runner<'a> {
             Job::Ycsb {
                 name,
                 workload,
-                value_size,
                 load,
                 run,
             } => {
                 let mut w = workload;
-                let sized = |op: Op| Op {
-                    value_size: Some(value_size),
-                    ..op
-                };
                 let (loads, ops) = w.remaining();
                 self.ycsb = true;
                 let mut done = Ok(());
                 if load {
                     done = self.phase(&format!("{name}-load"), loads, None, out, || {
-                        Ok(w.next_load().map(sized))
+                        Ok(w.next_load())
                     });
                 }
                 if run && done.is_ok() {
                     done = self.phase(name, ops, None, out, || {
                         w.next_op()
-                            .map(|op| op.map(sized))
                             .map_err(|e| CliError::invalid(format!("{name}: {e}")))
                     });
                 }
