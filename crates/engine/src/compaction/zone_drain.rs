@@ -30,7 +30,6 @@
 use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::Arc;
 
 use foldhash::fast::FixedState;
 
@@ -38,7 +37,6 @@ use crate::version::FileMeta;
 
 use super::acc::Acc;
 use super::min_overlap::MinOverlap;
-use super::pick::total_size;
 use super::picker::{sorted_stably, PickCtx, Picker};
 use super::zaca::ZoneCache;
 
@@ -72,7 +70,7 @@ impl Picker for ZoneDrain {
                 if busy[i] {
                     return 0;
                 }
-                let below = v.next_level_overlap(level, i);
+                let below = v.next_level_bytes(level, i).by_user_key;
                 let group = zones.group_bytes(i);
                 let score = drain_score(group, &live) * seed_share(f, below);
                 // Non-negative scores order like their bit patterns; an empty f64 sum is
@@ -94,8 +92,8 @@ impl Picker for ZoneDrain {
 
 /// The seed's share of the group's bytes, size(VC) / size(G): the bytes a compaction moves
 /// down a level per byte it rewrites.
-fn seed_share(seed: &FileMeta, below: &[Arc<FileMeta>]) -> f64 {
-    let group = seed.size.saturating_add(total_size(below));
+fn seed_share(seed: &FileMeta, below: u64) -> f64 {
+    let group = seed.size.saturating_add(below);
     if group == 0 {
         return 0.0;
     }
@@ -290,7 +288,7 @@ mod tests {
             if ctx.is_compacting(f) {
                 return (true, Reverse(0));
             }
-            let below = v.next_level_overlap(level, i);
+            let below = v.next_level_bytes(level, i).by_user_key;
             let group = ZoneCache::new(ctx, level).group_bytes(i).to_vec();
             let score = drain_score(&group, &live) * seed_share(f, below);
             (
