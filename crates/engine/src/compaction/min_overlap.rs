@@ -15,7 +15,7 @@ use super::score::Compensation;
 static RANK: FileRank = FileRank {
     key: |f, next| {
         let plain = f.surplus_deletions().is_none();
-        plain.then(|| [ratio(next.by_sweep, f.size), 0])
+        plain.then(|| min_overlap_key(&Compensation::PLAIN, f, next.by_sweep))
     },
 };
 
@@ -39,10 +39,14 @@ impl Picker for MinOverlap {
         let comp = Compensation::of(v);
         let files = v.files(level);
         ranked_order(v, level, &RANK, |i| {
-            let bytes = v.next_level_bytes(level, i).by_sweep;
-            [ratio(bytes, comp.size(&files[i])), 0]
+            min_overlap_key(&comp, &files[i], v.next_level_bytes(level, i).by_sweep)
         })
     }
+}
+
+/// Min-overlap's rank of `f` on a deep level, whose sweep counts `below` next-level bytes.
+fn min_overlap_key(comp: &Compensation, f: &FileMeta, below: u64) -> [u64; 2] {
+    [ratio(below, comp.size(f)), 0]
 }
 
 /// Min-overlap's sort key of each file of `level`, in level order: its order is these

@@ -27,6 +27,12 @@ pub struct Compensation {
 }
 
 impl Compensation {
+    /// A compensation for files without surplus tombstones, whose compensated size is their
+    /// size whatever the average value: the version-only ranks use it.
+    pub const PLAIN: Compensation = Compensation {
+        average_value_size: 0,
+    };
+
     /// The compensation over the files of `version`. RocksDB accumulates the statistics of
     /// every file it ever loaded; the current version's files are the closest stateless
     /// equivalent. The version keeps their sums: this costs no walk over its files.

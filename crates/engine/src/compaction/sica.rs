@@ -17,7 +17,7 @@ pub(super) type SicaKey = [u64; 2];
 static SICA_RANK: FileRank = FileRank {
     key: |f, next| {
         let plain = f.surplus_deletions().is_none();
-        plain.then_some([u64::MAX - f.size, next.by_user_key])
+        plain.then(|| sica_key(&Compensation::PLAIN, f, next.by_user_key))
     },
 };
 
