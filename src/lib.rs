@@ -49,10 +49,25 @@ pub use zkv_zns::Geometry;
 pub use zkv_zonefs::fs::FsOptions;
 
 /// The two policy traits a program implements to plug in its own policies (see
-/// [`DbOptions::placement`] and [`Options::with_picker`]), with what they are given.
+/// [`DbOptions::placement`] and [`Options::with_picker`]), with what they are given, and
+/// zkv's own policies as values, each with its knobs:
+///
+/// ```
+/// use std::sync::Arc;
+/// use zkv::policy::Acc;
+///
+/// // ACC switching to ZACA at 30 % free space, from L2 on.
+/// let acc = Acc::new(0.30, 2).expect("a turning point in [0, 1]");
+/// let options = zkv::Options::default().with_picker(Arc::new(acc));
+/// assert_eq!(options.compaction_pri, "acc");
+/// ```
 pub mod policy {
-    pub use zkv_engine::compaction::{PickCtx, Picker};
+    pub use zkv_engine::compaction::{
+        Acc, MinOverlap, OldestLargestSeq, OldestSmallestSeq, PickCtx, Picker, RoundRobin, Sica,
+        Zaca, ZoneDrain,
+    };
     pub use zkv_engine::version::{FileMeta, Version};
+    pub use zkv_zonefs::placement::{Baza, BlobSplit, Caza, CazaPlus, Liza, Prophet};
     pub use zkv_zonefs::placement::{
         Decision, Lifetime, PlacementCtx, PlacementHint, PlacementPolicy, ZoneUse, ZoneView,
     };

@@ -14,7 +14,7 @@ use clap::Args;
 use zkv_zns::{DeviceSpec, ZoneState, ZonedDevice};
 use zkv_zonefs::fs::{CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_GC_STOP};
 use zkv_zonefs::meta::{self, MetaError, ProbeInfo, DEFAULT_META_ZONES};
-use zkv_zonefs::placement::POLICIES;
+use zkv_zonefs::placement::{PolicyEntry, POLICY_TABLE};
 
 use super::device::{open_persistent, parse_device, refuse_mem, Access, WaitArg};
 use super::error::{CliError, CliResult};
@@ -33,6 +33,14 @@ Examples:
 Geometry flags apply only when the image does not exist yet. The file system options
 (reserved zones, placement, finish threshold, zone cleaning) are recorded in the metadata:
 mounts use them unless given others, which are then recorded instead.";
+
+/// A `--placement`-like flag's values: the names of `table`, each with what it does (long
+/// help lists them).
+pub fn policy_parser(table: &'static [PolicyEntry]) -> PossibleValuesParser {
+    PossibleValuesParser::new(
+        (table.iter()).map(|e| clap::builder::PossibleValue::new(e.name).help(e.about)),
+    )
+}
 
 #[derive(Debug, Args)]
 #[command(after_help = MKFS_EXAMPLES)]
@@ -79,7 +87,7 @@ pub struct FsArgs {
 
     /// Placement policy of the file layer
     #[arg(long, value_name = "POLICY", default_value = "liza",
-          value_parser = PossibleValuesParser::new(POLICIES))]
+          value_parser = policy_parser(POLICY_TABLE))]
     pub placement: String,
 
     /// Zone cleaning starts when free space drops below this percent of the usable space

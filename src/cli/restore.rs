@@ -16,13 +16,12 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use clap::builder::PossibleValuesParser;
 use clap::Args;
 use zkv_engine::version::CURRENT;
 use zkv_zns::{DeviceSpec, Geometry};
 use zkv_zonefs::fs::{CleaningMode, FsOptions, ZoneFs};
 use zkv_zonefs::meta::StoredOptions;
-use zkv_zonefs::placement::{Lifetime, PlacementHint, POLICIES};
+use zkv_zonefs::placement::{Lifetime, PlacementHint, POLICY_TABLE};
 
 use super::backup::{FileEntry, Manifest, CHUNK, FORMAT, MANIFEST, VERSION};
 use super::device::parse_device;
@@ -97,7 +96,7 @@ struct OptionFlags {
     reserved_zones: Option<u32>,
 
     /// Placement policy of the file layer [default: the backup's]
-    #[arg(long, value_name = "POLICY", value_parser = PossibleValuesParser::new(POLICIES))]
+    #[arg(long, value_name = "POLICY", value_parser = super::mkfs::policy_parser(POLICY_TABLE))]
     placement: Option<String>,
 
     /// Finish idle zones with less than this percent of their capacity left before a new

@@ -206,19 +206,12 @@ pub struct Options {
     /// Key ranges an L0 compaction is split into, each run by its own thread with its own
     /// output tables and blob files (RocksDB's `max_subcompactions`; 1).
     pub max_subcompactions: u32,
-    /// The compaction picker by name (see `compaction::PICKERS`); RocksDB's default
+    /// The compaction picker by name (see `compaction::PICKER_TABLE`); RocksDB's default
     /// kMinOverlappingRatio is `min-overlap`, kByCompensatedSize is `sica`.
     pub compaction_pri: String,
     /// A picker given as a value, e.g. one of the program's own: when set, it orders the
     /// files and `compaction_pri` is only its name in reports ([`Options::with_picker`]).
     pub picker: Option<PickerRef>,
-    /// The `acc` picker's turning point: the fraction of free space (0..=1) above which it
-    /// orders like SICA; at or below it, levels from `acc_min_level` on are ordered by ZACA
-    /// (0.25, the MSST'24 paper's choice).
-    pub acc_turning_point: f64,
-    /// The first level the `acc` picker may order by ZACA (2: L0→L1 and L1→L2 compactions
-    /// always follow SICA, as in the MSST'24 paper; 0 = no level constraint).
-    pub acc_min_level: usize,
     /// Prophet's SHORT_THRESHOLD: SSTs of this level or above it (smaller level numbers)
     /// are short-lived for lifetime-aware placement (2, the paper's choice).
     pub prophet_short_threshold: u32,
@@ -407,8 +400,6 @@ impl Default for Options {
             max_subcompactions: 1,
             compaction_pri: "min-overlap".into(),
             picker: None,
-            acc_turning_point: 0.25,
-            acc_min_level: 2,
             prophet_short_threshold: 2,
             bloom_bits_per_key: 10,
             block_size: 4096,
@@ -503,7 +494,9 @@ impl Options {
         if self.max_background_flushes == 0 || self.max_subcompactions == 0 {
             return bad("max_background_flushes and max_subcompactions must be at least 1".into());
         }
-        self.check_acc()?;
+        self.resolve_picker()?
+            .check(self)
+            .map_err(Error::InvalidOptions)?;
         self.check_blob()?;
         if self.block_size < 64 || self.block_restart_interval == 0 {
             return bad(
@@ -558,9 +551,7 @@ impl Options {
     pub fn resolve_picker(&self) -> Result<Arc<dyn Picker>> {
         match &self.picker {
             Some(PickerRef(p)) => Ok(Arc::clone(p)),
-            None => picker_by_name(&self.compaction_pri)
-                .map(Arc::from)
-                .map_err(Error::InvalidOptions),
+            None => picker_by_name(&self.compaction_pri).map_err(Error::InvalidOptions),
         }
     }
 
@@ -568,30 +559,12 @@ impl Options {
     pub fn writes_blobs_at(&self, level: usize) -> bool {
         self.enable_blob_files && level >= self.blob_file_starting_level as usize
     }
-
-    /// The adaptive picker's settings: a turning point is a fraction of free space, and a
-    /// minimum level beyond the levels would silently turn ZACA off (a turning point of 0
-    /// says that explicitly).
-    fn check_acc(&self) -> Result<()> {
-        if !(0.0..=1.0).contains(&self.acc_turning_point) {
-            return Err(Error::InvalidOptions(format!(
-                "acc_turning_point {} is not a fraction of free space in [0, 1]",
-                self.acc_turning_point
-            )));
-        }
-        if self.acc_min_level >= self.num_levels as usize {
-            return Err(Error::InvalidOptions(format!(
-                "acc_min_level {} is not a level (num_levels {})",
-                self.acc_min_level, self.num_levels
-            )));
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compaction::Acc;
 
     #[test]
     fn defaults_are_rocksdb_defaults_and_valid() {
@@ -661,30 +634,15 @@ mod tests {
     }
 
     #[test]
-    fn acc_settings_are_checked() {
-        let o = Options::default();
-        assert_eq!((o.acc_turning_point, o.acc_min_level), (0.25, 2));
-        for (tp, min) in [(0.0, 0), (1.0, 6)] {
-            let ok = Options {
-                acc_turning_point: tp,
-                acc_min_level: min,
-                ..Options::default()
-            };
-            ok.check().unwrap();
-        }
-        for (tp, min, what) in [
-            (1.5, 2, "acc_turning_point"),
-            (-0.1, 2, "acc_turning_point"),
-            (f64::NAN, 2, "acc_turning_point"),
-            (0.25, 7, "acc_min_level"),
-        ] {
-            let bad = Options {
-                acc_turning_point: tp,
-                acc_min_level: min,
-                ..Options::default()
-            };
-            let err = bad.check().unwrap_err().to_string();
-            assert!(err.contains(what), "{err}");
-        }
+    fn the_pickers_knobs_are_checked() {
+        let deep = Options::default().with_picker(Arc::new(Acc::new(0.25, 7).unwrap()));
+        let err = deep.check().unwrap_err().to_string();
+        assert!(err.contains("acc_min_level 7"), "{err}");
+        let unknown = Options {
+            compaction_pri: "nope".into(),
+            ..Options::default()
+        };
+        let err = unknown.check().unwrap_err().to_string();
+        assert!(err.contains("unknown compaction picker"), "{err}");
     }
 }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use support::*;
+use zkv_engine::compaction::{picker_with, Acc};
 use zkv_engine::db::{Db, DbStats, WriteOptions};
 use zkv_engine::options::{ExecMode, Options};
 use zkv_zonefs::fs::ZoneFs;
@@ -72,12 +73,11 @@ fn liza_fs(zones: u32) -> Arc<ZoneFs> {
     format(&dev, fs_options())
 }
 
+/// Options ordering compactions with `picker`, whose ACC turning point (if it reads one) is
+/// `turning_point`.
 fn options(picker: &str, turning_point: f64) -> Options {
-    Options {
-        compaction_pri: picker.into(),
-        acc_turning_point: turning_point,
-        ..tiny_options(ExecMode::Deterministic)
-    }
+    let acc = Acc::new(turning_point, Acc::default().min_level).unwrap();
+    tiny_options(ExecMode::Deterministic).with_picker(picker_with(picker, acc).unwrap())
 }
 
 #[test]

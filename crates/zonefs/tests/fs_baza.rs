@@ -236,7 +236,7 @@ fn the_cleaner_moves_blob_extents_into_blob_zones() {
 
 #[test]
 fn every_file_policy_combines_with_baza() {
-    for &files in zkv_zonefs::placement::POLICIES {
+    for files in zkv_zonefs::placement::policy_names() {
         let (_, fs) = small_fs(opts().with_placement(files).with_blob_placement("baza"));
         assert_eq!(fs.placement_policy(), format!("{files}/baza"));
         write_blob(&fs, 1, 40 * KIB);

@@ -20,7 +20,7 @@ use zkv_zonefs::placement::prophet::{Window, SHORT_CLASS, WINDOW_CLASS};
 use zkv_zonefs::placement::{
     is_blob_zone, policy_by_name, Caza, CazaPlus, Decision, Lifetime, Liza, Neighbors,
     PlacementCtx, PlacementHint, PlacementPolicy, PredictedDeath, Prophet, SstRef, ZoneUse,
-    ZoneView, BLOB_ZONE, POLICIES,
+    ZoneView, BLOB_ZONE,
 };
 
 const ZONES: u32 = 12;
@@ -378,7 +378,7 @@ proptest! {
             min_capacity,
             zone_capacity: CAPACITY,
         };
-        for files in POLICIES {
+        for files in zkv_zonefs::placement::policy_names() {
             check_split(files, &ctx)?;
         }
     }

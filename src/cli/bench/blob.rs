@@ -2,13 +2,13 @@
 //! names with dashes; its own spellings are aliases), their place in the report's config,
 //! the report's `blob` section and its human summary line.
 
-use clap::builder::{BoolishValueParser, PossibleValuesParser};
+use clap::builder::BoolishValueParser;
 use clap::{ArgAction, Args};
 use serde_json::{json, Value};
 use zkv_engine::db::DbStats;
 use zkv_engine::options::{BlobGcCutoffMode, Options};
 use zkv_zonefs::fs::{FsOptions, FsStats};
-use zkv_zonefs::placement::{BLOB_POLICIES, DEFAULT_BLOB_POLICY};
+use zkv_zonefs::placement::{BLOB_POLICY_TABLE, DEFAULT_BLOB_POLICY};
 
 use super::super::error::{CliError, CliResult};
 use super::super::size::parse_size;
@@ -62,10 +62,8 @@ pub struct BlobArgs {
     )]
     blob_garbage_collection_force_threshold: Option<f64>,
 
-    /// Zones of blob files: liza (with the SSTs, by their job's lifetime class, as ZenFS
-    /// does) or baza (zones of their own, filled in blob file number order: the
-    /// Same-Victim paper's BAZA) [default: liza]
-    #[arg(long, value_name = "POLICY", value_parser = PossibleValuesParser::new(BLOB_POLICIES))]
+    /// Zones of blob files [default: liza]
+    #[arg(long, value_name = "POLICY", value_parser = crate::cli::mkfs::policy_parser(BLOB_POLICY_TABLE))]
     pub(crate) blob_placement: Option<String>,
 
     /// Which blob files garbage collection relocates: fixed (the oldest

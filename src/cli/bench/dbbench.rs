@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use zkv_engine::compaction::PICKERS;
+use zkv_engine::compaction::PICKER_TABLE;
 
 /// RocksDB's `CompactionPri`: its value (what db_bench's `--compaction_pri` takes), its
 /// name, and the picker that orders a level's files the same way.
@@ -19,15 +19,17 @@ const COMPACTION_PRI: [(&str, &str, &str); 5] = [
 ];
 
 /// `--picker` (alias `--compaction_pri`): a picker name, or a RocksDB `CompactionPri`
-/// value or name, taken as the picker's name. `--help` lists the names only.
+/// value or name, taken as the picker's name. `--help` lists the names, each with what it
+/// orders first.
 pub fn picker_parser() -> impl TypedValueParser<Value = String> {
-    let values = PICKERS.iter().map(|&name| {
+    let values = PICKER_TABLE.iter().map(|entry| {
         COMPACTION_PRI
             .iter()
-            .filter(|(_, _, picker)| *picker == name)
-            .fold(PossibleValue::new(name), |v, (number, rocksdb, _)| {
-                v.alias(*number).alias(*rocksdb)
-            })
+            .filter(|(_, _, picker)| *picker == entry.name)
+            .fold(
+                PossibleValue::new(entry.name).help(entry.about),
+                |v, (number, rocksdb, _)| v.alias(*number).alias(*rocksdb),
+            )
     });
     PossibleValuesParser::new(values).map(|given| picker_name(&given).to_string())
 }
@@ -81,7 +83,10 @@ mod tests {
     #[test]
     fn compaction_pri_values_and_names_are_the_pickers_names() {
         for (number, rocksdb, name) in COMPACTION_PRI {
-            assert!(PICKERS.contains(&name), "{name}");
+            assert!(
+                zkv_engine::compaction::picker_names().contains(&name),
+                "{name}"
+            );
             assert_eq!(picker(number).unwrap(), name);
             assert_eq!(picker(rocksdb).unwrap(), name);
             assert_eq!(picker(name).unwrap(), name);

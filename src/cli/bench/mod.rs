@@ -34,7 +34,7 @@ use zkv_bench::{
     parse_workload_list, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, MixGraphGenerator,
     RequestDistribution, WorkloadName, YcsbWorkload,
 };
-use zkv_engine::compaction::{picker_by_name, PICKERS};
+use zkv_engine::compaction::{picker_entry, picker_with, Acc, Picker, PICKER_TABLE};
 use zkv_engine::db::{Db, WriteOptions};
 use zkv_engine::options::{CompressionType, ExecMode, Options, SimCosts};
 use zkv_zns::emu::{Emulated, Storage};
@@ -794,8 +794,6 @@ impl BenchArgs {
             max_background_flushes: self.flush_threads.unwrap_or(d.max_background_flushes),
             max_subcompactions: self.max_subcompactions.unwrap_or(d.max_subcompactions),
             compaction_pri: self.picker.clone(),
-            acc_turning_point: f64::from(self.acc_turning_point) / 100.0,
-            acc_min_level: self.acc_min_level,
             prophet_short_threshold: self.short_threshold,
             bloom_bits_per_key: self.bloom_bits.unwrap_or(d.bloom_bits_per_key),
             compression: self.compression(),
@@ -805,10 +803,17 @@ impl BenchArgs {
             sim: self.sim_costs()?,
             ..d
         };
-        let o = self.blob.apply(o)?;
+        let o = self.blob.apply(o)?.with_picker(self.picker()?);
         self.value_ratio()?;
         o.check().map_err(|e| CliError::invalid(e.to_string()))?;
         Ok(o)
+    }
+
+    /// The picker `--picker` names, with the ACC knobs the flags give.
+    fn picker(&self) -> CliResult<Arc<dyn Picker>> {
+        let turning_point = f64::from(self.acc_turning_point) / 100.0;
+        let acc = Acc::new(turning_point, self.acc_min_level).map_err(CliError::invalid)?;
+        picker_with(&self.picker, acc).map_err(CliError::invalid)
     }
 
     /// `--compression-type` (one of `CompressionType::NAMES`, which clap checked).
@@ -1366,7 +1371,7 @@ impl BenchArgs {
     /// Whether the picker reads the ACC options (with any other the two flags would change
     /// nothing but the report's `config`).
     pub(crate) fn reads_acc_flags(&self) -> bool {
-        picker_by_name(&self.picker).is_ok_and(|p| p.uses_acc_options())
+        picker_entry(&self.picker).is_ok_and(|e| e.reads_acc)
     }
 
     /// The refusal of `flag`, one of [`Self::unread_acc_flags`].
@@ -1378,10 +1383,9 @@ impl BenchArgs {
                 self.fs.placement
             ));
         }
-        let readers: Vec<&str> = PICKERS
-            .iter()
-            .copied()
-            .filter(|n| picker_by_name(n).is_ok_and(|p| p.uses_acc_options()))
+        let readers: Vec<&str> = (PICKER_TABLE.iter())
+            .filter(|e| e.reads_acc)
+            .map(|e| e.name)
             .collect();
         CliError::invalid(format!(
             "{flag}: only the {} pickers read it, and the picker is {}",
@@ -1580,15 +1584,32 @@ fn largest_compaction(o: &Options, stored: u64) -> u64 {
     let l0_l1 = o.max_bytes_for_level_base.min(stored).saturating_add(l0);
     l0_l1.max(o.max_compaction_bytes()).min(stored)
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
+    fn the_docs_list_every_picker_and_placement_as_the_tables_do() {
+        use zkv_zonefs::placement::{policies_markdown, BLOB_POLICY_TABLE, POLICY_TABLE};
+        let docs = include_str!("../../../docs/CLI.md");
+        for table in [
+            zkv_engine::compaction::pickers_markdown(),
+            policies_markdown(POLICY_TABLE),
+            policies_markdown(BLOB_POLICY_TABLE),
+        ] {
+            assert!(
+                docs.contains(&table),
+                "docs/CLI.md (\"Pickers and placements\") must hold this table:\n{table}"
+            );
+        }
+    }
+
+    #[test]
     fn acc_flag_defaults_are_the_engines() {
-        let o = Options::default();
+        let a = Acc::default();
         let percent = f64::from(DEFAULT_ACC_TURNING_POINT) / 100.0;
-        assert!((o.acc_turning_point - percent).abs() < 1e-12);
-        assert_eq!(o.acc_min_level, DEFAULT_ACC_MIN_LEVEL);
+        assert!((a.turning_point - percent).abs() < 1e-12);
+        assert_eq!(a.min_level, DEFAULT_ACC_MIN_LEVEL);
     }
 }

@@ -4,24 +4,68 @@
 //!
 //! ZACA merges larger groups than SICA, so its compactions take longer; it pays off only
 //! when the zone cleaner is about to run, and L0→L1 and L1→L2 compactions (which run one
-//! at a time and stall writes) stay with SICA. `Options::acc_turning_point` (a fraction of
-//! free space, 0.25) and `Options::acc_min_level` (2) are the paper's two settings.
+//! at a time and stall writes) stay with SICA. [`Acc::turning_point`] (a fraction of free
+//! space, 0.25) and [`Acc::min_level`] (2) are the paper's two settings; zone-drain switches
+//! with the same two knobs.
+
+use crate::options::Options;
 
 use super::picker::{PickCtx, Picker};
 use super::sica::Sica;
 use super::zaca::Zaca;
 
 /// SICA or ZACA, by free space and level.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Acc;
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Acc {
+    /// The fraction of free space (0..=1) above which ACC orders like SICA; at or below it,
+    /// levels from `min_level` on are ordered by ZACA (0.25, the MSST'24 paper's choice).
+    pub turning_point: f64,
+    /// The first level ACC may order by ZACA (2: L0→L1 and L1→L2 compactions always follow
+    /// SICA, as in the paper; 0 = no level constraint).
+    pub min_level: usize,
+}
+
+impl Default for Acc {
+    fn default() -> Self {
+        Acc {
+            turning_point: 0.25,
+            min_level: 2,
+        }
+    }
+}
 
 impl Acc {
+    /// ACC with its two settings; a turning point outside [0, 1] is an error (0 turns ZACA
+    /// off, 1 turns it on whenever a level allows it).
+    pub fn new(turning_point: f64, min_level: usize) -> Result<Acc, String> {
+        if !(0.0..=1.0).contains(&turning_point) {
+            return Err(format!(
+                "acc_turning_point {turning_point} is not a fraction of free space in [0, 1]"
+            ));
+        }
+        Ok(Acc {
+            turning_point,
+            min_level,
+        })
+    }
+
     /// Whether ACC orders `level` by ZACA now: free space (`ctx.free_ratio`, the file
     /// layer's free/usable ratio) at or below the turning point and `level` at least
-    /// `acc_min_level`.
-    pub fn uses_zaca(ctx: &PickCtx<'_>, level: usize) -> bool {
-        let o = ctx.options;
-        ctx.free_ratio <= o.acc_turning_point && level >= o.acc_min_level
+    /// `min_level`.
+    pub fn uses_zaca(&self, ctx: &PickCtx<'_>, level: usize) -> bool {
+        ctx.free_ratio <= self.turning_point && level >= self.min_level
+    }
+
+    /// A minimum level beyond the levels would silently turn ZACA off (a turning point of 0
+    /// says that explicitly).
+    pub(super) fn check_levels(&self, options: &Options) -> Result<(), String> {
+        if self.min_level >= options.num_levels as usize {
+            return Err(format!(
+                "acc_min_level {} is not a level (num_levels {})",
+                self.min_level, options.num_levels
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -30,12 +74,12 @@ impl Picker for Acc {
         "acc"
     }
 
-    fn uses_acc_options(&self) -> bool {
-        true
+    fn check(&self, options: &Options) -> Result<(), String> {
+        self.check_levels(options)
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        if Acc::uses_zaca(ctx, level) {
+        if self.uses_zaca(ctx, level) {
             Zaca.order(ctx, level)
         } else {
             Sica.order(ctx, level)
@@ -69,46 +113,60 @@ mod tests {
         (v, zones)
     }
 
-    fn order(level: usize, free_ratio: f64, options: &Options) -> Vec<u64> {
+    fn order(level: usize, free_ratio: f64, acc: Acc) -> Vec<u64> {
         let (v, zones) = lsm();
-        order_with(&Acc, &v, level, &zones, &[], free_ratio, options)
+        order_with(
+            &acc,
+            &v,
+            level,
+            &zones,
+            &[],
+            free_ratio,
+            &Options::default(),
+        )
     }
 
     #[test]
     fn above_the_turning_point_orders_like_sica() {
-        let o = Options::default();
-        assert_eq!(order(1, 0.9, &o), [1, 2]);
-        assert_eq!(order(2, 0.9, &o), [10, 11]);
-        assert_eq!(order(2, 0.2501, &o), [10, 11]);
+        let a = Acc::default();
+        assert_eq!(order(1, 0.9, a), [1, 2]);
+        assert_eq!(order(2, 0.9, a), [10, 11]);
+        assert_eq!(order(2, 0.2501, a), [10, 11]);
     }
 
     #[test]
     fn below_the_turning_point_l0_and_l1_stay_with_sica() {
-        let o = Options::default();
-        assert_eq!(order(1, 0.1, &o), [1, 2]);
+        assert_eq!(order(1, 0.1, Acc::default()), [1, 2]);
         // No level constraint: L1 goes to ZACA as well.
-        let all_levels = Options {
-            acc_min_level: 0,
-            ..Options::default()
+        let all_levels = Acc {
+            min_level: 0,
+            ..Acc::default()
         };
-        assert_eq!(order(1, 0.1, &all_levels), [2, 1]);
+        assert_eq!(order(1, 0.1, all_levels), [2, 1]);
     }
 
     #[test]
     fn l2_at_or_below_the_turning_point_orders_by_zaca() {
-        let o = Options::default();
-        assert_eq!(order(2, 0.25, &o), [11, 10]);
-        assert_eq!(order(2, 0.0, &o), [11, 10]);
+        let a = Acc::default();
+        assert_eq!(order(2, 0.25, a), [11, 10]);
+        assert_eq!(order(2, 0.0, a), [11, 10]);
         // A turning point of 0 keeps SICA while any space is free; 1 always uses ZACA.
-        let never = Options {
-            acc_turning_point: 0.0,
-            ..Options::default()
-        };
-        assert_eq!(order(2, 0.01, &never), [10, 11]);
-        let always = Options {
-            acc_turning_point: 1.0,
-            ..Options::default()
-        };
-        assert_eq!(order(2, 1.0, &always), [11, 10]);
+        let never = Acc::new(0.0, 2).unwrap();
+        assert_eq!(order(2, 0.01, never), [10, 11]);
+        let always = Acc::new(1.0, 2).unwrap();
+        assert_eq!(order(2, 1.0, always), [11, 10]);
+    }
+
+    #[test]
+    fn settings_are_checked() {
+        assert_eq!(Acc::default(), Acc::new(0.25, 2).unwrap());
+        for tp in [1.5, -0.1, f64::NAN] {
+            let err = Acc::new(tp, 2).unwrap_err();
+            assert!(err.contains("acc_turning_point"), "{err}");
+        }
+        let o = Options::default();
+        Acc::new(0.25, 6).unwrap().check(&o).unwrap();
+        let err = Acc::new(0.25, 7).unwrap().check(&o).unwrap_err();
+        assert!(err.contains("acc_min_level 7"), "{err}");
     }
 }

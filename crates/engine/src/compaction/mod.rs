@@ -12,6 +12,7 @@ mod pick;
 mod picker;
 #[cfg(test)]
 mod reference;
+mod registry;
 mod round_robin;
 mod score;
 mod sica;
@@ -29,7 +30,11 @@ pub use oldest_smallest_seq::OldestSmallestSeq;
 pub use pick::{
     level0_non_overlapping, pick_compaction, pick_requested, Compaction, CompactionReason,
 };
-pub use picker::{picker_by_name, NoZones, PickCtx, Picker, ZoneLookup, PICKERS};
+pub use picker::{NoZones, PickCtx, Picker, ZoneLookup};
+pub use registry::{
+    picker_by_name, picker_entry, picker_names, picker_with, pickers_help, pickers_markdown,
+    PickerEntry, PICKER_TABLE,
+};
 pub use round_robin::RoundRobin;
 pub use score::{
     compute_scores, estimated_compaction_needed_bytes, scores_by_level, Compensation, LevelScore,

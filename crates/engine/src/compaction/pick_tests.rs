@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use proptest::prelude::*;
 
 use super::*;
-use crate::compaction::picker::{picker_by_name, NoZones, ZoneLookup, PICKERS};
+use crate::compaction::picker::{NoZones, ZoneLookup};
+use crate::compaction::registry::{picker_by_name, picker_names};
 use crate::compaction::test_util::{arb_version, file, file_seq, numbers, version_of};
 use crate::options::Options;
 use crate::version::VersionEdit;
@@ -282,7 +283,7 @@ fn nothing_is_picked_when_every_candidate_is_busy() {
         ],
     );
     assert!(Env::new().pick(&v, "sica").is_some());
-    for picker in PICKERS {
+    for picker in picker_names() {
         assert!(
             Env::new().busy(&[10]).pick(&v, picker).is_none(),
             "{picker}"
@@ -483,7 +484,7 @@ fn arb_case() -> impl Strategy<Value = (Version, Vec<bool>, usize, u64, f64)> {
     (
         arb_version(),
         prop::collection::vec(prop::bool::weighted(0.2), 64),
-        0..PICKERS.len(),
+        0..picker_names().len(),
         prop_oneof![Just(150u64), Just(100_000u64)],
         // Plenty of free space, and little (the adaptive picker's two modes).
         prop_oneof![Just(1.0), Just(0.1)],
@@ -677,7 +678,7 @@ proptest! {
             cursors: &cursors,
             blob_gc_files: 0,
         };
-        let picker = picker_by_name(PICKERS[picker]).unwrap();
+        let picker = picker_by_name(picker_names()[picker]).unwrap();
         if let Some(c) = pick_compaction(&ctx, picker.as_ref()) {
             check_valid(&v, &busy, &c)?;
         }

@@ -10,15 +10,6 @@ use crate::key;
 use crate::options::Options;
 use crate::version::{merge_sorted, FileMeta, FileRank, Version};
 
-use super::acc::Acc;
-use super::min_overlap::MinOverlap;
-use super::oldest_largest_seq::OldestLargestSeq;
-use super::oldest_smallest_seq::OldestSmallestSeq;
-use super::round_robin::RoundRobin;
-use super::sica::Sica;
-use super::zaca::Zaca;
-use super::zone_drain::ZoneDrain;
-
 /// Where the file layer keeps an SST: `(zone, bytes)` pairs. Zone-aware pickers use it.
 pub trait ZoneLookup {
     /// The zones holding SST `file_number` and the bytes of it in each; empty if unknown.
@@ -103,44 +94,11 @@ pub trait Picker: Send + Sync {
         false
     }
 
-    /// Whether the order depends on `Options::acc_turning_point` and `acc_min_level`
-    /// (ACC's switch between a base order and a zone-aware one).
-    fn uses_acc_options(&self) -> bool {
-        false
+    /// Whether the picker can order the levels `options` give (e.g. a level it names
+    /// exists); an error says what does not fit. The database checks it when it opens.
+    fn check(&self, _options: &Options) -> std::result::Result<(), String> {
+        Ok(())
     }
-}
-
-/// Names of the pickers [`picker_by_name`] knows.
-pub const PICKERS: &[&str] = &[
-    "sica",
-    "min-overlap",
-    "round-robin",
-    "oldest-smallest-seq",
-    "oldest-largest-seq",
-    "zaca",
-    "acc",
-    "zone-drain",
-];
-
-/// The picker called `name` (see [`PICKERS`]).
-pub fn picker_by_name(name: &str) -> std::result::Result<Box<dyn Picker>, String> {
-    let picker: Box<dyn Picker> = match name {
-        "sica" => Box::new(Sica),
-        "min-overlap" => Box::new(MinOverlap),
-        "round-robin" => Box::new(RoundRobin),
-        "oldest-smallest-seq" => Box::new(OldestSmallestSeq),
-        "oldest-largest-seq" => Box::new(OldestLargestSeq),
-        "zaca" => Box::new(Zaca),
-        "acc" => Box::new(Acc),
-        "zone-drain" => Box::new(ZoneDrain),
-        _ => {
-            return Err(format!(
-                "unknown compaction picker {name:?}; known pickers: {}",
-                PICKERS.join(", ")
-            ))
-        }
-    };
-    Ok(picker)
 }
 
 /// Indexes of `files` sorted by `cmp`, ties broken by the smaller smallest key and then the
@@ -204,33 +162,6 @@ pub(super) fn ranked_order(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_known_name_builds_its_picker() {
-        for name in PICKERS {
-            let picker = picker_by_name(name).unwrap();
-            assert_eq!(picker.name(), *name);
-        }
-    }
-
-    #[test]
-    fn only_acc_and_zone_drain_read_the_acc_options() {
-        let readers: Vec<&str> = PICKERS
-            .iter()
-            .copied()
-            .filter(|n| picker_by_name(n).unwrap().uses_acc_options())
-            .collect();
-        assert_eq!(readers, ["acc", "zone-drain"]);
-    }
-
-    #[test]
-    fn unknown_name_lists_the_known_pickers() {
-        let err = picker_by_name("zaca-typo").err().unwrap();
-        assert!(err.contains("zaca-typo"), "{err}");
-        for name in PICKERS {
-            assert!(err.contains(name), "{err}");
-        }
-    }
 
     #[test]
     fn empty_cursor_means_no_cursor() {

@@ -15,8 +15,9 @@ use super::score::Compensation;
 use super::zaca::s_same;
 use super::zone_drain::drain_score;
 
-/// The order `picker` (a name of `PICKERS`) gives the files of `level`.
-pub fn order(picker: &str, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
+/// The order `picker` (a name of `PICKER_TABLE`, with ACC's knobs `acc`) gives the files of
+/// `level`.
+pub fn order(picker: &str, acc: Acc, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
     match picker {
         "sica" => sica(ctx, level),
         "min-overlap" => min_overlap(ctx, level),
@@ -24,9 +25,9 @@ pub fn order(picker: &str, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
         "oldest-smallest-seq" => by_key(ctx.version.files(level), |f| f.smallest_seq),
         "oldest-largest-seq" => by_key(ctx.version.files(level), |f| f.largest_seq),
         "zaca" => zaca(ctx, level),
-        "acc" if Acc::uses_zaca(ctx, level) => zaca(ctx, level),
+        "acc" if acc.uses_zaca(ctx, level) => zaca(ctx, level),
         "acc" => sica(ctx, level),
-        "zone-drain" => zone_drain(ctx, level),
+        "zone-drain" => zone_drain(acc, ctx, level),
         _ => panic!("no reference for picker {picker}"),
     }
 }
@@ -158,8 +159,8 @@ enum DrainKey {
     Busy(u64),
 }
 
-fn zone_drain(ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-    if !Acc::uses_zaca(ctx, level) {
+fn zone_drain(acc: Acc, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
+    if !acc.uses_zaca(ctx, level) {
         return min_overlap(ctx, level);
     }
     let v = ctx.version;
@@ -225,7 +226,7 @@ mod tests {
 
     use super::*;
     use crate::compaction::test_util::{arb_chain, FakeZones};
-    use crate::compaction::{picker_by_name, scores_by_level, PICKERS};
+    use crate::compaction::{picker_names, picker_with, scores_by_level};
     use crate::key::ValueKind;
     use crate::options::Options;
 
@@ -247,7 +248,8 @@ mod tests {
                 .enumerate()
                 .filter_map(|(z, live)| live.map(|l| (z as u32, l)))
                 .collect();
-            let options = Options { acc_min_level: 1, ..Options::default() };
+            let options = Options::default();
+            let acc = Acc::new(0.25, 1).unwrap();
             chain.visit(|v, looked| {
                 if !looked {
                     return Ok(());
@@ -280,10 +282,10 @@ mod tests {
                     cursors: &cursors,
                     blob_gc_files: 0,
                 };
-                for name in PICKERS {
-                    let picker = picker_by_name(name).unwrap();
+                for name in picker_names() {
+                    let picker = picker_with(name, acc).unwrap();
                     for level in 0..v.num_levels() {
-                        let want = order(name, &ctx, level);
+                        let want = order(name, acc, &ctx, level);
                         prop_assert_eq!(picker.order(&ctx, level), want, "{} L{}", name, level);
                     }
                 }

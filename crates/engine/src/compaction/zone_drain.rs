@@ -23,9 +23,10 @@
 //!
 //! The base order is min-overlap's (RocksDB's default `kMinOverlappingRatio`), not SICA's:
 //! it rewrites the least per byte moved down, and zone-drain keeps it where no zone speaks
-//! (ties, no zone known). Like ACC, zone-drain keeps the base order while free space is
-//! above `acc_turning_point` and on levels below `acc_min_level`: no cleaning is near then,
-//! and L0/L1 compactions hold up writes.
+//! (ties, no zone known). Like ACC, and with ACC's two knobs ([`ZoneDrain::switch`]),
+//! zone-drain keeps the base order while free space is above the turning point and on
+//! levels below the minimum level: no cleaning is near then, and L0/L1 compactions hold up
+//! writes.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -33,6 +34,7 @@ use std::hash::BuildHasher;
 
 use foldhash::fast::FixedState;
 
+use crate::options::Options;
 use crate::version::FileMeta;
 
 use super::acc::Acc;
@@ -41,20 +43,24 @@ use super::picker::{sorted_stably, PickCtx, Picker};
 use super::zaca::ZoneCache;
 
 /// The group that empties the cleaner's candidates most, per byte it rewrites, first.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ZoneDrain;
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ZoneDrain {
+    /// When the drain order takes over from min-overlap's: ACC's turning point and
+    /// minimum level.
+    pub switch: Acc,
+}
 
 impl Picker for ZoneDrain {
     fn name(&self) -> &'static str {
         "zone-drain"
     }
 
-    fn uses_acc_options(&self) -> bool {
-        true
+    fn check(&self, options: &Options) -> Result<(), String> {
+        self.switch.check_levels(options)
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        if !Acc::uses_zaca(ctx, level) {
+        if !self.switch.uses_zaca(ctx, level) {
             return MinOverlap.order(ctx, level);
         }
         let v = ctx.version;
@@ -160,7 +166,15 @@ mod tests {
 
     /// Below the turning point, so the drain score decides on L2 and deeper.
     fn drain_order(v: &Version, level: usize, zones: &FakeZones) -> Vec<u64> {
-        order_with(&ZoneDrain, v, level, zones, &[], 0.1, &Options::default())
+        order_with(
+            &ZoneDrain::default(),
+            v,
+            level,
+            zones,
+            &[],
+            0.1,
+            &Options::default(),
+        )
     }
 
     #[test]
@@ -229,14 +243,13 @@ mod tests {
             .with_full(&[(1, 1000), (2, 1000), (3, 1000), (7, 300)]);
         let base = order_in(&MinOverlap, &v, 1, &zones, &[]);
         assert_eq!(base, [1, 2]);
-        // L1 keeps the base order below the turning point (acc_min_level 2) ...
+        // L1 keeps the base order below the turning point (minimum level 2) ...
         assert_eq!(drain_order(&v, 1, &zones), base);
         // ... and every level above it.
-        let all_levels = Options {
-            acc_min_level: 0,
-            ..Options::default()
+        let all_levels = ZoneDrain {
+            switch: Acc::new(0.25, 0).unwrap(),
         };
-        let o = |free| order_with(&ZoneDrain, &v, 1, &zones, &[], free, &all_levels);
+        let o = |free| order_with(&all_levels, &v, 1, &zones, &[], free, &Options::default());
         assert_eq!(o(0.9), base);
         assert_eq!(o(0.1), [2, 1]);
     }
@@ -273,7 +286,15 @@ mod tests {
         ])
         .with_full(&[(1, 400), (5, 1200)]);
         assert_eq!(drain_order(&v, 2, &zones), [1, 2, 3]);
-        let busy = order_with(&ZoneDrain, &v, 2, &zones, &[1], 0.1, &Options::default());
+        let busy = order_with(
+            &ZoneDrain::default(),
+            &v,
+            2,
+            &zones,
+            &[1],
+            0.1,
+            &Options::default(),
+        );
         assert_eq!(busy, [2, 3, 1]);
     }
 
@@ -333,7 +354,8 @@ mod tests {
                 .map(|(_, f)| f.number)
                 .filter(|n| busy_bits[*n as usize % busy_bits.len()])
                 .collect();
-            let options = Options { acc_min_level: 0, ..Options::default() };
+            let options = Options::default();
+            let all_levels = ZoneDrain { switch: Acc::new(0.25, 0).unwrap() };
             let ctx = PickCtx {
                 version: &v,
                 options: &options,
@@ -343,7 +365,7 @@ mod tests {
                 cursors: &[],
                 blob_gc_files: 0,
             };
-            prop_assert_eq!(ZoneDrain.order(&ctx, level), by_definition(&ctx, level));
+            prop_assert_eq!(all_levels.order(&ctx, level), by_definition(&ctx, level));
         }
     }
 }

@@ -24,9 +24,9 @@ pub struct FsOptions {
     /// when that would leave fewer than `reserved_zones` empty zones; the zone cleaner may
     /// use them for its copies. Usable capacity excludes them.
     pub reserved_zones: u32,
-    /// Placement policy name, see [`placement::POLICIES`].
+    /// Placement policy name, see [`placement::POLICY_TABLE`].
     pub placement: String,
-    /// How blob files are placed, see [`placement::BLOB_POLICIES`]: `liza` (the default)
+    /// How blob files are placed, see [`placement::BLOB_POLICY_TABLE`]: `liza` (the default)
     /// leaves them to `placement`, `baza` gives them zones of their own filled in blob file
     /// number order. Recorded with `placement` (as `PLACEMENT/BLOB` unless the default).
     pub blob_placement: String,

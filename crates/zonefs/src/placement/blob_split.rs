@@ -166,7 +166,7 @@ mod tests {
     use super::*;
     use crate::placement::key_range::test_util::{active, ctx, empty, full};
     use crate::placement::{
-        policy_by_name, Baza, Lifetime, Liza, BLOB_POLICIES, DEFAULT_BLOB_POLICY, POLICIES,
+        blob_policy_names, policy_by_name, policy_names, Baza, Lifetime, Liza, DEFAULT_BLOB_POLICY,
     };
 
     fn split() -> BlobSplit {
@@ -258,8 +258,11 @@ mod tests {
 
     #[test]
     fn every_combination_has_its_name() {
-        for files in POLICIES {
-            for blobs in BLOB_POLICIES.iter().filter(|b| **b != DEFAULT_BLOB_POLICY) {
+        for files in policy_names() {
+            for blobs in blob_policy_names()
+                .into_iter()
+                .filter(|b| *b != DEFAULT_BLOB_POLICY)
+            {
                 let name = format!("{files}/{blobs}");
                 let p = policy_by_name(&name);
                 assert_eq!(p.map(|p| p.name()).ok(), Some(name.as_str()));

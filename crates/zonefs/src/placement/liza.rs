@@ -262,9 +262,9 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert!(err.contains("unknown placement policy 'nope'") && err.contains("liza"));
-        for name in crate::placement::POLICIES {
+        for name in crate::placement::policy_names() {
             let policy = crate::placement::policy_by_name(name);
-            assert_eq!(policy.map(|p| p.name()).ok(), Some(*name));
+            assert_eq!(policy.map(|p| p.name()).ok(), Some(name));
         }
     }
 }

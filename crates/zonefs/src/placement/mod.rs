@@ -300,27 +300,96 @@ impl<P: PlacementPolicy + ?Sized> PlacementPolicy for std::sync::Arc<P> {
     }
 }
 
-/// The placement policies known by name: `caza` is the HotStorage'22 algorithm, `caza+`
-/// the MSST'24 one; `prophet` and `prophet-gc` place alike (they differ in cleaning).
-pub const POLICIES: &[&str] = &[
-    "liza",
-    "caza",
-    "caza+",
-    "prophet",
-    "prophet-gc",
-    "prophet-gc-no",
+/// One placement policy of zkv's: its name (`FsOptions::placement`, `--placement`), what it
+/// is, and how it is built. The tables below are the one source of the names, the command
+/// line's help and the lists in docs/CLI.md; a program may instead give its own policy as a
+/// value (`ZoneFs::mount_with_policy`).
+pub struct PolicyEntry {
+    /// The name the metadata records and the command line takes.
+    pub name: &'static str,
+    /// One line: where the policy comes from and what it does.
+    pub about: &'static str,
+    build: fn() -> Box<dyn PlacementPolicy>,
+}
+
+fn prophet(name: &str) -> Box<dyn PlacementPolicy> {
+    match Prophet::by_name(name) {
+        Some(p) => Box::new(p),
+        None => Box::new(Liza),
+    }
+}
+
+/// The file placement policies: `caza` is the HotStorage'22 algorithm, `caza+` the MSST'24
+/// one; `prophet` and `prophet-gc` place alike (they differ in cleaning).
+pub const POLICY_TABLE: &[PolicyEntry] = &[
+    PolicyEntry {
+        name: "liza",
+        about: "ZenFS's lifetime-based allocation (LIZA): a file joins the open zone whose \
+                lifetime class is closest to its own",
+        build: || Box::new(Liza),
+    },
+    PolicyEntry {
+        name: "caza",
+        about: "HotStorage'22 CAZA: an SST joins the zone holding most of the next-level \
+                SSTs it overlaps (its compaction partners)",
+        build: || Box::new(Caza),
+    },
+    PolicyEntry {
+        name: "caza+",
+        about: "MSST'24 enhanced CAZA: an SST joins the zone of the neighbour the picker is \
+                likeliest to compact it with (the largest one above, or the smallest below)",
+        build: || Box::new(CazaPlus),
+    },
+    PolicyEntry {
+        name: "prophet",
+        about: "MSST'24 Prophet: an SST goes to the zone whose window holds its predicted \
+                deletion; cleaning by compensation compaction",
+        build: || prophet("prophet"),
+    },
+    PolicyEntry {
+        name: "prophet-gc",
+        about: "Prophet's placement with plain copying cleaning",
+        build: || prophet("prophet-gc"),
+    },
+    PolicyEntry {
+        name: "prophet-gc-no",
+        about: "Prophet's placement without window rounding and short-lived segregation",
+        build: || prophet("prophet-gc-no"),
+    },
 ];
 
 /// The blob placements: `liza` leaves blob files to the file policy (as ZenFS does: LIZA
 /// classes by their job's level, in the zones of SSTs); `baza` gives them zones of their own,
 /// filled in blob file number order ([`Baza`], combined by [`BlobSplit`]).
-pub const BLOB_POLICIES: &[&str] = &["liza", "baza"];
+pub const BLOB_POLICY_TABLE: &[PolicyEntry] = &[
+    PolicyEntry {
+        name: "liza",
+        about: "blob files placed by the file policy, among the SSTs (ZenFS's behaviour)",
+        build: || Box::new(Liza),
+    },
+    PolicyEntry {
+        name: "baza",
+        about: "Same-Victim GC's BAZA: blob files in zones of their own, filled in blob file \
+                number order",
+        build: || Box::new(Baza),
+    },
+];
 
 /// The blob placement that leaves blob files to the file policy.
 pub const DEFAULT_BLOB_POLICY: &str = "liza";
 
-/// Builds a policy by name: a file policy of [`POLICIES`], or `FILE/BLOB` for a file
-/// policy combined with a blob placement of [`BLOB_POLICIES`] other than the default (the
+/// The names of [`POLICY_TABLE`].
+pub fn policy_names() -> Vec<&'static str> {
+    POLICY_TABLE.iter().map(|e| e.name).collect()
+}
+
+/// The names of [`BLOB_POLICY_TABLE`].
+pub fn blob_policy_names() -> Vec<&'static str> {
+    BLOB_POLICY_TABLE.iter().map(|e| e.name).collect()
+}
+
+/// Builds a policy by name: a file policy of [`POLICY_TABLE`], or `FILE/BLOB` for a file
+/// policy combined with a blob placement of [`BLOB_POLICY_TABLE`] other than the default (the
 /// name [`combined_name`] gives). An unknown name is a clear error listing the known ones.
 pub fn policy_by_name(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
     if let Some((files, blobs)) = name.split_once('/') {
@@ -330,30 +399,34 @@ pub fn policy_by_name(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
         let split = BlobSplit::new(policy_by_name(files)?, blob_policy(blobs)?);
         return Ok(Box::new(split));
     }
-    match name {
-        "liza" => Ok(Box::new(Liza)),
-        "caza" => Ok(Box::new(Caza)),
-        "caza+" => Ok(Box::new(CazaPlus)),
-        _ => match Prophet::by_name(name) {
-            Some(p) => Ok(Box::new(p)),
-            None => Err(format!(
-                "unknown placement policy '{name}' (known: {}; a policy a program gave as \
-                 a value must be given again to write to its store)",
-                POLICIES.join(", ")
-            )),
-        },
+    match POLICY_TABLE.iter().find(|e| e.name == name) {
+        Some(e) => Ok((e.build)()),
+        None => Err(format!(
+            "unknown placement policy '{name}' (known: {}; a policy a program gave as \
+             a value must be given again to write to its store)",
+            policy_names().join(", ")
+        )),
     }
 }
 
 /// The policy of a blob placement that is not the default one.
 fn blob_policy(name: &str) -> Result<Box<dyn PlacementPolicy>, String> {
-    match name {
-        "baza" => Ok(Box::new(Baza)),
+    match BLOB_POLICY_TABLE.iter().find(|e| e.name == name) {
+        Some(e) if name != DEFAULT_BLOB_POLICY => Ok((e.build)()),
         _ => Err(format!(
             "unknown blob placement '{name}' (known: {})",
-            BLOB_POLICIES.join(", ")
+            blob_policy_names().join(", ")
         )),
     }
+}
+
+/// A table of policies as Markdown (docs/CLI.md holds both tables; a test checks them).
+pub fn policies_markdown(table: &[PolicyEntry]) -> String {
+    let mut out = String::from("| placement | what it does |\n|---|---|\n");
+    for e in table {
+        out.push_str(&format!("| `{}` | {} |\n", e.name, e.about));
+    }
+    out
 }
 
 /// The name [`policy_by_name`] takes for file policy `files` with blob placement `blobs`:
