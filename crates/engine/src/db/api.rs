@@ -284,10 +284,7 @@ impl Db {
         if self.read_only {
             return Ok(());
         }
-        if self.inner.deterministic() {
-            return self.inner.sim_wait_idle();
-        }
-        self.inner.wait_idle()
+        self.inner.wait_background_idle()
     }
 
     /// Turns zone cleaning without a background cleaner thread on or off. Threaded mode:
@@ -311,10 +308,22 @@ impl Db {
     pub fn compact_all(&self) -> Result<()> {
         self.check_not_read_only()?;
         self.inner.want_compaction();
-        if self.inner.deterministic() {
-            return self.inner.sim_wait_idle();
-        }
-        self.inner.wait_idle()
+        self.inner.wait_background_idle()
+    }
+
+    /// Compacts the user keys `[begin, end]` (`None` = unbounded) down to the last level
+    /// holding data in that range (RocksDB's `CompactRange` with its defaults): the
+    /// memtable is flushed, then the range's files go down a level at a time, one file per
+    /// step, so deleted and overwritten entries are dropped and their space freed even on
+    /// a nearly full device. The last level is not rewritten. Deterministic mode: the
+    /// steps run at one virtual instant, after the queued background work.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.check_not_read_only()?;
+        self.inner.flush()?;
+        self.inner.wait_background_idle()?;
+        self.inner.compact_range(begin, end)?;
+        self.inner.want_compaction();
+        self.inner.wait_background_idle()
     }
 
     /// Waits for background work, stops the threads and syncs the WAL. The memtable is

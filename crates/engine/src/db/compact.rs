@@ -140,7 +140,7 @@ impl DbInner {
     /// pick from the snapshot conservative at worst. So `choose` runs on a snapshot without
     /// the state lock: zone-aware pickers ask the file layer, whose metadata lock may be
     /// held across metadata I/O, and readers must not wait for that.
-    fn pick_with(
+    pub(crate) fn pick_with(
         &self,
         requested: bool,
         choose: impl FnOnce(&PickCtx<'_>) -> Option<Compaction>,

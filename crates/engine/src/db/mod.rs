@@ -17,6 +17,7 @@ mod background;
 mod blobs;
 mod check;
 mod compact;
+mod compact_range;
 mod files;
 mod flush;
 mod hint_source;
