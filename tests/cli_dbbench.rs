@@ -423,8 +423,8 @@ fn flags_of_workloads_the_list_lacks_are_refused() {
     for (flags, want) in [
         (
             &["--reads", "10"][..],
-            "--reads 10: applies to readrandom, readrandomwriterandom, readseq, readreverse, seekrandom \
-             and mixgraph, and --workload fillseq,fillbatch has none",
+            "--reads 10: applies to readrandom, readrandomwriterandom, readseq, readreverse, \
+             seekrandom, readwhilewriting and mixgraph, and --workload fillseq,fillbatch has none",
         ),
         (
             &["--deletes", "10"],
@@ -437,7 +437,8 @@ fn flags_of_workloads_the_list_lacks_are_refused() {
         (
             &["--duration", "5"],
             "--duration 5: applies to db_bench's random workloads (fillrandom, overwrite, \
-             readrandom, readrandomwriterandom, seekrandom, deleterandom, mixgraph), and \
+             readrandom, readrandomwriterandom, seekrandom, deleterandom, readwhilewriting, \
+             mixgraph), and \
              --workload fillseq,fillbatch has none",
         ),
     ] {
