@@ -747,11 +747,23 @@ mod tests {
             puts: 1000,
             bytes: 1_048_576,
             seconds: 0.5,
+            client_seconds: 0.5,
+            threads: 1,
             ..PhaseResult::default()
         };
         assert_eq!(
             result_line(&r),
             "fillrandom   :     500.000 micros/op 2000 ops/sec 0.500 seconds 1000 operations;    2.0 MB/s"
+        );
+        // Four threads of 0.5 s each: ops/sec over the phase, micros/op per thread (db_bench's).
+        let four = PhaseResult {
+            client_seconds: 2.0,
+            threads: 4,
+            ..r
+        };
+        assert_eq!(
+            result_line(&four),
+            "fillrandom   :    2000.000 micros/op 2000 ops/sec 0.500 seconds 1000 operations;    2.0 MB/s"
         );
     }
 
