@@ -33,17 +33,6 @@ fn run_args(mut args: Vec<String>) -> (String, Value) {
     (stdout, report.read())
 }
 
-/// The report's entry of the `i`-th phase, which must be called `name`.
-fn phase<'a>(report: &'a Value, i: usize, name: &str) -> &'a Value {
-    let p = &report["workloads"][i];
-    assert_eq!(p["name"], name, "phase {i}");
-    p
-}
-
-fn count(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
-
 /// db_bench's line of the `i`-th result line of stdout.
 fn line(stdout: &str, i: usize) -> &str {
     stdout

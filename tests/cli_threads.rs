@@ -23,17 +23,6 @@ fn run(extra: &[&str]) -> (String, Value) {
     (stdout, report.read())
 }
 
-fn count(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
-
-/// The report's entry of the `i`-th phase, which must be called `name`.
-fn phase<'a>(report: &'a Value, i: usize, name: &str) -> &'a Value {
-    let p = &report["workloads"][i];
-    assert_eq!(p["name"], name, "phase {i}");
-    p
-}
-
 #[test]
 fn four_threads_fill_and_read_and_verify_clean() {
     let _guard = serial();
