@@ -89,6 +89,7 @@ Examples:
   zkv bench -P workloads/workloada --ycsb-phase load --device file:ycsb.img
   zkv bench -P workloads/workloada --ycsb-phase run --device file:ycsb.img
   zkv bench --workload fillrandom --num 100000 --device file:db.img
+  zkv bench --workload fillrandom,readrandom,readwhilewriting --num 100000 --threads 4 --verify
   zkv bench --use-existing-db --workload readrandom,readseq --num 100000 --device file:db.img
   zkv bench --workload fillrandom,mixgraph --num 100000 --reads 200000 --key-size 48 \\
             --keyrange-num 30 --keyrange-dist-a 14.18 --keyrange-dist-b -2.917 \\
@@ -96,8 +97,8 @@ Examples:
             --key-dist-b 0.3467 --mix-get-ratio 0.85 --mix-put-ratio 0.14 --mix-seek-ratio 0.01
 
 Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom, fillbatch,
-readseq, readreverse, seekrandom, deleterandom, mixgraph (db_bench; mixgraph's own flags are grouped
-above), ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations), ycsb
+readseq, readreverse, seekrandom, deleterandom, readwhilewriting (threaded mode), mixgraph
+(db_bench; mixgraph's own flags are grouped above), ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations), ycsb
 (YCSB's CoreWorkload as -P's file and -p set it), idle; a comma list runs in sequence on the
 same store. db_bench's flag spellings work too (--benchmarks, --value_size, --compaction_pri
 3, --disable_wal=1, --use_existing_db=1, ...: docs/CLI.md).
@@ -127,8 +128,9 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     num: u64,
 
-    /// Operations of readrandom, readrandomwriterandom, readseq, readreverse, seekrandom and mixgraph
-    /// (db_bench's --reads); -1 = --num [default: --num]
+    /// Operations of readrandom, readrandomwriterandom, readseq, readreverse, seekrandom,
+    /// readwhilewriting (per reader) and mixgraph (db_bench's --reads); -1 = --num [default:
+    /// --num]
     #[arg(long, value_name = "N", value_parser = dbbench::parse_count,
           allow_negative_numbers = true)]
     reads: Option<dbbench::OrNum>,
@@ -143,7 +145,8 @@ pub struct BenchArgs {
     seek_nexts: u64,
 
     /// Stop each of db_bench's random workloads (fillrandom, overwrite, readrandom,
-    /// readrandomwriterandom, seekrandom, deleterandom, mixgraph) after this many seconds
+    /// readrandomwriterandom, seekrandom, deleterandom, readwhilewriting, mixgraph) after
+    /// this many seconds
     /// on the database's clock (virtual in deterministic mode), if its operations are not
     /// done by then; 0 = no limit (db_bench's --duration)
     #[arg(long, value_name = "SECONDS", value_parser = dbbench::parse_duration,
@@ -163,6 +166,14 @@ pub struct BenchArgs {
     /// Seed of the key and value streams: the same seed gives the same operations
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
+
+    /// Client threads issuing the db_bench workloads' operations at once against the same
+    /// database, each running the workload's whole count with a seed of its own, as
+    /// db_bench's --threads (readwhilewriting: reader threads, plus its writer); threaded
+    /// mode only
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_threads,
+          allow_negative_numbers = true)]
+    threads: usize,
 
     /// readrandomwriterandom: reads in every 100 operations
     #[arg(long, value_name = "PERCENT", default_value_t = 90,
@@ -433,6 +444,20 @@ pub struct WorkloadList(Vec<WorkloadName>);
 
 fn parse_workloads(s: &str) -> Result<WorkloadList, zkv_bench::Error> {
     parse_workload_list(s).map(WorkloadList)
+}
+
+/// Most client threads `--threads` takes: far above what a benchmark machine runs, low
+/// enough that a typo does not start a million threads.
+const MAX_THREADS: usize = 1024;
+
+/// `--threads`: a count of client threads, 1 to [`MAX_THREADS`].
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "give a number of client threads from 1 to {MAX_THREADS}"
+        )),
+    }
 }
 
 fn parse_mode(s: &str) -> Result<ExecMode, String> {
@@ -939,9 +964,25 @@ impl BenchArgs {
                         deletes: self.deletes.and_then(|d| d.0),
                         seek_nexts: self.seek_nexts,
                     };
-                    Job::DbBench(Box::new(
-                        DbBenchGenerator::new(w, config, seed).map_err(bad)?,
-                    ))
+                    // Thread t draws from seed + i + t·2^32: thread 0 from workload i's
+                    // own seed, as a run of one thread always did.
+                    let stream = |w, t: usize| {
+                        let seed = seed.wrapping_add((t as u64) << 32);
+                        DbBenchGenerator::new(w, config, seed).map_err(bad)
+                    };
+                    if w == DbBenchWorkload::ReadWhileWriting {
+                        // db_bench's thread 0 writes, threads 1 ..= N read.
+                        let writer = stream(DbBenchWorkload::Overwrite, 0)?.endless();
+                        Job::ReadWhileWriting {
+                            readers: (1..=self.threads)
+                                .map(|t| stream(w, t))
+                                .collect::<CliResult<_>>()?,
+                            writer: Box::new(writer),
+                        }
+                    } else {
+                        let streams = (0..self.threads).map(|t| stream(w, t));
+                        Job::DbBench(streams.collect::<CliResult<_>>()?)
+                    }
                 }
                 WorkloadName::MixGraph => {
                     let config = self.mixgraph.config(self.num, self.reads(), key_size);
@@ -971,6 +1012,7 @@ impl BenchArgs {
     /// nothing: `--request-distribution` is YCSB's, `--readwritepercent` is
     /// readrandomwriterandom's.
     fn check_workload_flags(&self) -> CliResult {
+        self.check_threads()?;
         let has = |f: fn(&WorkloadName) -> bool| self.workload.0.iter().any(f);
         let unread = |flag: String, applies_to: &str| {
             Err(CliError::invalid(format!(
@@ -1030,6 +1072,42 @@ impl BenchArgs {
         Ok(())
     }
 
+    /// `--threads` and readwhilewriting's writer thread need real threads: deterministic
+    /// mode's virtual clock runs one client, so it refuses them rather than interleave
+    /// clients in an order no real run has. Several threads run db_bench's workloads only
+    /// (mixgraph's rate and YCSB's shared key chooser are one client's).
+    fn check_threads(&self) -> CliResult {
+        let rww = WorkloadName::DbBench(DbBenchWorkload::ReadWhileWriting);
+        if self.mode == ExecMode::Deterministic {
+            if self.threads > 1 {
+                return Err(CliError::invalid(format!(
+                    "--threads {}: deterministic mode runs one client thread on its virtual \
+                     clock; run several with --mode threaded",
+                    self.threads
+                )));
+            }
+            if self.workload.0.contains(&rww) {
+                return Err(CliError::invalid(
+                    "readwhilewriting runs a writer thread beside its readers: threaded mode \
+                     only (--mode threaded)",
+                ));
+            }
+        }
+        let one_client = self
+            .workload
+            .0
+            .iter()
+            .find(|w| matches!(w, WorkloadName::MixGraph | WorkloadName::Ycsb(_)));
+        if let (true, Some(w)) = (self.threads > 1, one_client) {
+            return Err(CliError::invalid(format!(
+                "--threads {}: {w} runs one client thread; several run db_bench's other \
+                 workloads",
+                self.threads
+            )));
+        }
+        Ok(())
+    }
+
     /// The flags of db_bench's that only some workloads read (`--reads`, `--deletes`,
     /// `--seek-nexts`, `--duration`), refused with a list that has none of them through
     /// `unread`; and `--stats-interval-seconds` against `--progress-interval`.
@@ -1045,7 +1123,8 @@ impl BenchArgs {
             let n = r.0.map_or(-1, |n| n as i64);
             return unread(
                 format!("--reads {n}"),
-                "readrandom, readrandomwriterandom, readseq, readreverse, seekrandom and mixgraph",
+                "readrandom, readrandomwriterandom, readseq, readreverse, seekrandom, \
+                 readwhilewriting and mixgraph",
             );
         }
         let deleterandom = |w| w == DbBenchWorkload::DeleteRandom;
@@ -1061,7 +1140,7 @@ impl BenchArgs {
             return unread(
                 format!("--duration {}", shown(d)),
                 "db_bench's random workloads (fillrandom, overwrite, readrandom, \
-                 readrandomwriterandom, seekrandom, deleterandom, mixgraph)",
+                 readrandomwriterandom, seekrandom, deleterandom, readwhilewriting, mixgraph)",
             );
         }
         match (self.progress_interval, self.stats_interval_seconds) {
@@ -1217,9 +1296,12 @@ impl BenchArgs {
     /// Keys the db_bench workloads leave behind: fillseq writes every key of 0..num; w
     /// uniform random writes (db_bench's `rand % num`) reach num × (1 − e^(−w/num))
     /// distinct keys on average, 63% for one fillrandom — counting all num would refuse
-    /// the papers' fillrandom setups, whose data volume exceeds the device.
+    /// the papers' fillrandom setups, whose data volume exceeds the device. With
+    /// `--threads N` every thread writes its own w.
     fn db_bench_keys(&self) -> u64 {
         let num = self.num as f64;
+        // Each client thread runs the whole count.
+        let threads = self.threads as f64;
         let mut random_writes = 0.0;
         for name in &self.workload.0 {
             let WorkloadName::DbBench(w) = name else {
@@ -1227,10 +1309,13 @@ impl BenchArgs {
             };
             random_writes += match w {
                 DbBenchWorkload::FillSeq | DbBenchWorkload::FillBatch => return self.num,
-                DbBenchWorkload::FillRandom | DbBenchWorkload::Overwrite => num,
+                DbBenchWorkload::FillRandom | DbBenchWorkload::Overwrite => num * threads,
                 DbBenchWorkload::ReadRandomWriteRandom => {
-                    self.reads() as f64 * f64::from(100 - self.readwritepercent) / 100.0
+                    self.reads() as f64 * f64::from(100 - self.readwritepercent) / 100.0 * threads
                 }
+                // Its writer writes for as long as the readers read: counted as an
+                // overwrite of num keys (at most num keys live whatever it writes).
+                DbBenchWorkload::ReadWhileWriting => num,
                 DbBenchWorkload::ReadRandom
                 | DbBenchWorkload::ReadSeq
                 | DbBenchWorkload::ReadReverse
@@ -1426,6 +1511,10 @@ impl BenchArgs {
         // do not give them stay as they were.
         if let Value::Object(m) = &mut config {
             m.extend(self.db_bench_config());
+            // Only with several: the configs of one-thread runs stay as they were.
+            if self.threads > 1 {
+                m.insert("threads".into(), json!(self.threads));
+            }
         }
         let idles = self.workload.0.contains(&WorkloadName::Idle);
         if let (true, Value::Object(m)) = (idles, &mut config) {

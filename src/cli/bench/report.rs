@@ -48,10 +48,12 @@ pub fn result_line(r: &PhaseResult) -> String {
         };
         return format!("{:<12} : no requests for {clock}", r.name);
     }
+    // db_bench's micros/op: each client's time per operation (all clients' seconds over
+    // all operations), where ops/sec is the phase's.
     let micros = if r.ops == 0 {
         0.0
     } else {
-        r.seconds * 1e6 / r.ops as f64
+        r.client_seconds * 1e6 / r.ops as f64
     };
     let mut line = format!(
         "{:<12} : {:>11.3} micros/op {} ops/sec {:.3} seconds {} operations; {:>6.1} MB/s",
@@ -447,6 +449,9 @@ fn phases_json(phases: &[PhaseResult]) -> Value {
                 if p.deletes > 0 {
                     m.insert("delete_ops".into(), json!(p.deletes));
                 }
+                if p.threads > 1 {
+                    m.insert("threads".into(), json!(p.threads));
+                }
                 if seekrandom(p) {
                     m.insert("seek_found".into(), json!(p.seek_found));
                     m.insert("scanned".into(), json!(p.scanned));
@@ -522,7 +527,7 @@ fn user_json(phases: &[PhaseResult], db: &DbStats) -> Value {
 }
 
 fn lsm_json(db: &DbStats) -> Value {
-    json!({
+    let mut lsm = json!({
         "flush_bytes": db.flush_bytes, "compaction_bytes": db.compaction_write_bytes,
         "compaction_read_bytes": db.compaction_read_bytes,
         "blob_bytes": db.blob.bytes_written,
@@ -533,7 +538,13 @@ fn lsm_json(db: &DbStats) -> Value {
         "compaction_seconds": db.compaction_micros as f64 / 1e6,
         "stall_ns": db.stall_ns, "stall_stops": db.stall_stops, "stall_delays": db.stall_delays,
         "space_stalls": db.space_stalls, "no_room_retries": db.no_room_retries,
-    })
+    });
+    // Only writes of several client threads join groups: the other reports stay as they
+    // were.
+    if let (true, Value::Object(m)) = (db.grouped_writes > 0, &mut lsm) {
+        m.insert("grouped_writes".into(), json!(db.grouped_writes));
+    }
+    lsm
 }
 
 /// The block cache (zeros without one) and the table cache.
@@ -736,11 +747,23 @@ mod tests {
             puts: 1000,
             bytes: 1_048_576,
             seconds: 0.5,
+            client_seconds: 0.5,
+            threads: 1,
             ..PhaseResult::default()
         };
         assert_eq!(
             result_line(&r),
             "fillrandom   :     500.000 micros/op 2000 ops/sec 0.500 seconds 1000 operations;    2.0 MB/s"
+        );
+        // Four threads of 0.5 s each: ops/sec over the phase, micros/op per thread (db_bench's).
+        let four = PhaseResult {
+            client_seconds: 2.0,
+            threads: 4,
+            ..r
+        };
+        assert_eq!(
+            result_line(&four),
+            "fillrandom   :    2000.000 micros/op 2000 ops/sec 0.500 seconds 1000 operations;    2.0 MB/s"
         );
     }
 
