@@ -76,9 +76,8 @@
 //! tolerated one must start a new log rather than append to it, or the next reading would
 //! see damage followed by valid records.
 
-use zkv_zonefs::fs::FileWriter;
-
 use crate::coding::mask_crc;
+use crate::fs::WritableFile;
 use crate::{Error, Result};
 
 /// Bytes of a record header.
@@ -107,7 +106,7 @@ fn encode_header(payload: &[u8]) -> [u8; HEADER_LEN] {
     header
 }
 
-/// Where the log's records go: a file of the zoned file layer, or memory.
+/// Where the log's records go: a file of the engine's file system, or memory.
 pub trait LogSink {
     /// Appends bytes after everything appended before.
     fn append(&mut self, data: &[u8]) -> Result<()>;
@@ -115,14 +114,14 @@ pub trait LogSink {
     fn sync(&mut self) -> Result<()>;
 }
 
-impl LogSink for FileWriter {
+impl<T: WritableFile + ?Sized> LogSink for T {
     fn append(&mut self, data: &[u8]) -> Result<()> {
-        FileWriter::append(self, data)
+        WritableFile::append(self, data)
             .map_err(|e| Error::fs(format!("append to log '{}'", self.name()), e))
     }
 
     fn sync(&mut self) -> Result<()> {
-        FileWriter::sync(self).map_err(|e| Error::fs(format!("sync log '{}'", self.name()), e))
+        WritableFile::sync(self).map_err(|e| Error::fs(format!("sync log '{}'", self.name()), e))
     }
 }
 
