@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, ErrorKind, Write};
+use std::io::{ErrorKind, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -27,6 +27,8 @@ use super::{FileSystem, ReadableFile, WritableFile};
 use crate::db::{parse_file_name, DbFile};
 
 /// Appends are gathered up to this many bytes before they go to the operating system.
+/// The buffer goes out only between appends, so the file never ends inside an append
+/// after a process crash (a log record is one append): only a power cut can tear one.
 const WRITE_BUFFER: usize = 64 * 1024;
 
 /// A directory as the engine's file system. Cheap to clone; clones share the counters.
@@ -123,7 +125,8 @@ impl PosixFs {
         Ok(Box::new(PosixWriter {
             shared: Arc::clone(&self.shared),
             name: name.to_string(),
-            file: BufWriter::with_capacity(WRITE_BUFFER, file),
+            file,
+            buf: Vec::new(),
             size: 0,
             cat,
             failed: None,
@@ -252,7 +255,9 @@ fn not_found_or(name: &str, step: &str, e: std::io::Error) -> FsError {
 struct PosixWriter {
     shared: Arc<Shared>,
     name: String,
-    file: BufWriter<File>,
+    file: File,
+    /// Whole appends not handed to the operating system yet.
+    buf: Vec<u8>,
     size: u64,
     cat: IoCategory,
     /// The first failure: a writer that failed refuses everything after it (a failed
@@ -275,6 +280,23 @@ impl PosixWriter {
         self.failed = Some(format!("{step}: {e}"));
         io(format!("{step} '{}'", self.name), e)
     }
+
+    /// Hands the buffered appends to the operating system.
+    fn write_out(&mut self) -> std::io::Result<()> {
+        let written = self.file.write_all(&self.buf);
+        self.buf.clear();
+        written
+    }
+}
+
+impl Drop for PosixWriter {
+    /// A writer dropped without `close` still hands its whole appends to the operating
+    /// system (not synced: a power cut may lose them).
+    fn drop(&mut self) {
+        if self.failed.is_none() {
+            let _ = self.write_out();
+        }
+    }
 }
 
 impl WritableFile for PosixWriter {
@@ -288,7 +310,19 @@ impl WritableFile for PosixWriter {
 
     fn append(&mut self, data: &[u8]) -> FsResult<()> {
         self.check()?;
-        if let Err(e) = self.file.write_all(data) {
+        if self.buf.len() + data.len() > WRITE_BUFFER {
+            if let Err(e) = self.write_out() {
+                return Err(self.fail("append to", e));
+            }
+        }
+        let direct = match data.len() >= WRITE_BUFFER {
+            true => self.file.write_all(data),
+            false => {
+                self.buf.extend_from_slice(data);
+                Ok(())
+            }
+        };
+        if let Err(e) = direct {
             return Err(self.fail("append to", e));
         }
         self.size += data.len() as u64;
@@ -298,10 +332,7 @@ impl WritableFile for PosixWriter {
 
     fn sync(&mut self) -> FsResult<()> {
         self.check()?;
-        let synced = self
-            .file
-            .flush()
-            .and_then(|()| self.file.get_ref().sync_data());
+        let synced = self.write_out().and_then(|()| self.file.sync_data());
         if let Err(e) = synced {
             return Err(self.fail("sync", e));
         }
