@@ -102,10 +102,19 @@ fn zone_flags_are_refused_in_one_message_unless_at_their_defaults() {
     }
     assert!(!tmp.path().join("db").exists(), "nothing is created");
     // At their defaults they change nothing, and pass.
-    let (args, _) = posix_bench(
-        &tmp,
-        &["--num", "100", "--placement", "liza", "--device", "mem"],
-    );
+    let defaults = [
+        "--num",
+        "100",
+        "--placement",
+        "liza",
+        "--gc-mode",
+        "copy",
+        "--zones",
+        "100",
+        "--device",
+        "mem",
+    ];
+    let (args, _) = posix_bench(&tmp, &defaults);
     ok(&refs(&args));
 }
 

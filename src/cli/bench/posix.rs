@@ -9,6 +9,7 @@ use zkv_zonefs::fs::{DEFAULT_GC_START, DEFAULT_GC_STOP};
 
 use super::BenchArgs;
 use crate::cli::error::{CliError, CliResult};
+use crate::cli::mkfs::default_gc_mode;
 
 /// The value of `--fs`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -106,6 +107,9 @@ impl BenchArgs {
             "placement" => self.fs.placement == "liza",
             "gc_start" => self.fs.gc_start == DEFAULT_GC_START,
             "gc_stop" => self.fs.gc_stop == DEFAULT_GC_STOP,
+            "gc_mode" => self.fs.cleaning_mode() == default_gc_mode(&self.fs.placement),
+            "zones" => self.geometry.zones == Some(super::DEFAULT_ZONES),
+            "zone_size" => self.geometry.zone_size == Some(super::DEFAULT_ZONE_SIZE),
             _ => false,
         };
         let mut flags: Vec<&'static str> = ZONE_FLAGS
