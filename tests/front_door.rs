@@ -219,7 +219,7 @@ fn overwrite_well_past_the_device(db: &Db) -> zkv::Result<()> {
 fn cleaning_keeps_the_store_writable(mode: ExecMode) {
     let db = Db::open("mem", small(mode)).unwrap();
     overwrite_well_past_the_device(&db).unwrap();
-    let gc = db.engine().file_system().stats().gc;
+    let gc = db.engine().zone_fs().unwrap().stats().gc;
     assert!(gc.victims > 0, "{gc:?}");
     assert_eq!(db.get("key3").unwrap(), Some(vec![b'v'; 4096]));
     db.close().unwrap();
@@ -248,7 +248,7 @@ fn zones_are_cleaned_in_deterministic_mode() {
 fn close_reports_a_failed_sync() {
     let db = Db::open("mem", DbOptions::default()).unwrap();
     db.put("k", "v").unwrap();
-    let dev = db.engine().file_system().device();
+    let dev = db.engine().zone_fs().unwrap().device();
     dev.faults().unwrap().inject_persistent(FaultOp::Sync, None);
     // The first step that failed: the WAL's sync, as the database closed it.
     let err = db.close().unwrap_err();

@@ -10,6 +10,7 @@ mod dbbench;
 mod existing;
 mod lifetime;
 mod mixgraph;
+mod posix;
 mod preset;
 mod progress;
 mod report;
@@ -36,11 +37,12 @@ use zkv_bench::{
 };
 use zkv_engine::compaction::{picker_entry, picker_with, Acc, Picker, PICKER_TABLE};
 use zkv_engine::db::{Db, WriteOptions};
+use zkv_engine::fs::{FileSystem, PosixFs};
 use zkv_engine::options::{CompressionType, ExecMode, Options, SimCosts};
 use zkv_zns::emu::{Emulated, Storage};
 use zkv_zns::timing::{TimingModel, TimingPreset};
 use zkv_zns::{DeviceSpec, Geometry, MemDevice, ZonedDevice};
-use zkv_zonefs::fs::{CleanerThread, FsOptions, ZoneFs};
+use zkv_zonefs::fs::{CleanerThread, FsError, FsOptions, ZoneFs};
 use zkv_zonefs::meta::DEFAULT_META_ZONES;
 
 use super::compare::schemes::{scheme_name, Parts};
@@ -51,6 +53,7 @@ use super::geometry::{create_image, GeometryArgs};
 use super::mkfs::FsArgs;
 use super::size::{format_size, parse_positive_size, parse_size, MIB};
 use super::Out;
+use posix::FsSpec;
 use progress::Progress;
 use report::Report;
 use runner::{Job, Runner};
@@ -90,6 +93,7 @@ Examples:
   zkv bench -P workloads/workloada --ycsb-phase run --device file:ycsb.img
   zkv bench --workload fillrandom --num 100000 --device file:db.img
   zkv bench --workload fillrandom,readrandom,readwhilewriting --num 100000 --threads 4 --verify
+  zkv bench --fs posix:/tmp/zkv-db --workload fillrandom,overwrite --num 100000 --verify
   zkv bench --use-existing-db --workload readrandom,readseq --num 100000 --device file:db.img
   zkv bench --workload fillrandom,mixgraph --num 100000 --reads 200000 --key-size 48 \\
             --keyrange-num 30 --keyrange-dist-a 14.18 --keyrange-dist-b -2.917 \\
@@ -104,6 +108,8 @@ same store. db_bench's flag spellings work too (--benchmarks, --value_size, --co
 3, --disable_wal=1, --use_existing_db=1, ...: docs/CLI.md).
 The device defaults to 100 zones of 64 MiB in memory; file:PATH creates a new image that
 is kept after the run, and --use-existing-db runs on the database such an image holds.
+--fs posix:DIR runs the same engine on plain files in the directory DIR (new or empty) instead
+of the zoned file layer: no zones, no placement, no zone cleaning; the zone flags are refused.
 Engine options default to RocksDB's; the picker defaults to sica and the placement to liza
 (the papers' baseline).";
 
@@ -244,6 +250,13 @@ pub struct BenchArgs {
     /// so that the check's failure path can be seen end to end
     #[arg(long, hide = true, requires = "verify")]
     verify_inject_mismatch: bool,
+
+    /// The file system the engine runs on: zoned (the zoned file layer on --device) or
+    /// posix:DIR (plain files in the directory DIR, created if missing, else empty: the
+    /// same engine on a conventional SSD, without zones, placement or zone cleaning; the
+    /// zone flags are refused with it)
+    #[arg(long = "fs", value_name = "FS", default_value = "zoned", value_parser = posix::parse_fs)]
+    file_system: FsSpec,
 
     /// The device: mem, or file:PATH (a new image, created with the geometry flags; with
     /// --use-existing-db, the image an earlier run left)
@@ -531,7 +544,7 @@ pub(crate) fn parse_progress_interval(s: &str) -> Result<Duration, String> {
 /// The store a run works on. Field order is drop order: the database before the cleaner.
 struct Store {
     db: Db,
-    fs: Arc<ZoneFs>,
+    fs: Arc<dyn FileSystem>,
     cleaner: Option<CleanerThread>,
 }
 
@@ -664,12 +677,11 @@ fn execute(
     }
     let mut failed = settle(&store, failed, a.wait_for_compaction);
     // Statistics first, so that the verification's reads are not counted as the workload's.
-    let (db, table, fs, invalid, timing) = (
+    let (fs, invalid) = runner::fs_figures(&store.fs);
+    let (db, table, timing) = (
         store.db.stats(),
         store.db.compaction_stats_table(),
-        store.fs.stats(),
-        store.fs.invalid_ratio_distribution(),
-        store.fs.device().timing(),
+        store.fs.zoned().and_then(|z| z.device().timing()),
     );
     // A read error of the check is reported like a failed run: the report still goes out.
     let verify = measured.oracle.as_ref().and_then(|oracle| {
@@ -679,15 +691,8 @@ fn execute(
             .ok()
     });
     let report = Report {
-        // The file system's options as it runs with them: an existing image's own.
-        scheme: scheme_name(&Parts {
-            placement: &plan.fs_options.placement,
-            picker: &a.picker,
-            gc_mode: plan.fs_options.gc_mode,
-            blob_placement: &plan.fs_options.blob_placement,
-            blob_gc_cutoff: a.blob.gc_cutoff().name(),
-        })
-        .to_string(),
+        scheme: a.scheme(&plan),
+        file_system: a.file_system.dir().map(|_| store.fs.describe()),
         workload: a.workload_names(),
         config: a.config(&plan),
         measured: &measured,
@@ -771,13 +776,17 @@ impl BenchArgs {
     /// Checks every flag and builds what the run needs, in the order a user would fix
     /// them; nothing is created except the (truncated) JSON file, last.
     fn plan(&self) -> CliResult<Plan> {
+        self.check_posix()?;
         let options = self.engine_options()?;
         let write = self.write_options()?;
         let fs_options = self.fs_options()?;
         let geometry = self.geometry_or_default()?;
         let ycsb_file = self.properties_file()?;
         let jobs = self.jobs(ycsb_file.as_ref())?;
-        if self.existing_db() {
+        if self.file_system.dir().is_some() {
+            // A directory's room is its file system's: a run that fills it fails with the
+            // report of what it did.
+        } else if self.existing_db() {
             // The image's room is what its earlier runs left: a run that fills it fails
             // with the report of what it did, as any run out of space.
             self.check_existing(ycsb_file.as_ref())?;
@@ -1367,6 +1376,9 @@ impl BenchArgs {
     /// the one on the image with `--use-existing-db` (the plan then takes the image's
     /// geometry and file system options).
     fn open_store(&self, plan: &mut Plan) -> CliResult<Store> {
+        if let Some(dir) = self.file_system.dir() {
+            return self.open_posix(dir, plan);
+        }
         let fs = match (&self.device, self.existing_db()) {
             (DeviceSpec::File(path), true) => self.mount_existing(path, plan)?,
             _ => {
@@ -1387,6 +1399,37 @@ impl BenchArgs {
             db.set_inline_cleaning(true);
         }
         Ok(Store { db, fs, cleaner })
+    }
+
+    /// The database in a new directory: no device, no zone cleaner.
+    fn open_posix(&self, dir: &Path, plan: &Plan) -> CliResult<Store> {
+        let spec = &self.file_system;
+        let fs = PosixFs::open(dir)
+            .map_err(|e: FsError| CliError::invalid(format!("--fs {spec}: {e}")))?;
+        let fs: Arc<dyn FileSystem> = Arc::new(fs);
+        let db = Db::open(Arc::clone(&fs), plan.options.clone())
+            .map_err(|e| CliError::invalid(format!("--fs {spec}: opening the database: {e}")))?;
+        Ok(Store {
+            db,
+            fs,
+            cleaner: None,
+        })
+    }
+
+    /// The report's scheme: the zoned scheme the placement, picker and cleaning make (the
+    /// file system's options as it runs with them: an existing image's own), or `posix`.
+    fn scheme(&self, plan: &Plan) -> String {
+        if self.file_system.dir().is_some() {
+            return "posix".to_string();
+        }
+        scheme_name(&Parts {
+            placement: &plan.fs_options.placement,
+            picker: &self.picker,
+            gc_mode: plan.fs_options.gc_mode,
+            blob_placement: &plan.fs_options.blob_placement,
+            blob_gc_cutoff: self.blob.gc_cutoff().name(),
+        })
+        .to_string()
     }
 
     /// The emulated device, with the `--timing` model attached when one is asked for.
@@ -1480,16 +1523,23 @@ impl BenchArgs {
     }
 
     /// Every effective option of the run, for the JSON report's `config`.
+    /// On a directory the zone device's entries (geometry, placement, cleaning, timing,
+    /// `device`) are left out and `fs` names the directory; a zoned run's config has no
+    /// `fs` entry (its reports read as before the directory file system existed).
     fn config(&self, plan: &Plan) -> Value {
         let mut all = serde_json::Map::new();
-        for part in [
-            self.run_config(plan),
-            device_config(&plan.geometry, &plan.fs_options),
-            engine_config(&plan.options),
-        ] {
+        let device = match self.file_system {
+            FsSpec::Zoned => device_config(&plan.geometry, &plan.fs_options),
+            FsSpec::Posix(_) => json!({ "fs": self.file_system.to_string() }),
+        };
+        for part in [self.run_config(plan), device, engine_config(&plan.options)] {
             if let Value::Object(m) = part {
                 all.extend(m);
             }
+        }
+        if self.file_system.dir().is_some() {
+            all.remove("device");
+            all.remove("timing");
         }
         Value::Object(all)
     }

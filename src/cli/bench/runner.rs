@@ -16,8 +16,9 @@ use zkv_bench::{
 };
 use zkv_engine::batch::WriteBatch;
 use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::fs::FileSystem;
 use zkv_engine::iter::DbIter;
-use zkv_zonefs::fs::InvalidRatios;
+use zkv_zonefs::fs::{FsStats, InvalidRatios};
 
 use super::progress::{self, Progress};
 use super::report::{rate_line, result_line};
@@ -190,6 +191,22 @@ pub struct Sample {
 /// (the HotStorage'22 paper's Figure 4 shows the same distribution in 5 % steps, and a
 /// zone that is all invalid is the one a reset frees without copying).
 pub const INVALID_BUCKETS: usize = 21;
+
+/// The file layer's figures and the full zones' invalid ratios: the zoned file layer's
+/// own; on any other file system (a directory) only the bytes written and read per
+/// category, with no zone, no cleaning and no free-space figure.
+pub fn fs_figures(fs: &dyn FileSystem) -> (FsStats, InvalidRatios) {
+    if let Some(zoned) = fs.zoned() {
+        return (zoned.stats(), zoned.invalid_ratio_distribution());
+    }
+    let io = fs.io_stats();
+    let stats = FsStats {
+        device_write_bytes: io.write_bytes,
+        device_read_bytes: io.read_bytes,
+        ..FsStats::default()
+    };
+    (stats, InvalidRatios::default())
+}
 
 /// The full zones' invalid ratios counted into [`INVALID_BUCKETS`] buckets.
 pub fn invalid_buckets(d: &InvalidRatios) -> [u64; INVALID_BUCKETS] {
@@ -493,9 +510,7 @@ impl<'a> Shared<'a> {
     }
 
     fn sample(&self, phase: &str) {
-        let fs_layer = self.db.file_system();
-        let fs = fs_layer.stats();
-        let invalid = fs_layer.invalid_ratio_distribution();
+        let (fs, invalid) = fs_figures(self.db.file_system());
         let db = self.db.stats();
         let t = self.ops_done.load(Ordering::Relaxed);
         lock(&self.samples).push(Sample {

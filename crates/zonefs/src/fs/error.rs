@@ -93,6 +93,16 @@ pub enum FsError {
     /// [`ZoneFs::mount_read_only`]: super::ZoneFs::mount_read_only
     #[error("{operation}: the file system is mounted read-only")]
     ReadOnly { operation: String },
+
+    /// An operating-system file operation failed: the engine's directory file system
+    /// (plain files in a directory) reports its failures through this variant, so that the
+    /// engine sees one error type whichever file system it runs on.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl FsError {
@@ -137,8 +147,14 @@ impl FsError {
         matches!(self, FsError::ReadOnly { .. })
     }
 
+    /// No room: the zones are full, or the directory's file system is
+    /// ([`std::io::ErrorKind::StorageFull`]).
     pub fn is_out_of_space(&self) -> bool {
-        matches!(self, FsError::OutOfSpace { .. })
+        match self {
+            FsError::OutOfSpace { .. } => true,
+            FsError::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
+            _ => false,
+        }
     }
 }
 
