@@ -334,3 +334,45 @@ fn caza_copies_less_and_a_caza_compacts_within_fewer_zones_than_baseline() {
         s_same(0)
     );
 }
+
+#[test]
+fn the_posix_scheme_runs_the_same_engine_on_a_directory_beside_the_zoned_ones() {
+    let _serial = serial();
+    let dir = TempDir::new().unwrap();
+    let json = dir.path().join("cmp.json");
+    let args = compare(
+        "baseline,posix",
+        &["--verify", "--json", json.to_str().unwrap()],
+    );
+    let stdout = ok(&refs(&args));
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
+            .to_string()
+    };
+    // The same LSM writes; no zone figures on the directory.
+    let lsm_row = row("LSM WA");
+    let lsm: Vec<&str> = lsm_row.split_whitespace().skip(2).take(2).collect();
+    assert_eq!(lsm[0], lsm[1], "{stdout}");
+    assert!(row("cleaning copy").contains(" - "), "{stdout}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let runs = v["runs"].as_array().expect("runs");
+    let posix = &runs[1];
+    assert_eq!(posix["scheme"], "posix");
+    assert!(
+        posix["file_system"].as_str().unwrap().starts_with("posix:"),
+        "{posix}"
+    );
+    assert_eq!(at(posix, &["verify", "mismatches"]), 0);
+    // Its temporary directory is gone with the run.
+    let gone = posix["file_system"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("posix:");
+    assert!(!std::path::Path::new(gone).exists(), "{gone}");
+    // The comparison's zone flags are the zoned schemes'; the entry's own are refused.
+    let err = refused(&compare("baseline,posix:gc-start=10", &[]), 1);
+    assert!(err.contains("--gc-start"), "{err}");
+}

@@ -109,7 +109,8 @@ same store. db_bench's flag spellings work too (--benchmarks, --value_size, --co
 The device defaults to 100 zones of 64 MiB in memory; file:PATH creates a new image that
 is kept after the run, and --use-existing-db runs on the database such an image holds.
 --fs posix:DIR runs the same engine on plain files in the directory DIR (new or empty) instead
-of the zoned file layer: no zones, no placement, no zone cleaning; the zone flags are refused.
+of the zoned file layer (--fs posix: in a temporary directory, removed after the run): no
+zones, no placement, no zone cleaning; the zone flags are refused.
 Engine options default to RocksDB's; the picker defaults to sica and the placement to liza
 (the papers' baseline).";
 
@@ -251,10 +252,11 @@ pub struct BenchArgs {
     #[arg(long, hide = true, requires = "verify")]
     verify_inject_mismatch: bool,
 
-    /// The file system the engine runs on: zoned (the zoned file layer on --device) or
+    /// The file system the engine runs on: zoned (the zoned file layer on --device),
     /// posix:DIR (plain files in the directory DIR, created if missing, else empty: the
     /// same engine on a conventional SSD, without zones, placement or zone cleaning; the
-    /// zone flags are refused with it)
+    /// zone flags are refused with it), or posix (the same in a new temporary directory,
+    /// removed after the run)
     #[arg(long = "fs", value_name = "FS", default_value = "zoned", value_parser = posix::parse_fs)]
     file_system: FsSpec,
 
@@ -546,6 +548,8 @@ struct Store {
     db: Db,
     fs: Arc<dyn FileSystem>,
     cleaner: Option<CleanerThread>,
+    /// `--fs posix`'s temporary directory, removed when the store goes (after the db).
+    _temp: Option<tempfile::TempDir>,
 }
 
 pub fn run(mut a: BenchArgs) -> CliResult {
@@ -692,7 +696,7 @@ fn execute(
     });
     let report = Report {
         scheme: a.scheme(&plan),
-        file_system: a.file_system.dir().map(|_| store.fs.describe()),
+        file_system: a.file_system.is_posix().then(|| store.fs.describe()),
         workload: a.workload_names(),
         config: a.config(&plan),
         measured: &measured,
@@ -783,7 +787,7 @@ impl BenchArgs {
         let geometry = self.geometry_or_default()?;
         let ycsb_file = self.properties_file()?;
         let jobs = self.jobs(ycsb_file.as_ref())?;
-        if self.file_system.dir().is_some() {
+        if self.file_system.is_posix() {
             // A directory's room is its file system's: a run that fills it fails with the
             // report of what it did.
         } else if self.existing_db() {
@@ -1376,8 +1380,15 @@ impl BenchArgs {
     /// the one on the image with `--use-existing-db` (the plan then takes the image's
     /// geometry and file system options).
     fn open_store(&self, plan: &mut Plan) -> CliResult<Store> {
-        if let Some(dir) = self.file_system.dir() {
-            return self.open_posix(dir, plan);
+        match &self.file_system {
+            FsSpec::Posix(dir) => return self.open_posix(dir, None, plan),
+            FsSpec::PosixTemp => {
+                let temp = tempfile::tempdir().map_err(|e| {
+                    CliError::invalid(format!("--fs posix: a temporary directory: {e}"))
+                })?;
+                return self.open_posix(&temp.path().to_path_buf(), Some(temp), plan);
+            }
+            FsSpec::Zoned => {}
         }
         let fs = match (&self.device, self.existing_db()) {
             (DeviceSpec::File(path), true) => self.mount_existing(path, plan)?,
@@ -1398,11 +1409,22 @@ impl BenchArgs {
         if cleaner.is_none() {
             db.set_inline_cleaning(true);
         }
-        Ok(Store { db, fs, cleaner })
+        Ok(Store {
+            db,
+            fs,
+            cleaner,
+            _temp: None,
+        })
     }
 
-    /// The database in a new directory: no device, no zone cleaner.
-    fn open_posix(&self, dir: &Path, plan: &Plan) -> CliResult<Store> {
+    /// The database in a new directory (`temp`, when it is one to remove after the run):
+    /// no device, no zone cleaner.
+    fn open_posix(
+        &self,
+        dir: &Path,
+        temp: Option<tempfile::TempDir>,
+        plan: &Plan,
+    ) -> CliResult<Store> {
         let spec = &self.file_system;
         let fs = PosixFs::open(dir)
             .map_err(|e: FsError| CliError::invalid(format!("--fs {spec}: {e}")))?;
@@ -1413,13 +1435,14 @@ impl BenchArgs {
             db,
             fs,
             cleaner: None,
+            _temp: temp,
         })
     }
 
     /// The report's scheme: the zoned scheme the placement, picker and cleaning make (the
     /// file system's options as it runs with them: an existing image's own), or `posix`.
     fn scheme(&self, plan: &Plan) -> String {
-        if self.file_system.dir().is_some() {
+        if self.file_system.is_posix() {
             return "posix".to_string();
         }
         scheme_name(&Parts {
@@ -1530,14 +1553,14 @@ impl BenchArgs {
         let mut all = serde_json::Map::new();
         let device = match self.file_system {
             FsSpec::Zoned => device_config(&plan.geometry, &plan.fs_options),
-            FsSpec::Posix(_) => json!({ "fs": self.file_system.to_string() }),
+            FsSpec::Posix(_) | FsSpec::PosixTemp => json!({ "fs": self.file_system.to_string() }),
         };
         for part in [self.run_config(plan), device, engine_config(&plan.options)] {
             if let Value::Object(m) = part {
                 all.extend(m);
             }
         }
-        if self.file_system.dir().is_some() {
+        if self.file_system.is_posix() {
             all.remove("device");
             all.remove("timing");
         }

@@ -19,14 +19,21 @@ pub enum FsSpec {
     Zoned,
     /// A directory: created if missing, and empty.
     Posix(PathBuf),
+    /// A new temporary directory (under `TMPDIR`), removed when the run ends.
+    PosixTemp,
 }
 
 impl FsSpec {
+    /// Whether the run is on a directory.
+    pub fn is_posix(&self) -> bool {
+        !matches!(self, FsSpec::Zoned)
+    }
+
     /// The directory of `posix:DIR`.
     pub fn dir(&self) -> Option<&Path> {
         match self {
-            FsSpec::Zoned => None,
             FsSpec::Posix(dir) => Some(dir),
+            FsSpec::Zoned | FsSpec::PosixTemp => None,
         }
     }
 }
@@ -36,19 +43,21 @@ impl std::fmt::Display for FsSpec {
         match self {
             FsSpec::Zoned => f.write_str("zoned"),
             FsSpec::Posix(dir) => write!(f, "posix:{}", dir.display()),
+            FsSpec::PosixTemp => f.write_str("posix"),
         }
     }
 }
 
-/// `--fs`: `zoned`, or `posix:DIR`.
+/// `--fs`: `zoned`, `posix:DIR`, or `posix` (a temporary directory).
 pub fn parse_fs(s: &str) -> Result<FsSpec, String> {
     match s.split_once(':') {
         None if s == "zoned" => Ok(FsSpec::Zoned),
+        None if s == "posix" => Ok(FsSpec::PosixTemp),
         Some(("posix", dir)) if !dir.is_empty() => Ok(FsSpec::Posix(PathBuf::from(dir))),
         Some(("posix", _)) => Err("posix: needs a directory (posix:DIR)".into()),
         _ => Err(format!(
-            "'{s}' is not a file system: give zoned (the zoned file layer on --device) or \
-             posix:DIR (plain files in the directory DIR)"
+            "'{s}' is not a file system: give zoned (the zoned file layer on --device), \
+             posix:DIR (plain files in the directory DIR) or posix (in a temporary directory)"
         )),
     }
 }
@@ -76,9 +85,9 @@ impl BenchArgs {
     /// values than their defaults (all of them in one message), and a run on an existing
     /// database; checks that the directory is new or empty.
     pub(super) fn check_posix(&self) -> CliResult {
-        let Some(dir) = self.file_system.dir() else {
+        if !self.file_system.is_posix() {
             return Ok(());
-        };
+        }
         let zone_only = self.zone_only_flags();
         if !zone_only.is_empty() {
             return Err(CliError::invalid(format!(
@@ -95,7 +104,18 @@ impl BenchArgs {
                 self.file_system
             )));
         }
-        check_dir(dir)
+        self.file_system.dir().map_or(Ok(()), check_dir)
+    }
+
+    /// For `zkv compare`'s directory scheme: the zone-only flags the comparison's command
+    /// line gave are for its zoned schemes, and count as not given here; those the entry
+    /// itself overrides (`kept`, clap ids) are still refused.
+    pub(crate) fn leave_zone_flags_to_zoned_schemes(&mut self, kept: &[String]) {
+        for (id, _) in ZONE_FLAGS {
+            if !kept.iter().any(|k| k == id) {
+                self.given.forget(id);
+            }
+        }
     }
 
     /// The zone-only flags the command line gave with other values than their defaults.

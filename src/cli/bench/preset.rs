@@ -300,6 +300,11 @@ impl GivenFlags {
     pub fn has(&self, id: &str) -> bool {
         self.0.contains(id)
     }
+
+    /// Counts `id` as not given.
+    pub fn forget(&mut self, id: &str) {
+        self.0.remove(id);
+    }
 }
 
 impl FromArgMatches for GivenFlags {

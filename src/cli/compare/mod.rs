@@ -232,6 +232,12 @@ fn checked(
             "--device {device}: zkv compare and zkv repro run every scheme on --device mem"
         )));
     }
+    if entry.scheme.fs != "zoned" {
+        let own: Vec<String> = (entry.overrides.iter())
+            .map(|(k, _)| k.replace('-', "_"))
+            .collect();
+        args.leave_zone_flags_to_zoned_schemes(&own);
+    }
     // The scheme's parts and the overrides count as given: a preset fills in the rest.
     let lines = bench::apply_preset(&mut args).map_err(|e| labelled(entry, e))?;
     let plan = bench::check(&args).map_err(|e| labelled(entry, e))?;

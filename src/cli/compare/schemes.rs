@@ -24,6 +24,9 @@ pub struct Scheme {
     pub blob_placement: &'static str,
     /// `--blob-gc-cutoff` (`fixed`: RocksDB's age cutoff).
     pub blob_gc_cutoff: &'static str,
+    /// `--fs`: `zoned` (the zoned file layer), or `posix` (the same engine on plain files
+    /// in a temporary directory: the conventional-SSD baseline).
+    pub fs: &'static str,
     /// What the papers call it and why it is here (help text and docs/CLI.md).
     pub about: &'static str,
 }
@@ -43,6 +46,9 @@ impl Scheme {
         }
         if self.blob_gc_cutoff != "fixed" {
             flags.push(("blob-gc-cutoff", self.blob_gc_cutoff));
+        }
+        if self.fs != "zoned" {
+            flags.push(("fs", self.fs));
         }
         flags
     }
@@ -164,6 +170,17 @@ pub const SCHEMES: &[Scheme] = &[
         "BAZA+: BAZA with Z_Cutoff (`--blob-gc-cutoff zone`)",
     )
     },
+    // The same engine and picker on a conventional file system: what ZNS placement and
+    // cleaning are measured against by someone choosing a drive.
+    Scheme {
+        fs: "posix",
+        ..scheme(
+        "posix",
+        "liza",
+        "sica",
+        "not a paper's: the same engine and picker on plain files in a temporary directory (`--fs posix`), no zones and no zone cleaning; the conventional SSD next to the zoned schemes",
+    )
+    },
 ];
 
 const fn scheme(
@@ -179,13 +196,26 @@ const fn scheme(
         gc_mode: CleaningMode::Copy,
         blob_placement: "liza",
         blob_gc_cutoff: "fixed",
+        fs: "zoned",
         about,
     }
 }
 
 impl Scheme {
     /// The placement, with the blob placement when it is not the file policy's.
+    /// The cleaning mode's name; none on a directory.
+    fn cleaning(&self) -> &'static str {
+        if self.fs == "zoned" {
+            self.gc_mode.name()
+        } else {
+            "none"
+        }
+    }
+
     fn placement_text(&self) -> String {
+        if self.fs != "zoned" {
+            return format!("a directory ({})", self.fs);
+        }
         match self.blob_placement {
             "liza" => self.placement.to_string(),
             blobs => format!("{} (blob files: {blobs})", self.placement),
@@ -198,12 +228,7 @@ pub fn schemes_help() -> String {
     let rows: Vec<(String, String)> = SCHEMES
         .iter()
         .map(|s| {
-            let made_of = format!(
-                "{} + {}, {}",
-                s.placement_text(),
-                s.picker,
-                s.gc_mode.name()
-            );
+            let made_of = format!("{} + {}, {}", s.placement_text(), s.picker, s.cleaning());
             (
                 format!("{:<17} {made_of}", s.name),
                 s.about.replace('`', ""),
@@ -224,15 +249,16 @@ pub fn schemes_markdown() -> String {
         "| scheme | placement | picker | cleaning | the papers' name |\n|---|---|---|---|---|\n",
     );
     for s in SCHEMES {
-        let placement = match s.blob_placement {
-            "liza" => format!("`{}`", s.placement),
-            blobs => format!("`{}` (blob files: `{blobs}`)", s.placement),
+        let placement = match (s.fs, s.blob_placement) {
+            ("posix", _) => "none (a directory)".to_string(),
+            (_, "liza") => format!("`{}`", s.placement),
+            (_, blobs) => format!("`{}` (blob files: `{blobs}`)", s.placement),
         };
         out.push_str(&format!(
             "| `{}` | {placement} | `{}` | `{}` | {} |\n",
             s.name,
             s.picker,
-            s.gc_mode.name(),
+            s.cleaning(),
             s.about
         ));
     }
@@ -254,7 +280,8 @@ pub fn scheme_name(p: &Parts<'_>) -> &'static str {
     SCHEMES
         .iter()
         .find(|s| {
-            s.placement == p.placement
+            s.fs == "zoned"
+                && s.placement == p.placement
                 && s.picker == p.picker
                 && s.gc_mode == p.gc_mode
                 && s.blob_placement == p.blob_placement
@@ -447,7 +474,11 @@ mod tests {
         assert_eq!(
             known_schemes(),
             "baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza, min-overlap, \
-             min-overlap-caza, prophet, prophet-gc, prophet-gc-no, baza, baza+"
+             min-overlap-caza, prophet, prophet-gc, prophet-gc-no, baza, baza+, posix"
+        );
+        assert_eq!(
+            parts("posix"),
+            format!("--placement=liza --picker=sica {copy} --fs=posix")
         );
         assert_eq!(
             parts("baza+"),
@@ -477,7 +508,8 @@ mod tests {
                 blob_gc_cutoff,
             })
         };
-        for s in SCHEMES {
+        // A directory's run names itself (`posix`); its parts are the baseline's.
+        for s in SCHEMES.iter().filter(|s| s.fs == "zoned") {
             let p = (s.placement, s.picker, s.gc_mode);
             assert_eq!(
                 parts(p.0, p.1, p.2, s.blob_placement, s.blob_gc_cutoff),
