@@ -183,7 +183,7 @@ impl DbBenchConfig {
 /// db_bench's `GenerateKeyFromInt` (no prefix): the key of `v`.
 pub fn key_from_int(v: u64, key_size: usize) -> Vec<u8> {
     let mut key = Vec::with_capacity(key_size);
-    key.extend_from_slice(&v.to_be_bytes()[8 - key_size.min(8)..]);
+    key.extend(v.to_be_bytes().iter().skip(8 - key_size.min(8)));
     key.resize(key_size, b'0');
     key
 }

@@ -2,9 +2,12 @@
 //! definitions built on them. docs/WORKLOADS.md describes each generator and workload and
 //! how they are checked against YCSB's own code.
 
-// Library code returns errors instead of panicking on I/O and decoding paths; unit tests
-// may unwrap.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// Library code returns errors instead of panicking on I/O and decoding paths (no unwrap,
+// expect or unchecked indexing); unit tests may panic.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod dbbench;
 pub mod error;

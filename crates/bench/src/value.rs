@@ -62,12 +62,11 @@ impl ValueGenerator {
 /// The value of write `seq` under `seed`: the same bytes every time it is asked for.
 pub fn fill_value(seed: u64, seq: u64, len: usize, out: &mut Vec<u8>) {
     out.clear();
-    out.reserve(len);
+    out.resize(len, 0);
     let mut state = seed ^ seq.wrapping_mul(0xD1B5_4A32_D192_ED03);
-    while out.len() < len {
+    for chunk in out.chunks_mut(8) {
         let word = splitmix64(&mut state).to_le_bytes();
-        let take = (len - out.len()).min(8);
-        out.extend_from_slice(&word[..take]);
+        chunk.iter_mut().zip(word).for_each(|(b, w)| *b = w);
     }
 }
 

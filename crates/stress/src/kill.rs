@@ -427,6 +427,7 @@ impl Killed {
                     if self.oracle.begun() > self.oracle.acked() {
                         return Err("two intents without an acknowledgement".into());
                     }
+                    self.oracle.check_keys(&op)?;
                     self.oracle.begin(op);
                 }
                 Event::Acked => {

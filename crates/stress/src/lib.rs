@@ -14,8 +14,12 @@
 //!
 //! `docs/RELIABILITY.md`, section "Crash harness", says what is guaranteed and checked.
 
-// As in the other library crates: an I/O path reports its errors, it does not panic.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// As in the other library crates: an I/O path reports its errors, it does not panic (no
+// unwrap, expect or unchecked indexing).
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod counters;
 pub mod inproc;

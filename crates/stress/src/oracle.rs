@@ -144,19 +144,34 @@ impl Oracle {
 
     /// The operation begun and not acknowledged yet, if any.
     pub fn in_flight(&self) -> Option<&Op> {
-        self.ops[self.acked..].first()
+        self.ops.get(self.acked)
     }
 
     /// Acknowledged individual key writes (puts and deletes) since the baseline.
     pub fn acked_writes(&self) -> u64 {
-        self.ops[..self.acked]
+        self.ops
             .iter()
+            .take(self.acked)
             .map(|op| op.writes.len() as u64)
             .sum()
     }
 
+    /// Whether every key `op` writes is in the key space: an operation read from outside
+    /// (a child's log) is checked before [`Oracle::begin`].
+    pub fn check_keys(&self, op: &Op) -> Result<(), String> {
+        match op.writes.iter().find(|w| w.key >= self.keys()) {
+            Some(w) => Err(format!(
+                "an operation writes key {}, outside the {} keys of the store",
+                w.key,
+                self.keys()
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The writer is about to issue `op` (its intent). Versions it carries that this
-    /// oracle did not hand out (a child process's) are taken into account.
+    /// oracle did not hand out (a child process's) are taken into account. Its keys are in
+    /// the key space (see [`Oracle::check_keys`]); a key outside it is not tracked.
     pub fn begin(&mut self, op: Op) {
         assert_eq!(
             self.acked,
@@ -164,7 +179,9 @@ impl Oracle {
             "a single writer begins an operation only after the previous one returned"
         );
         for w in &op.writes {
-            self.current[w.key as usize] = w.version;
+            if let Some(slot) = self.current.get_mut(w.key as usize) {
+                *slot = w.version;
+            }
             if let Some(v) = w.version {
                 self.next_version = self.next_version.max(v + 1);
             }
@@ -182,16 +199,19 @@ impl Oracle {
         }
     }
 
-    /// What a read of key `k` must return now (nothing in flight).
+    /// What a read of key `k` must return now (nothing in flight); absent for a key
+    /// outside the key space.
     pub fn expected(&self, k: u32) -> Option<Version> {
-        self.current[k as usize]
+        self.current.get(k as usize).copied().flatten()
     }
 
     /// The state after the first `i` operations.
     pub fn state(&self, i: usize) -> State {
         let mut s = self.baseline.clone();
-        for w in self.ops[..i].iter().flat_map(|op| &op.writes) {
-            s[w.key as usize] = w.version;
+        for w in self.ops.iter().take(i).flat_map(|op| &op.writes) {
+            if let Some(slot) = s.get_mut(w.key as usize) {
+                *slot = w.version;
+            }
         }
         s
     }
@@ -210,9 +230,12 @@ impl Oracle {
             let Some(op) = self.ops.get(i) else { break };
             for w in &op.writes {
                 let k = w.key as usize;
-                let was = state[k] == found[k];
-                state[k] = w.version;
-                let is = state[k] == found[k];
+                let (Some(s), Some(f)) = (state.get_mut(k), found.get(k)) else {
+                    continue;
+                };
+                let was = s == f;
+                *s = w.version;
+                let is = s == f;
                 mismatched = mismatched + usize::from(was && !is) - usize::from(is && !was);
             }
         }
@@ -228,11 +251,11 @@ impl Oracle {
         let allowed = self.allowed_per_key(&durable_state);
         let known = self.known_versions();
         let mut p = Problems::default();
-        for (k, f) in found.iter().enumerate() {
-            if allowed[k].contains(f) {
+        let keys = found.iter().zip(&allowed).zip(&durable_state);
+        for (k, ((f, allowed), &expected)) in keys.enumerate() {
+            if allowed.contains(f) {
                 continue;
             }
-            let expected = durable_state[k];
             let what = match f {
                 Some(v) if !known.contains_key(v) => {
                     p.phantom += 1;
@@ -249,8 +272,7 @@ impl Oracle {
             };
             if p.details.len() < MAX_DETAILS {
                 p.details.push(format!(
-                    "key {k}: found {f:?}, durable state {expected:?}, allowed {:?}: {what}",
-                    allowed[k]
+                    "key {k}: found {f:?}, durable state {expected:?}, allowed {allowed:?}: {what}"
                 ));
             }
         }
@@ -270,8 +292,10 @@ impl Oracle {
     fn allowed_per_key(&self, durable_state: &State) -> Vec<Vec<Option<Version>>> {
         let mut allowed: Vec<Vec<Option<Version>>> =
             durable_state.iter().map(|&v| vec![v]).collect();
-        for w in self.ops[self.durable..].iter().flat_map(|op| &op.writes) {
-            allowed[w.key as usize].push(w.version);
+        for w in self.ops.iter().skip(self.durable).flat_map(|op| &op.writes) {
+            if let Some(a) = allowed.get_mut(w.key as usize) {
+                a.push(w.version);
+            }
         }
         allowed
     }
@@ -386,6 +410,21 @@ mod tests {
             panic!("accepted the second write without the first");
         };
         assert_eq!((p.not_a_prefix, p.lost), (1, 0), "{p:?}");
+    }
+
+    #[test]
+    fn a_key_outside_the_key_space_is_an_error_not_a_panic() {
+        // A child's log that names key 3 of a 3-key store.
+        let mut o = Oracle::new(3);
+        let op = put(3, 1);
+        let err = o.check_keys(&op).unwrap_err();
+        assert!(err.contains("key 3"), "{err}");
+        assert!(o.check_keys(&put(2, 1)).is_ok());
+        // Past the check, such a key is not tracked.
+        o.begin(op);
+        o.ack(true);
+        assert_eq!(o.expected(3), None);
+        assert_eq!(o.check(&vec![None; 3]), Verdict::Prefix(1));
     }
 
     #[test]

@@ -66,7 +66,7 @@ pub fn decode(k: u32, value: &[u8]) -> Result<Version, String> {
         return bad(&format!("value of key {owner}"));
     }
     let header = format!("{owner}:{version}:{len}:").len();
-    let rest = &value[header.min(value.len())..];
+    let rest = value.get(header..).unwrap_or_default();
     if rest.len() as u64 != len {
         return bad(&format!("body of {} bytes, header says {len}", rest.len()));
     }

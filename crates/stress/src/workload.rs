@@ -245,8 +245,12 @@ fn scan(db: &Db, from: u32, to: u32) -> zkv_engine::Result<Vec<Result<Option<Ver
     let mut out: Vec<Result<Option<Version>, End>> = (from..to).map(|_| Ok(None)).collect();
     for item in db.iter(&ro)? {
         let (k, v) = item?;
-        match value::parse_key(&k).filter(|k| (from..to).contains(k)) {
-            Some(n) => out[(n - from) as usize] = decoded(n, Some(&v)),
+        // Keys `from..to` have the first `to - from` entries of `out`.
+        let slot = value::parse_key(&k)
+            .filter(|k| (from..to).contains(k))
+            .and_then(|n| Some((n, out.get_mut((n - from) as usize)?)));
+        match slot {
+            Some((n, slot)) => *slot = decoded(n, Some(&v)),
             None => {
                 let what = String::from_utf8_lossy(&k).into_owned();
                 out.push(Err(End::Mismatch(format!(

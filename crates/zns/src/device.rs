@@ -101,11 +101,16 @@ pub struct DeviceStats {
 
 impl DeviceStats {
     pub fn written(&self, cat: IoCategory) -> u64 {
-        self.write_bytes[cat.index()]
+        *cat.pick(&self.write_bytes)
     }
 
     pub fn read(&self, cat: IoCategory) -> u64 {
-        self.read_bytes[cat.index()]
+        *cat.pick(&self.read_bytes)
+    }
+
+    /// Resets of `zone` since the device was opened (0 for a zone it does not have).
+    pub fn resets_of(&self, zone: u32) -> u64 {
+        self.zone_resets.get(zone as usize).copied().unwrap_or(0)
     }
 
     pub fn total_written(&self) -> u64 {
@@ -145,12 +150,13 @@ impl Counters {
     }
 
     pub fn on_write(&self, cat: IoCategory, len: u64) {
-        self.write_bytes[cat.index()].fetch_add(len, Ordering::Relaxed);
+        cat.pick(&self.write_bytes)
+            .fetch_add(len, Ordering::Relaxed);
         self.writes.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn on_read(&self, cat: IoCategory, len: u64) {
-        self.read_bytes[cat.index()].fetch_add(len, Ordering::Relaxed);
+        cat.pick(&self.read_bytes).fetch_add(len, Ordering::Relaxed);
         self.reads.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -172,8 +178,8 @@ impl Counters {
     pub fn snapshot(&self) -> DeviceStats {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         DeviceStats {
-            write_bytes: std::array::from_fn(|i| load(&self.write_bytes[i])),
-            read_bytes: std::array::from_fn(|i| load(&self.read_bytes[i])),
+            write_bytes: self.write_bytes.each_ref().map(load),
+            read_bytes: self.read_bytes.each_ref().map(load),
             writes: load(&self.writes),
             reads: load(&self.reads),
             resets: load(&self.resets),

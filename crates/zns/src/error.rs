@@ -105,6 +105,26 @@ pub enum ZnsError {
     Unsupported(String),
 }
 
+/// Element `zone` of a per-zone table (zone records, locks, table entries). A table holds
+/// one element per zone and every command checks its zone first, so a miss is a broken
+/// invariant: it is reported as [`ZnsError::NoSuchZone`] instead of a panic.
+pub(crate) fn zone_entry<T>(table: &[T], zone: u32) -> Result<&T> {
+    let zones = table.len() as u32;
+    table.get(zone as usize).ok_or(ZnsError::NoSuchZone {
+        zone: u64::from(zone),
+        zones,
+    })
+}
+
+/// [`zone_entry`], for changing the element.
+pub(crate) fn zone_entry_mut<T>(table: &mut [T], zone: u32) -> Result<&mut T> {
+    let zones = table.len() as u32;
+    table.get_mut(zone as usize).ok_or(ZnsError::NoSuchZone {
+        zone: u64::from(zone),
+        zones,
+    })
+}
+
 impl ZnsError {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> ZnsError {
         ZnsError::Io {

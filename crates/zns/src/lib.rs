@@ -6,9 +6,12 @@
 //! spec string such as `mem`, `file:/tmp/zns.img` or `zbd:/dev/nvme0n1`.
 //! The [`conformance`] suite checks that a backend follows the rules.
 
-// Library code returns errors instead of panicking on I/O and decoding paths; unit tests
-// may unwrap.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// Library code returns errors instead of panicking on I/O and decoding paths (no unwrap,
+// expect or unchecked indexing); unit tests may panic.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod conformance;
 mod device;

@@ -321,11 +321,27 @@ impl Stream {
             | IoCategory::Blob => Stream::Background,
         }
     }
+}
 
-    fn index(self) -> usize {
-        match self {
-            Stream::Foreground => 0,
-            Stream::Background => 1,
+/// One value per stream.
+#[derive(Clone, Copy, Debug, Default)]
+struct PerStream<T> {
+    fg: T,
+    bg: T,
+}
+
+impl<T> PerStream<T> {
+    fn get(&self, stream: Stream) -> &T {
+        match stream {
+            Stream::Foreground => &self.fg,
+            Stream::Background => &self.bg,
+        }
+    }
+
+    fn get_mut(&mut self, stream: Stream) -> &mut T {
+        match stream {
+            Stream::Foreground => &mut self.fg,
+            Stream::Background => &mut self.bg,
         }
     }
 }
@@ -502,7 +518,7 @@ impl TimingModel {
     }
 
     pub fn params(&self) -> Option<NandParams> {
-        self.engine.as_ref().map(|e| e.params)
+        self.engine.as_ref().map(|e| e.plan.params)
     }
 
     /// Tells the model that `zone` already holds `written` bytes on NAND (a device opened
@@ -524,7 +540,7 @@ impl TimingModel {
 
     /// A stream's virtual clock.
     pub fn clock(&self, stream: Stream) -> u64 {
-        self.engine.as_ref().map_or(0, |e| e.clocks[stream.index()])
+        self.engine.as_ref().map_or(0, |e| *e.clocks.get(stream))
     }
 
     pub fn report(&self) -> TimingReport {
@@ -561,17 +577,14 @@ impl Calendar {
             start = start.max(e);
             i += 1;
         }
-        let end = start + len;
-        let joins_prev = i > 0 && self.busy[i - 1].1 == start;
-        let joins_next = self.busy.get(i).is_some_and(|&(s, _)| s == end);
-        match (joins_prev, joins_next) {
-            (true, true) => {
-                self.busy[i - 1].1 = self.busy[i].1;
-                self.busy.remove(i);
-            }
-            (true, false) => self.busy[i - 1].1 = end,
-            (false, true) => self.busy[i].0 = start,
-            (false, false) => self.busy.insert(i, (start, end)),
+        // The new interval takes in the neighbours it touches.
+        let mut end = start + len;
+        if self.busy.get(i).is_some_and(|&(s, _)| s == end) {
+            end = self.busy.remove(i).map_or(end, |(_, e)| e);
+        }
+        match i.checked_sub(1).and_then(|p| self.busy.get_mut(p)) {
+            Some(prev) if prev.1 == start => prev.1 = end,
+            _ => self.busy.insert(i, (start, end)),
         }
         while self.busy.len() > CALENDAR_WINDOW {
             if let Some((_, e)) = self.busy.pop_front() {
@@ -705,6 +718,9 @@ impl Default for ZoneTrack {
 /// Schedules `ops`, issued at `issue`, on `res`; returns the completion: the latest program
 /// start (a write is acknowledged once its data is handed to the dies), transfer end (reads)
 /// or erase end.
+// Every op names a die of its [`Layout`] (`group × width + i` < `groups × width` = dies) and
+// `die % channels` < channels: `res` has one entry per die and per channel of those params.
+#[allow(clippy::indexing_slicing)]
 fn schedule(c: &Costs, ops: &[PageOp], issue: u64, res: &mut Resources) -> u64 {
     let mut done = issue;
     for op in ops {
@@ -736,135 +752,22 @@ fn schedule(c: &Costs, ops: &[PageOp], issue: u64, res: &mut Resources) -> u64 {
     done
 }
 
-/// The model proper (absent for preset `none`).
+/// Turns a command on a zone into the page operations it costs.
 #[derive(Debug)]
-struct Engine {
+struct Planner {
     params: NandParams,
-    costs: Costs,
     layout: Layout,
     zone_capacity: u64,
-    zones: Vec<ZoneTrack>,
-    /// The device as both streams use it.
-    real: Resources,
-    /// The device as each stream alone would have used it (for interference).
-    alone: [Resources; 2],
-    /// An idle device, for the service time of one command.
-    idle: Resources,
+    /// The operations of the command being planned.
     ops: Vec<PageOp>,
-    clocks: [u64; 2],
-    by_kind: KindTimes,
-    by_category: CategoryTimes,
-    wait: [u64; 2],
-    interference: [u64; 2],
-    fg_write_wait: u64,
-    pages_read: u64,
-    pages_programmed: u64,
-    die_erases: u64,
-    resets: u64,
-    finishes: u64,
 }
 
-impl Engine {
-    fn new(params: NandParams, geo: &Geometry) -> Engine {
-        let dies = params.dies() as usize;
-        let channels = params.channels as usize;
-        let res = Resources::new(dies, channels);
-        Engine {
-            params,
-            costs: Costs {
-                channels,
-                read_ns: params.read_ns,
-                program_ns: params.program_ns,
-                erase_ns: params.erase_ns,
-                program_xfer_ns: params.transfer_ns(params.program_unit),
-            },
-            layout: Layout {
-                width: u64::from(params.dies_per_zone),
-                groups: u64::from(params.groups()),
-                program_unit: params.program_unit,
-                read_unit: params.read_unit,
-            },
-            zone_capacity: geo.zone_capacity,
-            zones: vec![ZoneTrack::default(); geo.zones as usize],
-            alone: [res.clone(), res.clone()],
-            idle: res.clone(),
-            real: res,
-            ops: Vec::new(),
-            clocks: [0; 2],
-            by_kind: KindTimes::default(),
-            by_category: CategoryTimes::default(),
-            wait: [0; 2],
-            interference: [0; 2],
-            fg_write_wait: 0,
-            pages_read: 0,
-            pages_programmed: 0,
-            die_erases: 0,
-            resets: 0,
-            finishes: 0,
-        }
-    }
-
-    fn note_zone_written(&mut self, zone: u32, written: u64) {
-        if let Some(t) = self.zones.get_mut(zone as usize) {
-            *t = ZoneTrack {
-                written,
-                programmed: written,
-                erase_needed: written > 0,
-                last_cat: IoCategory::User,
-            };
-        }
-    }
-
-    fn on_io(&mut self, io: &IoEvent) -> u64 {
-        let z = io.zone as usize;
-        if z >= self.zones.len() {
-            return 0;
-        }
-        self.ops.clear();
-        let (stream, cat) = match io.kind {
-            IoKind::Read => {
-                self.plan_read(z, io.offset, io.len);
-                (Stream::of(io.cat), io.cat)
-            }
-            IoKind::Write => {
-                self.plan_write(z, io.offset, io.len, io.cat);
-                (Stream::of(io.cat), io.cat)
-            }
-            IoKind::Reset => {
-                self.plan_reset(z);
-                (Stream::Background, io.cat)
-            }
-            IoKind::Finish => {
-                let cat = self.zones[z].last_cat;
-                self.plan_finish(z);
-                (Stream::Background, cat)
-            }
-        };
-        let s = stream.index();
-        let issue = self.clocks[s];
-        let (done, alone, idle) = if self.ops.is_empty() {
-            (issue, issue, issue)
-        } else {
-            let done = schedule(&self.costs, &self.ops, issue, &mut self.real);
-            let alone = schedule(&self.costs, &self.ops, issue, &mut self.alone[s]);
-            self.idle.clear();
-            let idle = schedule(&self.costs, &self.ops, issue, &mut self.idle);
-            (done, alone, idle)
-        };
-        self.clocks[s] = done;
-        let latency = done - issue;
-        let wait = done.saturating_sub(idle);
-        let interference = done.saturating_sub(alone);
-        self.account(io, stream, cat, latency, wait, interference);
-        latency
-    }
-
+impl Planner {
     /// Program every unit the zone's data now covers completely (all of it at capacity).
-    fn plan_write(&mut self, z: usize, offset: u64, len: u64, cat: IoCategory) {
+    fn write(&mut self, t: &mut ZoneTrack, z: usize, offset: u64, len: u64, cat: IoCategory) {
         let layout = self.layout;
         let pu = layout.program_unit;
         let capacity = self.zone_capacity;
-        let t = &mut self.zones[z];
         if offset != t.written {
             // Writes the model did not see (or a power cut that dropped some): assume what
             // precedes the current unit is on NAND.
@@ -890,10 +793,10 @@ impl Engine {
     }
 
     /// Read the units holding `offset .. offset + len` that are on NAND.
-    fn plan_read(&mut self, z: usize, offset: u64, len: u64) {
+    fn read(&mut self, t: &ZoneTrack, z: usize, offset: u64, len: u64) {
         let layout = self.layout;
         let ru = layout.read_unit;
-        let end = offset.saturating_add(len).min(self.zones[z].programmed);
+        let end = offset.saturating_add(len).min(t.programmed);
         let mut unit = offset - offset % ru;
         while unit < end {
             let bytes = (unit + ru).min(end) - unit.max(offset);
@@ -907,9 +810,9 @@ impl Engine {
         }
     }
 
-    fn plan_reset(&mut self, z: usize) {
+    fn reset(&mut self, t: &mut ZoneTrack, z: usize) {
         let layout = self.layout;
-        if self.zones[z].erase_needed {
+        if t.erase_needed {
             for i in 0..layout.width {
                 self.ops.push(PageOp {
                     die: layout.group_die(z, i),
@@ -917,12 +820,11 @@ impl Engine {
                 });
             }
         }
-        self.zones[z] = ZoneTrack::default();
+        *t = ZoneTrack::default();
     }
 
-    fn plan_finish(&mut self, z: usize) {
+    fn finish(&mut self, t: &mut ZoneTrack, z: usize) {
         let layout = self.layout;
-        let t = &mut self.zones[z];
         if t.written > t.programmed {
             self.ops.push(PageOp {
                 die: layout.die(z, t.programmed),
@@ -931,6 +833,133 @@ impl Engine {
             t.programmed = t.written;
             t.erase_needed = true;
         }
+    }
+}
+
+/// The model proper (absent for preset `none`).
+#[derive(Debug)]
+struct Engine {
+    costs: Costs,
+    plan: Planner,
+    zones: Vec<ZoneTrack>,
+    /// The device as both streams use it.
+    real: Resources,
+    /// The device as each stream alone would have used it (for interference).
+    alone: PerStream<Resources>,
+    /// An idle device, for the service time of one command.
+    idle: Resources,
+    clocks: PerStream<u64>,
+    by_kind: KindTimes,
+    by_category: CategoryTimes,
+    wait: PerStream<u64>,
+    interference: PerStream<u64>,
+    fg_write_wait: u64,
+    pages_read: u64,
+    pages_programmed: u64,
+    die_erases: u64,
+    resets: u64,
+    finishes: u64,
+}
+
+impl Engine {
+    fn new(params: NandParams, geo: &Geometry) -> Engine {
+        let dies = params.dies() as usize;
+        let channels = params.channels as usize;
+        let res = Resources::new(dies, channels);
+        Engine {
+            costs: Costs {
+                channels,
+                read_ns: params.read_ns,
+                program_ns: params.program_ns,
+                erase_ns: params.erase_ns,
+                program_xfer_ns: params.transfer_ns(params.program_unit),
+            },
+            plan: Planner {
+                params,
+                layout: Layout {
+                    width: u64::from(params.dies_per_zone),
+                    groups: u64::from(params.groups()),
+                    program_unit: params.program_unit,
+                    read_unit: params.read_unit,
+                },
+                zone_capacity: geo.zone_capacity,
+                ops: Vec::new(),
+            },
+            zones: vec![ZoneTrack::default(); geo.zones as usize],
+            alone: PerStream {
+                fg: res.clone(),
+                bg: res.clone(),
+            },
+            idle: res.clone(),
+            real: res,
+            clocks: PerStream::default(),
+            by_kind: KindTimes::default(),
+            by_category: CategoryTimes::default(),
+            wait: PerStream::default(),
+            interference: PerStream::default(),
+            fg_write_wait: 0,
+            pages_read: 0,
+            pages_programmed: 0,
+            die_erases: 0,
+            resets: 0,
+            finishes: 0,
+        }
+    }
+
+    fn note_zone_written(&mut self, zone: u32, written: u64) {
+        if let Some(t) = self.zones.get_mut(zone as usize) {
+            *t = ZoneTrack {
+                written,
+                programmed: written,
+                erase_needed: written > 0,
+                last_cat: IoCategory::User,
+            };
+        }
+    }
+
+    fn on_io(&mut self, io: &IoEvent) -> u64 {
+        let z = io.zone as usize;
+        let Some(t) = self.zones.get_mut(z) else {
+            return 0;
+        };
+        let plan = &mut self.plan;
+        plan.ops.clear();
+        let (stream, cat) = match io.kind {
+            IoKind::Read => {
+                plan.read(t, z, io.offset, io.len);
+                (Stream::of(io.cat), io.cat)
+            }
+            IoKind::Write => {
+                plan.write(t, z, io.offset, io.len, io.cat);
+                (Stream::of(io.cat), io.cat)
+            }
+            IoKind::Reset => {
+                plan.reset(t, z);
+                (Stream::Background, io.cat)
+            }
+            IoKind::Finish => {
+                let cat = t.last_cat;
+                plan.finish(t, z);
+                (Stream::Background, cat)
+            }
+        };
+        let ops = &self.plan.ops;
+        let issue = *self.clocks.get(stream);
+        let (done, alone, idle) = if ops.is_empty() {
+            (issue, issue, issue)
+        } else {
+            let done = schedule(&self.costs, ops, issue, &mut self.real);
+            let alone = schedule(&self.costs, ops, issue, self.alone.get_mut(stream));
+            self.idle.clear();
+            let idle = schedule(&self.costs, ops, issue, &mut self.idle);
+            (done, alone, idle)
+        };
+        *self.clocks.get_mut(stream) = done;
+        let latency = done - issue;
+        let wait = done.saturating_sub(idle);
+        let interference = done.saturating_sub(alone);
+        self.account(io, stream, cat, latency, wait, interference);
+        latency
     }
 
     fn account(
@@ -943,7 +972,7 @@ impl Engine {
         interference: u64,
     ) {
         let (mut reads, mut programs, mut erases, mut xfer) = (0u64, 0u64, 0u64, 0u64);
-        for op in &self.ops {
+        for op in &self.plan.ops {
             match op.kind {
                 OpKind::Program => {
                     programs += 1;
@@ -964,9 +993,8 @@ impl Engine {
         self.die_erases += erases;
         self.by_kind.transfer_ns += xfer;
 
-        let s = stream.index();
-        self.wait[s] += wait;
-        self.interference[s] += interference;
+        *self.wait.get_mut(stream) += wait;
+        *self.interference.get_mut(stream) += interference;
         if stream == Stream::Foreground && io.kind == IoKind::Write {
             self.fg_write_wait += wait;
         }
@@ -1004,24 +1032,20 @@ impl Engine {
 
     fn report(&self, label: &str) -> TimingReport {
         let k = &self.by_kind;
-        let fg = Stream::Foreground.index();
-        let bg = Stream::Background.index();
         TimingReport {
             preset: label.to_string(),
-            params: Some(self.params),
-            elapsed_ns: self.clocks[fg]
-                .max(self.clocks[bg])
-                .max(self.real.horizon()),
+            params: Some(self.plan.params),
+            elapsed_ns: self.clocks.fg.max(self.clocks.bg).max(self.real.horizon()),
             busy_ns: k.read_ns + k.write_ns + k.reset_ns + k.finish_ns,
             by_kind: *k,
             by_category: self.by_category,
             fg_write_wait_ns: self.fg_write_wait,
-            fg_wait_ns: self.wait[fg],
-            fg_interference_ns: self.interference[fg],
-            bg_wait_ns: self.wait[bg],
-            bg_interference_ns: self.interference[bg],
-            foreground_clock_ns: self.clocks[fg],
-            background_clock_ns: self.clocks[bg],
+            fg_wait_ns: self.wait.fg,
+            fg_interference_ns: self.interference.fg,
+            bg_wait_ns: self.wait.bg,
+            bg_interference_ns: self.interference.bg,
+            foreground_clock_ns: self.clocks.fg,
+            background_clock_ns: self.clocks.bg,
             pages_read: self.pages_read,
             pages_programmed: self.pages_programmed,
             die_erases: self.die_erases,

@@ -143,6 +143,20 @@ impl IoCategory {
         self as usize
     }
 
+    /// This category's element of a per-category array (in the order of [`IoCategory::ALL`]).
+    pub fn pick<T>(self, per: &[T; 7]) -> &T {
+        let [user, wal, flush, compaction, gc_copy, metadata, blob] = per;
+        match self {
+            IoCategory::User => user,
+            IoCategory::Wal => wal,
+            IoCategory::Flush => flush,
+            IoCategory::Compaction => compaction,
+            IoCategory::GcCopy => gc_copy,
+            IoCategory::Metadata => metadata,
+            IoCategory::Blob => blob,
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             IoCategory::User => "user",
@@ -350,6 +364,48 @@ impl Geometry {
     pub fn zone_of(&self, addr: u64) -> u64 {
         addr / self.zone_size
     }
+
+    /// Splits a read of `buf.len()` bytes at `addr` into one piece per zone it touches:
+    /// `(zone, offset in the zone, the piece of buf)`. The caller has checked that the read
+    /// lies inside the device.
+    pub(crate) fn zone_pieces<'a>(&self, addr: u64, buf: &'a mut [u8]) -> ZonePieces<'a> {
+        ZonePieces {
+            geo: *self,
+            pos: addr,
+            rest: buf,
+        }
+    }
+}
+
+/// Splits a piece of a read at offset `off` of a zone into the bytes below the zone's write
+/// pointer `wp` (stored) and the rest (never written: they read as zeros).
+pub(crate) fn split_at_wp(piece: &mut [u8], off: u64, wp: u64) -> (&mut [u8], &mut [u8]) {
+    let stored = wp.saturating_sub(off).min(piece.len() as u64) as usize;
+    piece.split_at_mut(stored)
+}
+
+/// The iterator of [`Geometry::zone_pieces`].
+pub(crate) struct ZonePieces<'a> {
+    geo: Geometry,
+    pos: u64,
+    rest: &'a mut [u8],
+}
+
+impl<'a> Iterator for ZonePieces<'a> {
+    type Item = (u32, u64, &'a mut [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let zone = self.geo.zone_of(self.pos) as u32;
+        let off = self.pos - self.geo.zone_start(zone);
+        let n = ((self.geo.zone_size - off) as usize).min(self.rest.len());
+        let (piece, rest) = std::mem::take(&mut self.rest).split_at_mut_checked(n)?;
+        self.rest = rest;
+        self.pos += n as u64;
+        Some((zone, off, piece))
+    }
 }
 
 #[cfg(test)]
@@ -370,6 +426,25 @@ mod tests {
         assert_eq!(info(ZoneState::Full, 2 << 20).used(), 768 << 10);
         assert_eq!(info(ZoneState::Offline, 2 << 20).used(), 0);
         assert_eq!(info(ZoneState::Empty, 1 << 20).used(), 0);
+    }
+
+    #[test]
+    fn pick_follows_the_category_index() {
+        let indexes = IoCategory::ALL.map(IoCategory::index);
+        for cat in IoCategory::ALL {
+            assert_eq!(*cat.pick(&indexes), cat.index(), "{cat:?}");
+        }
+    }
+
+    #[test]
+    fn zone_pieces_split_a_read_at_zone_boundaries() {
+        let geo = Geometry::new(4, 4096);
+        let mut buf = vec![0u8; 4096 + 200];
+        let pieces: Vec<_> = geo
+            .zone_pieces(4096 - 100, &mut buf)
+            .map(|(zone, off, piece)| (zone, off, piece.len()))
+            .collect();
+        assert_eq!(pieces, [(0, 3996, 100), (1, 0, 4096), (2, 0, 100)]);
     }
 
     #[test]

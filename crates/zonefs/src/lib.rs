@@ -6,9 +6,12 @@
 //! the file layer proper: files as extents in zones, the zone budget and allocator,
 //! the zone cleaner.
 
-// Library code returns errors instead of panicking on I/O and decoding paths; unit tests
-// may unwrap.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// Library code returns errors instead of panicking on I/O and decoding paths (no unwrap,
+// expect or unchecked indexing); unit tests may panic.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod fs;
 pub mod meta;

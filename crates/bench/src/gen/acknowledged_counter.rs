@@ -30,6 +30,16 @@ pub struct AcknowledgedCounterGenerator {
     window: Arc<Window>,
 }
 
+impl Window {
+    /// The slot of `value` in the window.
+    // `slots` has WINDOW_SIZE entries and WINDOW_MASK is WINDOW_SIZE - 1, so the masked
+    // value is an index of it.
+    #[allow(clippy::indexing_slicing)]
+    fn slot(&self, value: i64) -> &AtomicBool {
+        &self.slots[(value & WINDOW_MASK) as usize]
+    }
+}
+
 impl AcknowledgedCounterGenerator {
     pub fn new(count_start: i64) -> Self {
         let slots = (0..WINDOW_SIZE).map(|_| AtomicBool::new(false)).collect();
@@ -55,8 +65,7 @@ impl AcknowledgedCounterGenerator {
 
     /// Marks `value` done, and moves the limit if this caller gets the lock.
     pub fn acknowledge(&self, value: i64) -> Result<()> {
-        let slot = (value & WINDOW_MASK) as usize;
-        if self.window.slots[slot].swap(true, Ordering::SeqCst) {
+        if self.window.slot(value).swap(true, Ordering::SeqCst) {
             return Err(Error::TooManyUnacknowledged {
                 keynum: value,
                 window: WINDOW_SIZE,
@@ -76,11 +85,11 @@ impl AcknowledgedCounterGenerator {
         let before_first_slot = limit & WINDOW_MASK;
         let mut index = limit.wrapping_add(1);
         while index != before_first_slot {
-            let slot = (index & WINDOW_MASK) as usize;
-            if !self.window.slots[slot].load(Ordering::SeqCst) {
+            let slot = self.window.slot(index);
+            if !slot.load(Ordering::SeqCst) {
                 break;
             }
-            self.window.slots[slot].store(false, Ordering::SeqCst);
+            slot.store(false, Ordering::SeqCst);
             index = index.wrapping_add(1);
         }
         self.window

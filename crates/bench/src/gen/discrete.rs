@@ -9,6 +9,8 @@ use crate::error::{Error, Result};
 pub struct DiscreteGenerator<T> {
     values: Vec<(f64, T)>,
     sum: f64,
+    /// The last value with a positive weight: the draw when rounding leaves it past them all.
+    last_positive: T,
 }
 
 impl<T: Clone> DiscreteGenerator<T> {
@@ -35,7 +37,17 @@ impl<T: Clone> DiscreteGenerator<T> {
                 value: sum,
             });
         }
-        Ok(DiscreteGenerator { values, sum })
+        let last_positive = values
+            .iter()
+            .rev()
+            .find(|(w, _)| w / sum > 0.0)
+            .map(|(_, v)| v.clone())
+            .ok_or(Error::NoOperations)?;
+        Ok(DiscreteGenerator {
+            values,
+            sum,
+            last_positive,
+        })
     }
 
     /// Walks the values, subtracting each normalised weight from one uniform draw until it
@@ -43,19 +55,14 @@ impl<T: Clone> DiscreteGenerator<T> {
     /// throws; zkv returns the last value with a positive weight.
     pub fn next_value(&self, rng: &mut dyn RngCore) -> T {
         let mut val = next_double(rng);
-        let mut chosen = None;
         for (w, v) in &self.values {
             let pw = w / self.sum;
-            if pw > 0.0 {
-                chosen = Some(v);
-            }
             if val < pw {
                 return v.clone();
             }
             val -= pw;
         }
-        // `new` guarantees one positive weight, so `chosen` is set.
-        chosen.unwrap_or(&self.values[0].1).clone()
+        self.last_positive.clone()
     }
 
     pub fn values(&self) -> impl Iterator<Item = (f64, &T)> {

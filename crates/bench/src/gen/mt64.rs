@@ -56,23 +56,32 @@ fn temper(mut z: u64) -> u64 {
 
 impl Mt19937_64 {
     pub fn new(seed: u64) -> Self {
-        let mut state = [0u64; N];
-        state[0] = seed;
-        for i in 1..N {
-            state[i] = init_step(state[i - 1], i);
-        }
+        let mut word = seed;
+        // `from_fn` fills the words in ascending order, each from the one before.
+        let state = std::array::from_fn(|i| {
+            if i > 0 {
+                word = init_step(word, i);
+            }
+            word
+        });
         Mt19937_64 { state, index: N }
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        if self.index == N {
-            self.twist_all();
-        }
-        let z = self.state[self.index];
+        let z = match self.state.get(self.index) {
+            Some(&z) => z,
+            None => {
+                self.twist_all();
+                self.state[0]
+            }
+        };
         self.index += 1;
         temper(z)
     }
 
+    // i, (i + 1) % N and (i + M) % N are all below N, the length of `state`; the words are
+    // rewritten in place in this order, which is what the generator is.
+    #[allow(clippy::indexing_slicing)]
     fn twist_all(&mut self) {
         for i in 0..N {
             let next = self.state[(i + 1) % N];

@@ -81,15 +81,22 @@ impl QueryMix {
 
     /// The share of the slots `kind` owns: the fraction of operations of that kind.
     pub fn share(&self, kind: QueryKind) -> f64 {
-        let i = kind as usize;
-        let before = if i == 0 { 0 } else { self.ends[i - 1] };
-        (self.ends[i] - before) as f64 / self.slots() as f64
+        let [get, put, seek] = self.ends;
+        let (before, end) = match kind {
+            QueryKind::Get => (0, get),
+            QueryKind::Put => (get, put),
+            QueryKind::Seek => (put, seek),
+        };
+        (end - before) as f64 / self.slots() as f64
     }
 
     /// The kind of draw `ini` (≥ 0).
     pub fn kind(&self, ini: i64) -> QueryKind {
         let slot = ini % self.slots();
-        let i = self.ends.iter().position(|&end| slot < end).unwrap_or(0);
-        QueryKind::ALL[i]
+        self.ends
+            .iter()
+            .zip(QueryKind::ALL)
+            .find_map(|(&end, kind)| (slot < end).then_some(kind))
+            .unwrap_or(QueryKind::ALL[0])
     }
 }

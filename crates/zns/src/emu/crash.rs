@@ -95,9 +95,9 @@ impl<S: Storage> Storage for CrashPoint<S> {
                 let blocks = data.len() as u64 / self.block;
                 let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(self.seed);
                 let keep = (rng.random_range(0..=blocks) * self.block) as usize;
-                if keep > 0 {
+                if let Some(kept) = data.get(..keep).filter(|k| !k.is_empty()) {
                     // The process dies after this; what the kernel took stays.
-                    let _ = self.inner.write(zone, off, &data[..keep]);
+                    let _ = self.inner.write(zone, off, kept);
                 }
                 Err(ZnsError::PowerLoss)
             }

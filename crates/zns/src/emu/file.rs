@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use super::{Storage, ZoneRec};
-use crate::error::{Result, ZnsError};
+use crate::error::{zone_entry, zone_entry_mut, Result, ZnsError};
 use crate::types::{Geometry, ZoneState};
 
 const MAGIC: &[u8; 8] = b"ZKVZNSIM";
@@ -128,22 +128,24 @@ fn encode_header(geo: &Geometry) -> Vec<u8> {
     h
 }
 
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+/// The little-endian integer at byte `at` of `b`; `None` if `b` ends before it does.
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(*b.get(at..)?.first_chunk()?))
 }
 
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(*b.get(at..)?.first_chunk()?))
 }
 
 /// The geometry and format version a header holds.
 fn decode_header(path: &Path, h: &[u8]) -> Result<(Geometry, u32)> {
-    if &h[0..8] != MAGIC {
+    if !h.starts_with(MAGIC) {
         return Err(bad(path, "not a zkv zone image (bad magic)"));
     }
-    let version = u32_at(h, 8);
+    let short = || bad(path, format!("truncated header: {} bytes", h.len()));
+    let u32_field = |at| u32_at(h, at).ok_or_else(short);
+    let u64_field = |at| u64_at(h, at).ok_or_else(short);
+    let version = u32_field(8)?;
     if !(OLDEST_VERSION..=IMAGE_FORMAT_VERSION).contains(&version) {
         return Err(bad(
             path,
@@ -153,20 +155,21 @@ fn decode_header(path: &Path, h: &[u8]) -> Result<(Geometry, u32)> {
             ),
         ));
     }
-    if crc32c::crc32c(&h[..HEADER_BODY]) != u32_at(h, HEADER_BODY) {
+    let body = h.get(..HEADER_BODY).ok_or_else(short)?;
+    if crc32c::crc32c(body) != u32_field(HEADER_BODY)? {
         return Err(bad(path, "header checksum mismatch (the image is corrupt)"));
     }
     let geo = Geometry {
-        zones: u32_at(h, 12),
-        block_size: u32_at(h, 16),
-        max_open: u32_at(h, 20),
-        max_active: u32_at(h, 24),
-        zone_size: u64_at(h, 32),
-        zone_capacity: u64_at(h, 40),
+        zones: u32_field(12)?,
+        block_size: u32_field(16)?,
+        max_open: u32_field(20)?,
+        max_active: u32_field(24)?,
+        zone_size: u64_field(32)?,
+        zone_capacity: u64_field(40)?,
     };
     geo.validate()
         .map_err(|e| bad(path, format!("header holds an invalid geometry: {e}")))?;
-    if u64_at(h, 48) != HEADER_LEN || u64_at(h, 56) != data_offset(geo.zones) {
+    if u64_field(48)? != HEADER_LEN || u64_field(56)? != data_offset(geo.zones) {
         return Err(bad(path, "header table/data offsets are inconsistent"));
     }
     Ok((geo, version))
@@ -189,20 +192,22 @@ impl Entry {
         e
     }
 
-    fn decode(path: &Path, geo: &Geometry, zone: u32, e: &[u8]) -> Result<Entry> {
-        if crc32c::crc32c(&e[..12]) != u32_at(e, 12) {
+    fn decode(
+        path: &Path,
+        geo: &Geometry,
+        zone: u32,
+        e: &[u8; ENTRY_LEN as usize],
+    ) -> Result<Entry> {
+        let [w0, w1, w2, w3, w4, w5, w6, w7, code, g0, g1, g2, c0, c1, c2, c3] = *e;
+        if crc32c::crc32c(&e[..12]) != u32::from_le_bytes([c0, c1, c2, c3]) {
             return Err(bad(
                 path,
                 format!("zone {zone}: zone table entry checksum mismatch"),
             ));
         }
-        let written = u64_at(e, 0);
-        let state = ZoneState::from_code(e[8]).ok_or_else(|| {
-            bad(
-                path,
-                format!("zone {zone}: unknown zone state code {}", e[8]),
-            )
-        })?;
+        let written = u64::from_le_bytes([w0, w1, w2, w3, w4, w5, w6, w7]);
+        let state = ZoneState::from_code(code)
+            .ok_or_else(|| bad(path, format!("zone {zone}: unknown zone state code {code}")))?;
         if written > geo.zone_capacity || !written.is_multiple_of(u64::from(geo.block_size)) {
             return Err(bad(
                 path,
@@ -212,7 +217,7 @@ impl Entry {
         if state == ZoneState::Empty && written != 0 {
             return Err(bad(path, format!("zone {zone}: empty zone with data")));
         }
-        let generation = u32::from_le_bytes([e[9], e[10], e[11], 0]);
+        let generation = u32::from_le_bytes([g0, g1, g2, 0]);
         Ok(Entry {
             state,
             written,
@@ -322,7 +327,9 @@ impl FileStorage {
                 .map_err(|e| ZnsError::io(format!("{}: read zone table", path.display()), e))?;
         }
         let entries = table
-            .chunks_exact(ENTRY_LEN as usize)
+            .as_chunks::<{ ENTRY_LEN as usize }>()
+            .0
+            .iter()
             .enumerate()
             .map(|(z, e)| Entry::decode(path, &geo, z as u32, e))
             .collect::<Result<Vec<_>>>()?;
@@ -394,7 +401,7 @@ impl FileStorage {
                 Entry::decode(&self.path, &self.geo, zone, &raw)?
             }
         };
-        let then = self.entries()[zone as usize];
+        let then = *zone_entry(&self.entries(), zone)?;
         if now.generation != then.generation || now.written < then.written {
             self.changed.store(true, Ordering::Relaxed);
             return Err(ZnsError::ZoneChanged {
@@ -497,7 +504,8 @@ impl Storage for FileStorage {
 
     fn persist(&self, zone: u32, state: ZoneState, written: u64) -> Result<()> {
         let mut entries = self.entries();
-        let last = entries[zone as usize];
+        let slot = zone_entry_mut(&mut entries, zone)?;
+        let last = *slot;
         // A zone about to lose bytes starts a new generation, recorded before the bytes go
         // (truncate comes after persist), so that readers notice.
         let generation = if written < last.written {
@@ -514,7 +522,7 @@ impl Storage for FileStorage {
         self.file
             .write_all_at(&entry.encode(), at)
             .map_err(|e| self.io_err(&format!("write zone table entry {zone}"), e))?;
-        entries[zone as usize] = entry;
+        *slot = entry;
         Ok(())
     }
 
@@ -547,7 +555,17 @@ mod tests {
 
     fn version(path: &Path) -> u32 {
         let h = std::fs::read(path).unwrap();
-        u32_at(&h, 8)
+        u32_at(&h, 8).unwrap()
+    }
+
+    #[test]
+    fn a_short_header_is_an_error_not_a_panic() {
+        let h = encode_header(&geo());
+        assert!(decode_header(Path::new("x"), &h).is_ok());
+        for len in [8, 12, 40, HEADER_BODY] {
+            let err = decode_header(Path::new("x"), &h[..len]).unwrap_err();
+            assert!(err.to_string().contains("truncated header"), "{len}: {err}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::sync::RwLock;
 
 use super::Storage;
-use crate::error::Result;
+use crate::error::{zone_entry, Result};
 use crate::types::ZoneState;
 
 #[derive(Debug)]
@@ -26,7 +26,7 @@ impl Storage for MemStorage {
     }
 
     fn write(&self, zone: u32, off: u64, data: &[u8]) -> Result<()> {
-        let mut buf = self.zones[zone as usize]
+        let mut buf = zone_entry(&self.zones, zone)?
             .write()
             .unwrap_or_else(|e| e.into_inner());
         // The state machine only writes at the write pointer, which is the buffer length;
@@ -37,19 +37,19 @@ impl Storage for MemStorage {
     }
 
     fn read(&self, zone: u32, off: u64, out: &mut [u8]) -> Result<()> {
-        let buf = self.zones[zone as usize]
+        let buf = zone_entry(&self.zones, zone)?
             .read()
             .unwrap_or_else(|e| e.into_inner());
         // A concurrent reset may have shortened the buffer: whatever is gone reads as zeros.
-        let off = (off as usize).min(buf.len());
-        let have = (buf.len() - off).min(out.len());
-        out[..have].copy_from_slice(&buf[off..off + have]);
-        out[have..].fill(0);
+        let stored = buf.get(off as usize..).unwrap_or_default();
+        let mut out = out.iter_mut();
+        out.by_ref().zip(stored).for_each(|(o, b)| *o = *b);
+        out.for_each(|o| *o = 0);
         Ok(())
     }
 
     fn overwrite(&self, zone: u32, off: u64, data: &[u8]) -> Result<()> {
-        let mut buf = self.zones[zone as usize]
+        let mut buf = zone_entry(&self.zones, zone)?
             .write()
             .unwrap_or_else(|e| e.into_inner());
         let off = off as usize;
@@ -60,7 +60,7 @@ impl Storage for MemStorage {
     }
 
     fn truncate(&self, zone: u32, len: u64) -> Result<()> {
-        let mut buf = self.zones[zone as usize]
+        let mut buf = zone_entry(&self.zones, zone)?
             .write()
             .unwrap_or_else(|e| e.into_inner());
         buf.truncate(len as usize);

@@ -24,10 +24,10 @@ pub use file::{image_format_version, FileStorage, IMAGE_FORMAT_VERSION};
 pub use mem::MemStorage;
 
 use crate::device::{Counters, DeviceStats, ZonedDevice};
-use crate::error::{Result, ZnsError};
+use crate::error::{zone_entry, zone_entry_mut, Result, ZnsError};
 use crate::fault::{FaultControl, FaultOp, TearMode};
 use crate::timing::{IoEvent, IoKind, TimingModel, TimingReport};
-use crate::types::{Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState};
+use crate::types::{split_at_wp, Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState};
 
 /// Where an emulated device keeps its bytes. Offsets are relative to the zone start.
 /// The state machine guarantees that writes arrive in order at the write pointer.
@@ -155,9 +155,8 @@ impl<S: Storage> Emulated<S> {
             // The order in which zones became implicitly open is not persisted: after a
             // restart the lowest-numbered implicitly open zone counts as the oldest.
             rec.implicit_since = z as u64;
-            core.open += u32::from(rec.state.is_open());
-            core.active += u32::from(rec.state.is_active());
         }
+        core.recount();
         core.clock = u64::from(geo.zones);
         let over = |n: u32, limit: u32| limit > 0 && n > limit;
         if over(core.open, geo.max_open) || over(core.active, geo.max_active) {
@@ -227,7 +226,7 @@ impl<S: Storage> Emulated<S> {
         self.geo.check_block("write length", len)?;
         let mut core = self.lock();
         self.admit(&mut core, FaultOp::Write, Some(zone))?;
-        let rec = core.zones[zone as usize];
+        let rec = *zone_entry(&core.zones, zone)?;
         match rec.state {
             ZoneState::Offline => return Err(ZnsError::Offline { zone }),
             ZoneState::ReadOnly => return Err(ZnsError::ReadOnly { zone }),
@@ -260,18 +259,18 @@ impl<S: Storage> Emulated<S> {
         };
         self.storage.write(zone, offset, data)?;
         if let Some(v) = victim {
-            core.auto_close(v);
+            core.auto_close(v)?;
             core.persist(&self.storage, v)?;
         }
         if !rec.state.is_open() {
             core.clock += 1;
             let clock = core.clock;
-            core.set_state(zone, ZoneState::ImplicitOpen);
-            core.zones[zone as usize].implicit_since = clock;
+            core.set_state(zone, ZoneState::ImplicitOpen)?;
+            zone_entry_mut(&mut core.zones, zone)?.implicit_since = clock;
         }
-        core.zones[zone as usize].written = offset + len;
+        zone_entry_mut(&mut core.zones, zone)?.written = offset + len;
         if offset + len == self.geo.zone_capacity {
-            core.set_state(zone, ZoneState::Full);
+            core.set_state(zone, ZoneState::Full)?;
         }
         core.persist(&self.storage, zone)?;
         drop(core);
@@ -283,7 +282,7 @@ impl<S: Storage> Emulated<S> {
     fn do_zone_op(&self, zone: u32, op: ZoneOp) -> Result<()> {
         let mut core = self.lock();
         self.admit(&mut core, FaultOp::Zone(op), Some(zone))?;
-        let rec = core.zones[zone as usize];
+        let rec = *zone_entry(&core.zones, zone)?;
         let (new, victim) = self.plan_zone_op(&core, zone, op, rec.state)?;
         if new == rec.state {
             return Ok(()); // a no-op: close of a closed zone, reset of an empty one, ...
@@ -291,8 +290,8 @@ impl<S: Storage> Emulated<S> {
         let written = if op == ZoneOp::Reset { 0 } else { rec.written };
         // Persist first, then change the in-memory state: an I/O error leaves both as they were.
         if let Some(v) = victim {
-            self.storage
-                .persist(v, ZoneState::Closed, core.zones[v as usize].written)?;
+            let written = zone_entry(&core.zones, v)?.written;
+            self.storage.persist(v, ZoneState::Closed, written)?;
         }
         // The zone's new condition is recorded before its bytes are dropped: a crash in
         // between leaves an empty zone whose stale bytes lie behind the write pointer, where
@@ -303,10 +302,10 @@ impl<S: Storage> Emulated<S> {
             self.storage.truncate(zone, 0)?;
         }
         if let Some(v) = victim {
-            core.auto_close(v);
+            core.auto_close(v)?;
         }
-        core.set_state(zone, new);
-        let r = &mut core.zones[zone as usize];
+        core.set_state(zone, new)?;
+        let r = zone_entry_mut(&mut core.zones, zone)?;
         r.written = written;
         let timed = match op {
             // A finished zone is sealed: its data is durable (see fault.rs).
@@ -384,25 +383,23 @@ impl<S: Storage> Emulated<S> {
             TearMode::Tear { seed } => Some(rand_chacha::ChaCha8Rng::seed_from_u64(seed)),
         };
         let block = u64::from(self.geo.block_size);
-        for z in 0..self.geo.zones {
-            let rec = core.zones[z as usize];
-            if matches!(rec.state, ZoneState::Offline | ZoneState::ReadOnly) {
+        for (z, r) in (0u32..).zip(core.zones.iter_mut()) {
+            if matches!(r.state, ZoneState::Offline | ZoneState::ReadOnly) {
                 continue;
             }
-            let mut keep = rec.durable;
+            let mut keep = r.durable;
             if let Some(rng) = rng.as_mut() {
-                let blocks = (rec.written - rec.durable) / block;
+                let blocks = (r.written - r.durable) / block;
                 if blocks > 0 {
                     keep += rng.random_range(0..=blocks) * block;
                 }
             }
-            let state = match rec.state {
-                ZoneState::Full if keep == rec.written => ZoneState::Full,
+            let state = match r.state {
+                ZoneState::Full if keep == r.written => ZoneState::Full,
                 _ if keep == 0 => ZoneState::Empty,
                 _ => ZoneState::Closed,
             };
-            core.set_state(z, state);
-            let r = &mut core.zones[z as usize];
+            r.state = state;
             r.written = keep;
             r.durable = keep;
             // Storage failures during a simulated power cut cannot be reported to anyone;
@@ -414,6 +411,7 @@ impl<S: Storage> Emulated<S> {
                 let _ = self.storage.truncate(z, keep);
             }
         }
+        core.recount();
         core.powered = false;
         core.power_cut_at = None;
     }
@@ -469,22 +467,29 @@ impl Core {
         }
     }
 
-    fn auto_close(&mut self, zone: u32) {
-        self.set_state(zone, ZoneState::Closed);
+    fn auto_close(&mut self, zone: u32) -> Result<()> {
+        self.set_state(zone, ZoneState::Closed)
     }
 
     /// Changes a zone's state, keeping the open and active counts right.
-    fn set_state(&mut self, zone: u32, new: ZoneState) {
-        let old = self.zones[zone as usize].state;
+    fn set_state(&mut self, zone: u32, new: ZoneState) -> Result<()> {
+        let old = std::mem::replace(&mut zone_entry_mut(&mut self.zones, zone)?.state, new);
         self.open -= u32::from(old.is_open());
         self.active -= u32::from(old.is_active());
         self.open += u32::from(new.is_open());
         self.active += u32::from(new.is_active());
-        self.zones[zone as usize].state = new;
+        Ok(())
+    }
+
+    /// Counts the open and active zones afresh (after zone states were set directly).
+    fn recount(&mut self) {
+        let count =
+            |f: fn(ZoneState) -> bool| self.zones.iter().filter(|r| f(r.state)).count() as u32;
+        (self.open, self.active) = (count(ZoneState::is_open), count(ZoneState::is_active));
     }
 
     fn persist<S: Storage>(&self, storage: &S, zone: u32) -> Result<()> {
-        let r = &self.zones[zone as usize];
+        let r = zone_entry(&self.zones, zone)?;
         storage.persist(zone, r.state, r.written)
     }
 }
@@ -503,10 +508,11 @@ impl<S: Storage> ZonedDevice for Emulated<S> {
         if !core.powered {
             return Err(ZnsError::PowerLoss);
         }
-        let end = first.saturating_add(count).min(self.geo.zones);
-        Ok((first..end)
-            .map(|z| {
-                let r = core.zones[z as usize];
+        Ok((0u32..)
+            .zip(&core.zones)
+            .skip(first as usize)
+            .take(count as usize)
+            .map(|(z, r)| {
                 let start = self.geo.zone_start(z);
                 let wp = if r.state == ZoneState::Full {
                     start + self.geo.zone_size
@@ -531,30 +537,24 @@ impl<S: Storage> ZonedDevice for Emulated<S> {
         if addr.checked_add(len).is_none_or(|end| end > size) {
             return Err(ZnsError::OutOfRange { addr, len, size });
         }
-        let mut done = 0usize;
-        while done < buf.len() {
-            let pos = addr + done as u64;
-            let zone = self.geo.zone_of(pos) as u32;
-            let off = pos - self.geo.zone_start(zone);
-            let n = ((self.geo.zone_size - off) as usize).min(buf.len() - done);
-            let chunk = &mut buf[done..done + n];
+        for (zone, off, piece) in self.geo.zone_pieces(addr, buf) {
             let written = {
                 let mut core = self.lock();
                 if !core.powered {
                     return Err(ZnsError::PowerLoss);
                 }
                 core.check_injection(FaultOp::Read, Some(zone))?;
-                let r = core.zones[zone as usize];
+                let r = zone_entry(&core.zones, zone)?;
                 if r.state == ZoneState::Offline {
                     return Err(ZnsError::Offline { zone });
                 }
                 r.written
             };
-            let valid = written.saturating_sub(off).min(n as u64) as usize;
-            self.storage.read(zone, off, &mut chunk[..valid])?;
-            chunk[valid..].fill(0);
+            let n = piece.len();
+            let (stored, unwritten) = split_at_wp(piece, off, written);
+            self.storage.read(zone, off, stored)?;
+            unwritten.fill(0);
             self.observe(IoKind::Read, zone, off, n as u64, cat);
-            done += n;
         }
         self.counters.on_read(cat, len);
         Ok(())
@@ -649,7 +649,7 @@ impl<S: Storage> FaultControl for Emulated<S> {
         }
         let zone = self.geo.zone_of(addr) as u32;
         let off = addr - self.geo.zone_start(zone);
-        let written = self.lock().zones[zone as usize].written;
+        let written = zone_entry(&self.lock().zones, zone)?.written;
         if off >= written {
             return Err(ZnsError::Unsupported(format!(
                 "bit rot at zone {zone} offset {off}: nothing is stored there (write pointer {written})"
@@ -670,7 +670,7 @@ impl<S: Storage> FaultControl for Emulated<S> {
             )));
         }
         let mut core = self.lock();
-        core.set_state(zone, state);
+        core.set_state(zone, state)?;
         core.persist(&self.storage, zone)
     }
 

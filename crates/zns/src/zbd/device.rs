@@ -12,8 +12,8 @@ use rustix::fs::{FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::device::{Counters, DeviceStats, ZonedDevice};
-use crate::error::{Result, ZnsError};
-use crate::types::{Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState};
+use crate::error::{zone_entry, Result, ZnsError};
+use crate::types::{split_at_wp, Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState};
 
 use super::abi::{BlkZoneRange, SECTOR};
 use super::direct_io::{is_direct_ready, pwrite_all, AlignedBuf};
@@ -164,7 +164,10 @@ impl ZbdDevice {
                 zones.len()
             )));
         }
-        let capacity = zones[0].capacity;
+        let capacity = zones
+            .first()
+            .map(|z| z.capacity)
+            .ok_or_else(|| bad("the zone report lists no zones".into()))?;
         for z in &zones {
             if z.capacity != capacity {
                 return Err(bad(format!(
@@ -186,6 +189,11 @@ impl ZbdDevice {
             })
             .collect();
         Ok(dev)
+    }
+
+    /// The cached state of a zone (one slot per zone).
+    pub(super) fn slot(&self, zone: u32) -> Result<&Slot> {
+        zone_entry(&self.slots, zone)
     }
 
     /// The path the device was opened with.
@@ -233,7 +241,7 @@ impl ZbdDevice {
             b.as_mut_slice().copy_from_slice(data);
             Some(b)
         };
-        let slot = &self.slots[zone as usize];
+        let slot = self.slot(zone)?;
         let mut guard = slot.lock();
         let cache = *guard;
         match cache.state {
@@ -326,14 +334,9 @@ impl ZonedDevice for ZbdDevice {
         if addr.checked_add(len).is_none_or(|end| end > size) {
             return Err(ZnsError::OutOfRange { addr, len, size });
         }
-        let mut done = 0usize;
-        while done < buf.len() {
-            let pos = addr + done as u64;
-            let zone = self.geo.zone_of(pos) as u32;
-            let off = pos - self.geo.zone_start(zone);
-            let n = ((self.geo.zone_size - off) as usize).min(buf.len() - done);
-            let chunk = &mut buf[done..done + n];
-            let slot = &self.slots[zone as usize];
+        for (zone, off, piece) in self.geo.zone_pieces(addr, buf) {
+            let pos = self.geo.zone_start(zone) + off;
+            let slot = self.slot(zone)?;
             let cache = slot.seen().unwrap_or(ZoneCache {
                 state: ZoneState::Full,
                 wp: self.geo.zone_capacity,
@@ -341,10 +344,10 @@ impl ZonedDevice for ZbdDevice {
             if cache.state == ZoneState::Offline {
                 return Err(ZnsError::Offline { zone });
             }
-            let readable = cache.wp.min(self.geo.zone_capacity);
-            let valid = readable.saturating_sub(off).min(n as u64) as usize;
-            if valid > 0 {
-                if let Err(err) = self.read_device(pos, &mut chunk[..valid]) {
+            let (stored, unwritten) = split_at_wp(piece, off, cache.wp.min(self.geo.zone_capacity));
+            if !stored.is_empty() {
+                let valid = stored.len();
+                if let Err(err) = self.read_device(pos, stored) {
                     let what = self.ctx(format_args!(
                         "zone {zone}: read of {valid} bytes at offset {off}"
                     ));
@@ -359,8 +362,7 @@ impl ZonedDevice for ZbdDevice {
                     return Err(ZnsError::io(what, err));
                 }
             }
-            chunk[valid..].fill(0);
-            done += n;
+            unwritten.fill(0);
         }
         self.counters.on_read(cat, len);
         Ok(())
@@ -378,7 +380,7 @@ impl ZonedDevice for ZbdDevice {
 
     fn zone_op(&self, zone: u32, op: ZoneOp) -> Result<()> {
         let zone = self.geo.check_zone(u64::from(zone))?;
-        let slot = &self.slots[zone as usize];
+        let slot = self.slot(zone)?;
         let mut guard = slot.lock();
         let before = *guard;
         if let Some(e) = zone_op_rule(zone, op, before.state) {

@@ -46,13 +46,25 @@ impl AlignedBuf {
         Ok(AlignedBuf { storage, off, len })
     }
 
+    // `zeroed`, the only constructor, checked `off + len <= storage.len()`, and the
+    // storage never changes length.
+    #[allow(clippy::indexing_slicing)]
     pub(super) fn as_slice(&self) -> &[u8] {
         &self.storage[self.off..self.off + self.len]
     }
 
+    // As for `as_slice`.
+    #[allow(clippy::indexing_slicing)]
     pub(super) fn as_mut_slice(&mut self) -> &mut [u8] {
         &mut self.storage[self.off..self.off + self.len]
     }
+}
+
+/// The kernel claimed to have transferred more bytes than the buffer holds.
+fn overrun(what: &str, n: usize) -> io::Error {
+    io::Error::other(format!(
+        "the device reported {n} bytes {what}, more than were asked for"
+    ))
 }
 
 pub(super) fn pwrite_all(fd: BorrowedFd<'_>, mut data: &[u8], mut pos: u64) -> io::Result<()> {
@@ -65,7 +77,7 @@ pub(super) fn pwrite_all(fd: BorrowedFd<'_>, mut data: &[u8], mut pos: u64) -> i
                 ))
             }
             Ok(n) => {
-                data = &data[n..];
+                data = data.get(n..).ok_or_else(|| overrun("written", n))?;
                 pos += n as u64;
             }
             Err(Errno::INTR) => {}
@@ -85,7 +97,7 @@ fn pread_exact(fd: BorrowedFd<'_>, mut buf: &mut [u8], mut pos: u64) -> io::Resu
                 ))
             }
             Ok(n) => {
-                buf = &mut buf[n..];
+                buf = buf.get_mut(n..).ok_or_else(|| overrun("read", n))?;
                 pos += n as u64;
             }
             Err(Errno::INTR) => {}
@@ -102,18 +114,20 @@ impl ZbdDevice {
             return pread_exact(self.fd.as_fd(), out, pos);
         }
         let block = u64::from(self.geo.block_size);
-        let mut done = 0usize;
-        while done < out.len() {
-            let at = pos + done as u64;
-            let want = (out.len() - done).min(READ_BOUNCE_MAX);
+        let mut at = pos;
+        for piece in out.chunks_mut(READ_BOUNCE_MAX) {
+            let want = piece.len();
             let (a0, a1) = aligned_span(at, want as u64, block);
             let span = (a1 - a0) as usize;
             let mut bounce = AlignedBuf::zeroed(span, self.align)
                 .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
             pread_exact(self.fd.as_fd(), bounce.as_mut_slice(), a0)?;
             let skip = (at - a0) as usize;
-            out[done..done + want].copy_from_slice(&bounce.as_slice()[skip..skip + want]);
-            done += want;
+            let read = bounce.as_slice().get(skip..skip + want).ok_or_else(|| {
+                io::Error::other("the aligned span does not cover the bytes to read")
+            })?;
+            piece.copy_from_slice(read);
+            at += want as u64;
         }
         Ok(())
     }

@@ -60,7 +60,8 @@ impl ZbdDevice {
             if got == 0 {
                 break;
             }
-            for raw in &buf.zones[..got] {
+            // `got` ≤ the zones asked for ≤ the buffer's length (ioctl_report_zones).
+            for raw in buf.zones.iter().take(got) {
                 let z = self.check_raw(next, raw, flags)?;
                 out.push(z);
                 next += 1;
@@ -155,7 +156,7 @@ impl ZbdDevice {
         guard: &mut MutexGuard<'_, ZoneCache>,
     ) -> Result<ZoneCache> {
         let fresh = self.fresh(zone)?;
-        self.slots[zone as usize].set(guard, fresh);
+        self.slot(zone)?.set(guard, fresh);
         Ok(fresh)
     }
 }

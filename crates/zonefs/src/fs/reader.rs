@@ -160,7 +160,12 @@ impl FileReader {
         for e in &at.extents {
             let (lo, hi) = (offset.max(start), end.min(start + e.len));
             if lo < hi {
-                let dst = &mut buf[(lo - offset) as usize..(hi - offset) as usize];
+                // lo ≥ offset and hi ≤ end ≤ offset + buf.len(): the range is in `buf`.
+                let range = (lo - offset) as usize..(hi - offset) as usize;
+                let dst = buf.get_mut(range).ok_or_else(|| FsError::Inconsistent {
+                    zone: e.zone,
+                    reason: format!("extent bytes {lo}..{hi} fall outside the read"),
+                })?;
                 let addr = self.shared.geo.zone_start(e.zone) + e.offset + (lo - start);
                 self.shared.dev.read(addr, dst, self.cat).map_err(|err| {
                     FsError::device(

@@ -87,7 +87,11 @@ impl ZoneFs {
         // Copied before the locks are taken: the list grows with every victim.
         let victim_copy_bytes = c.victim_copy_bytes();
         let since = |now: &[u64; 7], then: &[u64; 7]| {
-            std::array::from_fn(|i| now[i].saturating_sub(then[i]))
+            let mut d = *now;
+            d.iter_mut()
+                .zip(then)
+                .for_each(|(n, t)| *n = n.saturating_sub(*t));
+            d
         };
         let meta = sh.lock_meta();
         let zones = sh.lock_zones();

@@ -263,7 +263,7 @@ impl Shared {
             if let Err(e) = meta.stage(&[rec], &|| format!("record the YBIZ of zone {zone}")) {
                 // Try these again at the next call.
                 let mut zones = self.lock_zones();
-                for (zone, ..) in &unlogged[i..] {
+                for (zone, ..) in unlogged.iter().skip(i) {
                     if let Some(s) = zones.slot_mut(*zone) {
                         s.ybiz_unlogged = true;
                     }

@@ -125,7 +125,9 @@ impl InvalidRatios {
         }
         for r in &self.ratios {
             let i = ((r.clamp(0.0, 1.0) * buckets as f64) as usize).min(buckets - 1);
-            counts[i] += 1;
+            if let Some(c) = counts.get_mut(i) {
+                *c += 1;
+            }
         }
         counts
     }
@@ -133,7 +135,7 @@ impl InvalidRatios {
 
 impl FsStats {
     pub fn device_written(&self, cat: IoCategory) -> u64 {
-        self.device_write_bytes[cat.index()]
+        *cat.pick(&self.device_write_bytes)
     }
 
     pub fn device_written_total(&self) -> u64 {

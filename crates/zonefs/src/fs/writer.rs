@@ -165,19 +165,19 @@ impl FileWriter {
         self.dirty = true;
         let block = self.shared.geo.block_size as usize;
         if !self.buf.is_empty() {
-            let take = (block - self.buf.len()).min(data.len());
-            self.buf.extend_from_slice(&data[..take]);
-            data = &data[take..];
+            let (head, rest) = data.split_at((block - self.buf.len()).min(data.len()));
+            self.buf.extend_from_slice(head);
+            data = rest;
             if self.buf.len() == block {
                 let full = std::mem::take(&mut self.buf);
                 self.write_blocks(&full)?;
             }
         }
-        let whole = data.len() / block * block;
-        if whole > 0 {
-            self.write_blocks(&data[..whole])?;
+        let (blocks, tail) = data.split_at(data.len() / block * block);
+        if !blocks.is_empty() {
+            self.write_blocks(blocks)?;
         }
-        self.buf.extend_from_slice(&data[whole..]);
+        self.buf.extend_from_slice(tail);
         Ok(())
     }
 
@@ -241,7 +241,7 @@ impl FileWriter {
         while !data.is_empty() {
             let slot = self.zone_for_write()?;
             let n = slot.room.min(data.len() as u64);
-            let chunk = &data[..n as usize];
+            let (chunk, rest) = data.split_at(n as usize);
             let zone = slot.lease.zone;
             let addr = self.shared.geo.zone_start(zone) + slot.wp;
             let result = self.shared.dev.write(addr, chunk, self.cat);
@@ -253,7 +253,7 @@ impl FileWriter {
             result.map_err(|e| FsError::device(self.write_context(zone, slot.wp), e))?;
             self.push_extent(zone, slot.wp, n);
             *self.unrecorded.entry(zone).or_default() += n;
-            data = &data[n as usize..];
+            data = rest;
         }
         Ok(())
     }

@@ -107,12 +107,13 @@ impl Batch {
         let first = self.frames.first().map(|f| f.start);
         self.push_commit(seq, first)?;
         let mut copy_start = None;
-        for i in 0..self.frames.len() {
-            let frame = self.frames[i].clone();
+        let frames = std::mem::take(&mut self.frames);
+        for frame in &frames {
             let start = self.start_frame();
             copy_start.get_or_insert(start);
-            self.buf.extend_from_within(frame);
+            self.buf.extend_from_within(frame.clone());
         }
+        self.frames = frames;
         self.push_commit(seq, copy_start)
     }
 

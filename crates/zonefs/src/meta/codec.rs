@@ -25,6 +25,16 @@ pub enum DecodeError {
     TrailingBytes { what: &'static str, count: usize },
 }
 
+/// The little-endian `u32` at byte `at` of `buf`; `None` if `buf` ends before it does.
+pub fn u32_at(buf: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(*buf.get(at..)?.first_chunk()?))
+}
+
+/// The little-endian `u64` at byte `at` of `buf`; `None` if `buf` ends before it does.
+pub fn u64_at(buf: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(*buf.get(at..)?.first_chunk()?))
+}
+
 /// Why a value could not be encoded (a length does not fit its 32-bit field).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum EncodeError {
@@ -49,14 +59,12 @@ impl<'a> ByteReader<'a> {
     }
 
     pub fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
-        if n > self.remaining() {
-            return Err(DecodeError::Truncated {
-                what,
-                need: n as u64,
-                have: self.remaining() as u64,
-            });
-        }
-        let out = &self.buf[self.pos..self.pos + n];
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        let (out, _) = rest.split_at_checked(n).ok_or(DecodeError::Truncated {
+            what,
+            need: n as u64,
+            have: rest.len() as u64,
+        })?;
         self.pos += n;
         Ok(out)
     }

@@ -6,7 +6,7 @@
 //! bytes. Decoding never panics: every malformed input is a typed [`FrameError`].
 
 use super::codec::{
-    put_bytes, put_len, put_u32, put_u64, put_u8, ByteReader, DecodeError, EncodeError,
+    put_bytes, put_len, put_u32, put_u64, put_u8, u32_at, ByteReader, DecodeError, EncodeError,
 };
 use super::options::StoredOptions;
 use super::state::{
@@ -264,35 +264,25 @@ pub fn encode_frame(
     kind: FrameKind,
     body: impl FnOnce(&mut Vec<u8>) -> Result<(), EncodeError>,
 ) -> Result<(), EncodeError> {
-    let start = out.len();
-    out.extend_from_slice(&[0u8; FRAME_HEADER_LEN]);
-    out.push(kind.code());
-    let done = body(out).and_then(|()| {
-        let covered = &out[start + FRAME_HEADER_LEN..];
-        let len = u32::try_from(covered.len()).map_err(|_| EncodeError::TooLong {
-            what: "frame",
-            len: covered.len() as u64,
-        })?;
-        let crc = crc32c::crc32c(covered);
-        out[start..start + 4].copy_from_slice(&len.to_le_bytes());
-        out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
-        Ok(())
-    });
-    if done.is_err() {
-        out.truncate(start);
-    }
-    done
+    // The header covers the bytes after it, so they are encoded first.
+    let mut covered = vec![kind.code()];
+    body(&mut covered)?;
+    let len = u32::try_from(covered.len()).map_err(|_| EncodeError::TooLong {
+        what: "frame",
+        len: covered.len() as u64,
+    })?;
+    out.reserve(FRAME_HEADER_LEN + covered.len());
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&crc32c::crc32c(&covered).to_le_bytes());
+    out.extend_from_slice(&covered);
+    Ok(())
 }
 
 /// Checks the framing and checksum of the frame at the start of `buf` without decoding
 /// the payload. Returns the type code, the payload and the frame's total length.
 pub fn check_frame(buf: &[u8]) -> Result<(u8, &[u8], usize), FrameError> {
-    let word = |at: usize| -> Option<u32> {
-        let b = buf.get(at..at + 4)?;
-        Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
     let have = buf.len() as u64;
-    let len = word(0).ok_or(FrameError::Truncated { need: 4, have })?;
+    let len = u32_at(buf, 0).ok_or(FrameError::Truncated { need: 4, have })?;
     if len == 0 {
         return Err(FrameError::Empty);
     }
@@ -300,14 +290,16 @@ pub fn check_frame(buf: &[u8]) -> Result<(u8, &[u8], usize), FrameError> {
     if total > have {
         return Err(FrameError::Truncated { need: total, have });
     }
-    let total = total as usize;
-    let stored = word(4).ok_or(FrameError::Truncated { need: 8, have })?;
-    let covered = &buf[FRAME_HEADER_LEN..total];
+    let stored = u32_at(buf, 4).ok_or(FrameError::Truncated { need: 8, have })?;
+    let covered = buf
+        .get(FRAME_HEADER_LEN..total as usize)
+        .ok_or(FrameError::Truncated { need: total, have })?;
     let computed = crc32c::crc32c(covered);
     if stored != computed {
         return Err(FrameError::Checksum { stored, computed });
     }
-    Ok((covered[0], &covered[1..], total))
+    let (&code, payload) = covered.split_first().ok_or(FrameError::Empty)?;
+    Ok((code, payload, total as usize))
 }
 
 /// Decodes the frame at the start of `buf`; returns it and its total length in bytes.

@@ -11,6 +11,7 @@
 //! applied).
 
 use super::batch::LENGTH_WORD;
+use super::codec::u32_at;
 use super::record::{decode_frame, Commit, Frame, FrameError, Record};
 use super::state::{FsState, ZoneLayout};
 
@@ -177,8 +178,7 @@ const COMMIT_FRAME_LENS: [u32; 2] = [1 + 8 + 4 + 4, 1 + 8 + 4];
 /// The commit frame at `pos`, if an intact one starts there. Checks the length word first,
 /// so scanning every offset of a zone costs little.
 fn commit_at(bytes: &[u8], pos: usize) -> Option<Commit> {
-    let word = bytes.get(pos..pos + LENGTH_WORD)?;
-    let len = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+    let len = u32_at(bytes, pos)?;
     if !COMMIT_FRAME_LENS.contains(&len) {
         return None;
     }

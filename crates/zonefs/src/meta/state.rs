@@ -572,13 +572,13 @@ fn check_name(name: &str) -> StateResult<()> {
 fn check_self_overlap(id: FileId, extents: &[Extent]) -> StateResult<()> {
     let mut sorted: Vec<&Extent> = extents.iter().collect();
     sorted.sort_by_key(|e| (e.zone, e.offset));
-    for pair in sorted.windows(2) {
-        if pair[0].zone == pair[1].zone && pair[0].end() > pair[1].offset {
+    for (a, b) in sorted.iter().zip(sorted.iter().skip(1)) {
+        if a.zone == b.zone && a.end() > b.offset {
             return Err(StateError::Overlap {
                 id,
                 other: id,
-                zone: pair[1].zone,
-                offset: pair[1].offset,
+                zone: b.zone,
+                offset: b.offset,
             });
         }
     }

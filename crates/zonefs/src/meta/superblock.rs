@@ -21,6 +21,8 @@
 
 use zkv_zns::Geometry;
 
+use super::codec::{u32_at, u64_at};
+
 pub const MAGIC: [u8; 8] = *b"ZKVMETA\0";
 /// The format this build writes. Version 2 added the file-system options (the `Options`
 /// record and the options of the snapshot); version 3 keeps two copies of everything: the
@@ -112,27 +114,27 @@ impl Superblock {
     /// Decodes the superblock at the start of `buf`. The version is returned as found;
     /// the caller decides whether it can read it.
     pub fn decode(buf: &[u8]) -> Result<Superblock, SuperblockError> {
-        let raw: &[u8; SUPERBLOCK_LEN] = buf
-            .get(..SUPERBLOCK_LEN)
-            .and_then(|b| b.try_into().ok())
-            .ok_or(SuperblockError::Truncated { have: buf.len() })?;
-        if raw[..8] != MAGIC {
+        let truncated = SuperblockError::Truncated { have: buf.len() };
+        let raw = buf.get(..SUPERBLOCK_LEN).ok_or(truncated.clone())?;
+        let u32_field = |at| u32_at(raw, at).ok_or(truncated.clone());
+        let u64_field = |at| u64_at(raw, at).ok_or(truncated.clone());
+        if !raw.starts_with(&MAGIC) {
             return Err(SuperblockError::NoMagic);
         }
-        let stored = u32_at(raw, CRC_AT);
-        let computed = crc32c::crc32c(&raw[..CRC_AT]);
+        let stored = u32_field(CRC_AT)?;
+        let computed = crc32c::crc32c(raw.get(..CRC_AT).ok_or(truncated.clone())?);
         if stored != computed {
             return Err(SuperblockError::Checksum { stored, computed });
         }
         Ok(Superblock {
-            version: u32_at(raw, 8),
-            block_size: u32_at(raw, 12),
-            zone_size: u64_at(raw, 16),
-            zone_capacity: u64_at(raw, 24),
-            zones: u32_at(raw, 32),
-            meta_zones: u32_at(raw, 36),
-            zone: u32_at(raw, 40),
-            seq: u64_at(raw, 48),
+            version: u32_field(8)?,
+            block_size: u32_field(12)?,
+            zone_size: u64_field(16)?,
+            zone_capacity: u64_field(24)?,
+            zones: u32_field(32)?,
+            meta_zones: u32_field(36)?,
+            zone: u32_field(40)?,
+            seq: u64_field(48)?,
         })
     }
 
@@ -160,20 +162,6 @@ impl Superblock {
                 expected,
             })
     }
-}
-
-// The offsets are constants inside the fixed-size superblock, so these cannot go out of
-// bounds.
-fn u32_at(raw: &[u8; SUPERBLOCK_LEN], at: usize) -> u32 {
-    let mut b = [0u8; 4];
-    b.copy_from_slice(&raw[at..at + 4]);
-    u32::from_le_bytes(b)
-}
-
-fn u64_at(raw: &[u8; SUPERBLOCK_LEN], at: usize) -> u64 {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&raw[at..at + 8]);
-    u64::from_le_bytes(b)
 }
 
 #[cfg(test)]

@@ -84,9 +84,8 @@ fn gap(lo: &[u8], hi: &[u8], skip: usize) -> u128 {
 
 fn fraction(key: &[u8], skip: usize) -> u128 {
     let tail = key.get(skip..).unwrap_or_default();
-    let n = tail.len().min(16);
     let mut bytes = [0u8; 16];
-    bytes[..n].copy_from_slice(&tail[..n]);
+    bytes.iter_mut().zip(tail).for_each(|(b, t)| *b = *t);
     u128::from_be_bytes(bytes)
 }
 

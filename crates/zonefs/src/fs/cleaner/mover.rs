@@ -90,16 +90,15 @@ impl<'a> Mover<'a> {
                     )
                 })?;
             let mut off = 0;
-            while off < n {
+            let mut rest = buf.as_slice();
+            while !rest.is_empty() {
                 let slot = self.zone_for(f, hint, total - done - off)?;
-                let k = slot.room.min(n - off);
+                let (chunk, tail) = rest.split_at(slot.room.min(rest.len() as u64) as usize);
+                let k = chunk.len() as u64;
+                rest = tail;
                 let zone = slot.lease.zone;
                 let addr = sh.geo.zone_start(zone) + slot.wp;
-                let result = sh.dev.write(
-                    addr,
-                    &buf[off as usize..(off + k) as usize],
-                    IoCategory::GcCopy,
-                );
+                let result = sh.dev.write(addr, chunk, IoCategory::GcCopy);
                 let ok = result.is_ok();
                 if !sh.end_write(slot.lease, if ok { k } else { 0 }) {
                     self.lease = None;
