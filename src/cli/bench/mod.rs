@@ -1386,7 +1386,8 @@ impl BenchArgs {
                 let temp = tempfile::tempdir().map_err(|e| {
                     CliError::invalid(format!("--fs posix: a temporary directory: {e}"))
                 })?;
-                return self.open_posix(&temp.path().to_path_buf(), Some(temp), plan);
+                let dir = temp.path().to_path_buf();
+                return self.open_posix(&dir, Some(temp), plan);
             }
             FsSpec::Zoned => {}
         }
