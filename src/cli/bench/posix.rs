@@ -177,7 +177,9 @@ mod tests {
         assert!(parse_fs("posix:")
             .unwrap_err()
             .contains("needs a directory"));
-        for bad in ["ext4", "posix", "zoned:x", ""] {
+        assert_eq!(parse_fs("posix"), Ok(FsSpec::PosixTemp));
+        assert_eq!(FsSpec::PosixTemp.to_string(), "posix");
+        for bad in ["ext4", "zoned:x", ""] {
             let e = parse_fs(bad).unwrap_err();
             assert!(e.contains("posix:DIR"), "{bad}: {e}");
         }
