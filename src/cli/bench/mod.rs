@@ -962,6 +962,11 @@ impl BenchArgs {
                         run,
                     }
                 }
+                other => {
+                    return Err(CliError::invalid(format!(
+                        "--workload: {other:?} is not supported by zkv bench"
+                    )))
+                }
             });
         }
         Ok(jobs)
@@ -1236,6 +1241,9 @@ impl BenchArgs {
                 | DbBenchWorkload::ReadReverse
                 | DbBenchWorkload::SeekRandom
                 | DbBenchWorkload::DeleteRandom => 0.0,
+                // A workload this estimate does not know: assume it writes every key, the
+                // estimate that never lets a run through that does not fit.
+                _ => return self.num,
             };
         }
         (num * (1.0 - (-random_writes / num).exp())).ceil() as u64

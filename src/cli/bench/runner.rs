@@ -634,6 +634,12 @@ impl<'a> Runner<'a> {
             OpKind::Delete => self.delete(&op.key, r)?,
             OpKind::Next => return self.next_entry(r, false),
             OpKind::Prev => return self.next_entry(r, true),
+            // A kind of a newer workload crate that this runner cannot issue.
+            other => {
+                return Err(zkv_engine::Error::InvalidArgument(format!(
+                    "operation {other:?} is not supported by the bench runner"
+                )))
+            }
         }
         Ok(true)
     }
