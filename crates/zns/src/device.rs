@@ -14,6 +14,7 @@ use crate::types::{Geometry, IoCategory, ZoneInfo, ZoneOp};
 /// All methods take `&self`: a device is shared by many threads. Each command either
 /// succeeds completely or fails and changes nothing.
 pub trait ZonedDevice: Send + Sync {
+    /// The device's fixed shape.
     fn geometry(&self) -> Geometry;
 
     /// A short description of the backend, e.g. `mem`, `file:/tmp/zns.img`.
@@ -51,6 +52,7 @@ pub trait ZonedDevice: Send + Sync {
         None
     }
 
+    /// The descriptor of one zone; [`crate::ZnsError::NoSuchZone`] past the last.
     fn zone_info(&self, zone: u32) -> Result<ZoneInfo> {
         let geo = self.geometry();
         if zone >= geo.zones {
@@ -66,18 +68,22 @@ pub trait ZonedDevice: Send + Sync {
         })
     }
 
+    /// Opens the zone explicitly ([`ZoneOp::Open`]).
     fn open_zone(&self, zone: u32) -> Result<()> {
         self.zone_op(zone, ZoneOp::Open)
     }
 
+    /// Closes the open zone ([`ZoneOp::Close`]).
     fn close_zone(&self, zone: u32) -> Result<()> {
         self.zone_op(zone, ZoneOp::Close)
     }
 
+    /// Makes the zone FULL ([`ZoneOp::Finish`]).
     fn finish_zone(&self, zone: u32) -> Result<()> {
         self.zone_op(zone, ZoneOp::Finish)
     }
 
+    /// Empties the zone ([`ZoneOp::Reset`]).
     fn reset_zone(&self, zone: u32) -> Result<()> {
         self.zone_op(zone, ZoneOp::Reset)
     }
@@ -90,28 +96,37 @@ pub struct DeviceStats {
     pub write_bytes: [u64; 7],
     /// Bytes read, indexed by [`IoCategory::index`].
     pub read_bytes: [u64; 7],
+    /// Write and append commands.
     pub writes: u64,
+    /// Read commands.
     pub reads: u64,
+    /// Zone resets.
     pub resets: u64,
+    /// Zone finishes.
     pub finishes: u64,
+    /// Syncs (flushes).
     pub syncs: u64,
     /// Resets per zone (wear), since the device was opened.
     pub zone_resets: Vec<u64>,
 }
 
 impl DeviceStats {
+    /// Bytes written for `cat`.
     pub fn written(&self, cat: IoCategory) -> u64 {
         self.write_bytes[cat.index()]
     }
 
+    /// Bytes read for `cat`.
     pub fn read(&self, cat: IoCategory) -> u64 {
         self.read_bytes[cat.index()]
     }
 
+    /// Bytes written, all categories.
     pub fn total_written(&self) -> u64 {
         self.write_bytes.iter().sum()
     }
 
+    /// Bytes read, all categories.
     pub fn total_read(&self) -> u64 {
         self.read_bytes.iter().sum()
     }
@@ -119,7 +134,7 @@ impl DeviceStats {
 
 /// Lock-free counters shared by the backends.
 #[derive(Debug)]
-pub struct Counters {
+pub(crate) struct Counters {
     write_bytes: [AtomicU64; 7],
     read_bytes: [AtomicU64; 7],
     writes: AtomicU64,

@@ -9,6 +9,7 @@
 // Library code returns errors instead of panicking on I/O and decoding paths; unit tests
 // may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![deny(missing_docs)]
 
 pub mod conformance;
 mod device;
@@ -21,7 +22,7 @@ mod types;
 #[cfg(target_os = "linux")]
 pub mod zbd;
 
-pub use device::{Counters, DeviceStats, ZonedDevice};
+pub use device::{DeviceStats, ZonedDevice};
 pub use emu::{FileDevice, MemDevice};
 pub use error::{Result, ZnsError};
 pub use fault::{FaultControl, FaultOp, TearMode};

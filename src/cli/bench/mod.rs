@@ -44,7 +44,7 @@ use zkv_zonefs::fs::{CleanerThread, FsOptions, ZoneFs};
 use zkv_zonefs::meta::DEFAULT_META_ZONES;
 
 use super::compare::schemes::{scheme_name, Parts};
-use super::device::parse_device;
+use super::device::{parse_device, refuse_unknown};
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
 use super::geometry::{create_image, GeometryArgs};
@@ -1283,6 +1283,7 @@ impl BenchArgs {
                 "--device {}: zkv bench runs on mem or a new file: image so far",
                 self.device
             ))),
+            _ => Err(refuse_unknown(&self.device)),
         }
     }
 
