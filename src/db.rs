@@ -203,6 +203,15 @@ impl Db {
         done.map_err(|e| self.error(e))
     }
 
+    /// Compacts the keys `[begin, end]` (`None` = unbounded) down to the last level holding
+    /// data there, so deleted and overwritten values stop taking space (RocksDB's
+    /// `CompactRange`). It goes one table at a time, so it works on a device that deletes
+    /// were written to after it filled up: the way a full store gets room back.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let done = self.engine.compact_range(begin, end);
+        done.map_err(|e| self.error(e))
+    }
+
     /// Applies `batch` atomically (readers and recovery see all of it or none of it), with
     /// the default [`WriteOptions`] (not synced).
     pub fn write(&self, batch: WriteBatch) -> Result<()> {

@@ -33,17 +33,6 @@ fn run_args(mut args: Vec<String>) -> (String, Value) {
     (stdout, report.read())
 }
 
-/// The report's entry of the `i`-th phase, which must be called `name`.
-fn phase<'a>(report: &'a Value, i: usize, name: &str) -> &'a Value {
-    let p = &report["workloads"][i];
-    assert_eq!(p["name"], name, "phase {i}");
-    p
-}
-
-fn count(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
-
 /// db_bench's line of the `i`-th result line of stdout.
 fn line(stdout: &str, i: usize) -> &str {
     stdout
@@ -423,8 +412,8 @@ fn flags_of_workloads_the_list_lacks_are_refused() {
     for (flags, want) in [
         (
             &["--reads", "10"][..],
-            "--reads 10: applies to readrandom, readrandomwriterandom, readseq, readreverse, seekrandom \
-             and mixgraph, and --workload fillseq,fillbatch has none",
+            "--reads 10: applies to readrandom, readrandomwriterandom, readseq, readreverse, \
+             seekrandom, readwhilewriting and mixgraph, and --workload fillseq,fillbatch has none",
         ),
         (
             &["--deletes", "10"],
@@ -437,7 +426,8 @@ fn flags_of_workloads_the_list_lacks_are_refused() {
         (
             &["--duration", "5"],
             "--duration 5: applies to db_bench's random workloads (fillrandom, overwrite, \
-             readrandom, readrandomwriterandom, seekrandom, deleterandom, mixgraph), and \
+             readrandom, readrandomwriterandom, seekrandom, deleterandom, readwhilewriting, \
+             mixgraph), and \
              --workload fillseq,fillbatch has none",
         ),
     ] {

@@ -457,3 +457,26 @@ fn large_binary_values_go_in_from_a_file_or_stdin_and_come_out_raw() {
         "{msg}"
     );
 }
+
+#[test]
+fn compact_takes_deleted_values_out_of_the_tables() {
+    let img = Img::formatted();
+    let value = "v".repeat(20_000);
+    for i in 0..12 {
+        img.run("put", &[&format!("key{i:02}"), &value]);
+    }
+    for i in 0..10 {
+        img.run("delete", &[&format!("key{i:02}")]);
+    }
+    let out = img.run("compact", &[]);
+    assert!(out.contains("compacted; tables"), "{out}");
+    // Two live values of 20 kB are left in the tables, nothing of the ten deleted ones.
+    let bytes = total(&img.levels(), "bytes");
+    assert!((40_000..60_000).contains(&bytes), "{bytes}\n{out}");
+    assert_eq!(img.run("get", &["key11"]).trim_end(), value);
+    img.fails("get", &["key03"]);
+    // A range, and its bounds decoded like every key (--hex).
+    img.run("compact", &["--from", "key05", "--to", "key11"]);
+    let err = img.fails("compact", &["--hex", "--from", "zz"]);
+    assert!(err.contains("--from"), "{err}");
+}

@@ -53,10 +53,6 @@ fn run(existing: bool, extra: &[&str]) -> (String, Value) {
     (stdout, report.read())
 }
 
-fn count(v: &Value) -> u64 {
-    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
-}
-
 /// The names and operations of the report's phases.
 fn phases(r: &Value) -> Vec<(String, u64)> {
     let all = r["workloads"].as_array().expect("workloads");

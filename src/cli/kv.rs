@@ -27,6 +27,7 @@ use zkv_zonefs::fs::ZoneFs;
 use super::device::{open_persistent, parse_device, read_device, Access, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
+use super::size::human_size;
 use super::Out;
 
 const KV_EXAMPLES: &str = "\
@@ -34,6 +35,7 @@ Examples:
   zkv put    --device file:/tmp/zns.img user1 alice
   zkv get    --device file:/tmp/zns.img user1
   zkv delete --device file:/tmp/zns.img user1
+  zkv compact --device file:/tmp/zns.img   # frees what deletes and overwrites left behind
   zkv scan   --device file:/tmp/zns.img --from user --to userz --limit 10
   zkv put    --device file:/tmp/zns.img --hex 00ff deadbeef
   zkv put    --device file:/tmp/zns.img photo --value-file photo.jpg   # - reads stdin
@@ -124,6 +126,20 @@ pub struct DeleteArgs {
     key: String,
 }
 
+/// `compact`: a device and an optional key range.
+#[derive(Debug, Args)]
+#[command(after_help = KV_EXAMPLES)]
+pub struct CompactArgs {
+    #[command(flatten)]
+    db: WriteDb,
+    /// First key of the range (inclusive) [default: the first key]
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
+    from: Option<String>,
+    /// Last key of the range (inclusive) [default: the last key]
+    #[arg(long, value_name = "KEY", allow_hyphen_values = true)]
+    to: Option<String>,
+}
+
 /// `get`: a device and one key.
 #[derive(Debug, Args)]
 #[command(after_help = KV_EXAMPLES)]
@@ -184,6 +200,29 @@ pub fn delete(args: DeleteArgs) -> CliResult {
     let db = open_for_write(&args.db, false)?;
     let result = db.delete_opt(&key, &WriteOptions::synced());
     finish_write(spec, db, result)
+}
+
+pub fn compact(args: CompactArgs) -> CliResult {
+    let hex = args.db.dev.hex;
+    let bound = |k: &Option<String>, what| k.as_ref().map(|k| decode(k, hex, what)).transpose();
+    let (from, to) = (bound(&args.from, "--from")?, bound(&args.to, "--to")?);
+    let spec = &args.db.dev.device;
+    let db = open_for_write(&args.db, false)?;
+    let before = table_bytes(&db);
+    let result = db.compact_range(from.as_deref(), to.as_deref());
+    if result.is_ok() {
+        println!(
+            "{spec}: compacted; tables {} -> {}",
+            human_size(before),
+            human_size(table_bytes(&db))
+        );
+    }
+    finish_write(spec, db, result)
+}
+
+/// The bytes of the database's tables.
+fn table_bytes(db: &zkv::Db) -> u64 {
+    db.engine().live_files().iter().map(|(_, f)| f.size).sum()
 }
 
 pub fn get(args: KeyArgs) -> CliResult {

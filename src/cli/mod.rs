@@ -82,6 +82,9 @@ enum Command {
     Delete(kv::DeleteArgs),
     /// List keys and values in key order, within bounds; never writes the device
     Scan(kv::ScanArgs),
+    /// Compact a key range (all keys by default) down to the last level, so the space of
+    /// deleted and overwritten values comes back; works on a full device after deletes
+    Compact(kv::CompactArgs),
     /// Verify a store without changing it: metadata, every extent, table block and WAL
     /// record; exit 1 if anything is damaged
     Check(check::CheckArgs),
@@ -109,6 +112,7 @@ fn run(cli: Cli) -> CliResult {
         Command::Get(args) => kv::get(args),
         Command::Delete(args) => kv::delete(args),
         Command::Scan(args) => kv::scan(args),
+        Command::Compact(args) => kv::compact(args),
         Command::Check(args) => check::run(args),
         Command::Salvage(args) => salvage::run(args),
         Command::Backup(args) => backup::run(args),

@@ -198,10 +198,12 @@ fn dump_file(path: &Path) -> CliResult<Box<dyn Write>> {
 fn finish(sink: Sink, to: Option<&DeviceSpec>) -> CliResult {
     match (sink, to) {
         (Sink::Db(db), Some(to)) => {
-            let fs = Arc::clone(db.file_system());
+            let dev = db.zone_fs().map(|fs| Arc::clone(fs.device()));
             db.flush().map_err(|e| db_error(to, e))?;
             db.close().map_err(|e| db_error(to, e))?;
-            fs.device().sync()?;
+            if let Some(dev) = dev {
+                dev.sync()?;
+            }
             Ok(())
         }
         (Sink::Dump(mut w), _) => w

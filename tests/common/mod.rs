@@ -320,6 +320,18 @@ pub fn metadata_frame_copies(image: &Path) -> (u64, u64) {
     (frames[i].offset, copy.offset)
 }
 
+/// A report's entry of the `i`-th phase, which must be called `name`.
+pub fn phase<'a>(report: &'a Value, i: usize, name: &str) -> &'a Value {
+    let p = &report["workloads"][i];
+    assert_eq!(p["name"], name, "phase {i}");
+    p
+}
+
+/// A JSON number that must be a count.
+pub fn count(v: &Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a count: {v}"))
+}
+
 /// Removes the fields of a bench report that measure wall time, which differ between two
 /// deterministic runs (the deterministic mode's contract: everything else is the same).
 pub fn strip_times(v: &mut Value) {

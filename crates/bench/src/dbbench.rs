@@ -16,8 +16,16 @@
 //! - `readreverse`: the same backward, from the last key.
 //! - `seekrandom`: a seek to `rand % num`, then `seek_nexts` nexts.
 //! - `deleterandom`: a delete of `rand % num`, with replacement.
+//! - `readwhilewriting`: `readrandom`'s reads, run by the reader threads while one more
+//!   thread overwrites `rand % num` until they are done ([`DbBenchGenerator::endless`]
+//!   makes that writer's stream, an `overwrite` without end).
 //!
-//! The read benchmarks (readrandom, readrandomwriterandom, readseq, seekrandom) run
+//! With `--threads N` every thread runs the whole count of its benchmark with a seed of its
+//! own (db_bench's `ThreadState` seeds each thread apart): `--num` and `--reads` are per
+//! thread, not divided among them.
+//!
+//! The read benchmarks (readrandom, readrandomwriterandom, readseq, seekrandom,
+//! readwhilewriting's readers) run
 //! `--reads` operations, deleterandom `--deletes`, the others `--num`; each is `--num`
 //! unless given.
 //!
@@ -53,6 +61,9 @@ pub enum DbBenchWorkload {
     SeekRandom,
     /// `deleterandom`: deletes `deletes` uniformly random keys.
     DeleteRandom,
+    /// `readwhilewriting`: readrandom's `reads` reads per reader thread, while one more
+    /// thread overwrites random keys until the readers are done.
+    ReadWhileWriting,
 }
 
 /// Entries per write batch of `fillbatch` (db_bench sets its batch size to this).
@@ -60,7 +71,7 @@ pub const FILLBATCH_ENTRIES: usize = 1000;
 
 impl DbBenchWorkload {
     /// Every workload, in the order `--help` lists them.
-    pub const ALL: [DbBenchWorkload; 10] = [
+    pub const ALL: [DbBenchWorkload; 11] = [
         Self::FillSeq,
         Self::FillRandom,
         Self::Overwrite,
@@ -71,6 +82,7 @@ impl DbBenchWorkload {
         Self::ReadReverse,
         Self::SeekRandom,
         Self::DeleteRandom,
+        Self::ReadWhileWriting,
     ];
 
     /// db_bench's benchmark name.
@@ -86,6 +98,7 @@ impl DbBenchWorkload {
             Self::ReadReverse => "readreverse",
             Self::SeekRandom => "seekrandom",
             Self::DeleteRandom => "deleterandom",
+            Self::ReadWhileWriting => "readwhilewriting",
         }
     }
 
@@ -103,6 +116,7 @@ impl DbBenchWorkload {
                 | Self::ReadSeq
                 | Self::ReadReverse
                 | Self::SeekRandom
+                | Self::ReadWhileWriting
         )
     }
 
@@ -230,6 +244,13 @@ impl DbBenchGenerator {
         self.total - self.done
     }
 
+    /// The same stream without an end: readwhilewriting's writer, which writes until the
+    /// readers are done.
+    pub fn endless(mut self) -> Self {
+        self.total = u64::MAX;
+        self
+    }
+
     /// The next operation; `None` once [`DbBenchConfig::operations`] were generated.
     pub fn next_op(&mut self) -> Option<Op> {
         if self.done == self.total {
@@ -241,7 +262,9 @@ impl DbBenchGenerator {
             DbBenchWorkload::FillSeq | DbBenchWorkload::FillBatch => (OpKind::Insert, seq),
             DbBenchWorkload::FillRandom => (OpKind::Insert, self.random_key()),
             DbBenchWorkload::Overwrite => (OpKind::Update, self.random_key()),
-            DbBenchWorkload::ReadRandom => (OpKind::Read, self.random_key()),
+            DbBenchWorkload::ReadRandom | DbBenchWorkload::ReadWhileWriting => {
+                (OpKind::Read, self.random_key())
+            }
             DbBenchWorkload::ReadRandomWriteRandom => {
                 let keynum = self.random_key();
                 (self.next_mixed_kind(), keynum)
@@ -465,6 +488,25 @@ mod tests {
     }
 
     #[test]
+    fn readwhilewriting_reads_and_its_writer_never_ends() {
+        let config = DbBenchConfig {
+            num: 100,
+            reads: Some(50),
+            ..DbBenchConfig::default()
+        };
+        let reads = ops_with(DbBenchWorkload::ReadWhileWriting, config);
+        assert_eq!(reads.len(), 50);
+        assert!(reads.iter().all(|op| op.kind == OpKind::Read));
+        let g = DbBenchGenerator::new(DbBenchWorkload::Overwrite, config, 7).unwrap();
+        let mut writer = g.endless();
+        for _ in 0..1000 {
+            let op = writer.next_op().unwrap();
+            assert_eq!(op.kind, OpKind::Update);
+            assert!((0..100).contains(&op.keynum));
+        }
+    }
+
+    #[test]
     fn only_random_benchmarks_are_timed() {
         let timed: Vec<&str> = DbBenchWorkload::ALL
             .into_iter()
@@ -479,7 +521,8 @@ mod tests {
                 "readrandom",
                 "readrandomwriterandom",
                 "seekrandom",
-                "deleterandom"
+                "deleterandom",
+                "readwhilewriting"
             ]
         );
     }

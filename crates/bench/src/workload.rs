@@ -10,7 +10,8 @@ use crate::ycsb::CoreWorkloadId;
 
 /// The names zkv knows, for error messages.
 pub const KNOWN_NAMES: &str = "fillseq, fillrandom, overwrite, readrandom, \
-     readrandomwriterandom, fillbatch, readseq, readreverse, seekrandom, deleterandom, mixgraph, \
+     readrandomwriterandom, fillbatch, readseq, readreverse, seekrandom, deleterandom, \
+     readwhilewriting, mixgraph, \
      ycsb-a .. ycsb-f, ycsb, idle";
 
 /// The pause between workloads (no request for a while; Prophet's VariableTest).

@@ -12,6 +12,8 @@
 //! - [`compaction`]: level scores, the pickers (`compaction_pri`), the choice of inputs and
 //!   the compaction job;
 //! - [`iter`]: the iterator trait, the merging iterator and the user-facing iterator;
+//! - [`fs`]: the file system the engine talks to, and its two implementations (the zoned
+//!   file layer, a plain directory);
 //! - [`db`]: the database: open and recovery, writes, reads, flush, compaction scheduling,
 //!   stalls, placement hints and statistics.
 
@@ -25,6 +27,7 @@ pub mod coding;
 pub mod compaction;
 pub mod db;
 pub mod error;
+pub mod fs;
 pub mod iter;
 pub mod key;
 pub mod lifetime;

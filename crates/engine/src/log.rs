@@ -76,9 +76,8 @@
 //! tolerated one must start a new log rather than append to it, or the next reading would
 //! see damage followed by valid records.
 
-use zkv_zonefs::fs::FileWriter;
-
 use crate::coding::mask_crc;
+use crate::fs::WritableFile;
 use crate::{Error, Result};
 
 /// Bytes of a record header.
@@ -107,7 +106,7 @@ fn encode_header(payload: &[u8]) -> [u8; HEADER_LEN] {
     header
 }
 
-/// Where the log's records go: a file of the zoned file layer, or memory.
+/// Where the log's records go: a file of the engine's file system, or memory.
 pub trait LogSink {
     /// Appends bytes after everything appended before.
     fn append(&mut self, data: &[u8]) -> Result<()>;
@@ -115,14 +114,14 @@ pub trait LogSink {
     fn sync(&mut self) -> Result<()>;
 }
 
-impl LogSink for FileWriter {
+impl<T: WritableFile + ?Sized> LogSink for T {
     fn append(&mut self, data: &[u8]) -> Result<()> {
-        FileWriter::append(self, data)
+        WritableFile::append(self, data)
             .map_err(|e| Error::fs(format!("append to log '{}'", self.name()), e))
     }
 
     fn sync(&mut self) -> Result<()> {
-        FileWriter::sync(self).map_err(|e| Error::fs(format!("sync log '{}'", self.name()), e))
+        WritableFile::sync(self).map_err(|e| Error::fs(format!("sync log '{}'", self.name()), e))
     }
 }
 
@@ -164,11 +163,12 @@ impl<S: LogSink> LogWriter<S> {
                 payload.len()
             )));
         }
-        let header = encode_header(payload);
-        let result = self
-            .sink
-            .append(&header)
-            .and_then(|()| self.sink.append(payload));
+        // One append per record: a file system that hands whole appends to the operating
+        // system (the directory one) never leaves half a record after a process crash.
+        let mut record = Vec::with_capacity(HEADER_LEN + payload.len());
+        record.extend_from_slice(&encode_header(payload));
+        record.extend_from_slice(payload);
+        let result = self.sink.append(&record);
         self.note(result)?;
         self.written += (HEADER_LEN + payload.len()) as u64;
         Ok(())
@@ -458,6 +458,8 @@ pub(crate) struct Flaky {
     pub data: Vec<u8>,
     appends: usize,
     fail_at: usize,
+    /// Bytes of the failing append that get out before it fails (a short write).
+    keep: usize,
 }
 
 #[cfg(test)]
@@ -467,7 +469,14 @@ impl Flaky {
             data: Vec::new(),
             appends: 0,
             fail_at,
+            keep: 0,
         }
+    }
+
+    /// The failing append writes its first `keep` bytes before it fails.
+    pub(crate) fn keeping(mut self, keep: usize) -> Flaky {
+        self.keep = keep;
+        self
     }
 }
 
@@ -476,6 +485,8 @@ impl LogSink for Flaky {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         self.appends += 1;
         if self.appends == self.fail_at {
+            self.data
+                .extend_from_slice(&data[..self.keep.min(data.len())]);
             return Err(Error::InvalidArgument("injected".into()));
         }
         self.data.extend_from_slice(data);
@@ -921,11 +932,11 @@ mod tests {
 
     #[test]
     fn a_failed_append_stops_the_writer() {
-        let sink = Flaky::failing_at(4);
+        let sink = Flaky::failing_at(2).keeping(HEADER_LEN);
         let mut w = LogWriter::new(sink);
         w.add_record(b"first").unwrap();
         let written = w.bytes_written();
-        // The payload append of the second record fails after its header went out.
+        // The append of the second record fails after its header went out.
         assert!(w.add_record(b"second").is_err());
         assert_eq!(w.bytes_written(), written);
         let err = w.add_record(b"third").unwrap_err();

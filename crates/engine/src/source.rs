@@ -1,9 +1,8 @@
-//! Random-access reads of a stored file (an SST), from the file layer or from memory.
+//! Random-access reads of a stored file (an SST), from the file system or from memory.
 
 use std::sync::Arc;
 
-use zkv_zonefs::fs::FileReader;
-
+use crate::fs::ReadableFile;
 use crate::{Error, Result};
 
 /// A file that can be read at any offset. `what` names it in errors.
@@ -26,21 +25,22 @@ fn past_end(what: String, offset: u64, len: usize, size: u64) -> Error {
     )
 }
 
-impl RandomAccess for FileReader {
+impl<T: ReadableFile + ?Sized> RandomAccess for T {
     fn size(&self) -> u64 {
-        FileReader::size(self)
+        ReadableFile::size(self)
     }
 
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
         let end = offset.checked_add(buf.len() as u64);
-        if end.is_none_or(|end| end > self.size()) {
-            return Err(past_end(self.what(), offset, buf.len(), self.size()));
+        let size = ReadableFile::size(self);
+        if end.is_none_or(|end| end > size) {
+            return Err(past_end(self.what(), offset, buf.len(), size));
         }
         let n = self
             .read_at(offset, buf)
             .map_err(|e| Error::fs(format!("read {}", self.name()), e))?;
         if n != buf.len() {
-            return Err(past_end(self.what(), offset, buf.len(), self.size()));
+            return Err(past_end(self.what(), offset, buf.len(), size));
         }
         Ok(())
     }

@@ -1,7 +1,8 @@
 //! Model test: random sequences of puts, deletes, batches, gets, bounded scans, snapshot
 //! reads, flushes and reopens against a `BTreeMap`, in both execution modes, with options
 //! so small that flushes, compactions and trivial moves all happen (the totals over all
-//! cases are checked at the end).
+//! cases are checked at the end). The same model runs on the zoned file layer and on a
+//! directory (`PosixFs` in a temporary directory).
 
 mod support;
 
@@ -13,9 +14,9 @@ use proptest::test_runner::{Config, TestRunner};
 use support::*;
 use zkv_engine::batch::WriteBatch;
 use zkv_engine::db::{Db, ReadOptions, Snapshot, WriteOptions};
+use zkv_engine::fs::{FileSystem, PosixFs};
 use zkv_engine::options::{CompressionType, ExecMode, Options};
 use zkv_zns::ZonedDevice;
-use zkv_zonefs::fs::ZoneFs;
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -88,9 +89,48 @@ struct Totals {
     deep_levels: AtomicU64,
 }
 
+/// Which file system a case runs on.
+#[derive(Clone, Copy, Debug)]
+enum FsKind {
+    Zoned,
+    Posix,
+}
+
+/// What a file system is mounted from: an emulated zoned device, or a directory.
+enum Backing {
+    Zoned(Arc<dyn ZonedDevice>),
+    Posix(tempfile::TempDir),
+}
+
+impl Backing {
+    /// A new backing and the file system formatted (or created) on it.
+    fn new(kind: FsKind) -> (Backing, Arc<dyn FileSystem>) {
+        match kind {
+            FsKind::Zoned => {
+                let (_mem, dev) = device(96, 256);
+                let fs = format(&dev, fs_options());
+                (Backing::Zoned(dev), fs)
+            }
+            FsKind::Posix => {
+                let dir = tempfile::tempdir().unwrap();
+                let fs = Arc::new(PosixFs::open(dir.path()).unwrap());
+                (Backing::Posix(dir), fs)
+            }
+        }
+    }
+
+    /// A new handle on the same file system.
+    fn mount(&self) -> Arc<dyn FileSystem> {
+        match self {
+            Backing::Zoned(dev) => mount(dev, fs_options()),
+            Backing::Posix(dir) => Arc::new(PosixFs::open(dir.path()).unwrap()),
+        }
+    }
+}
+
 struct Harness {
-    dev: Arc<dyn ZonedDevice>,
-    fs: Arc<ZoneFs>,
+    backing: Backing,
+    fs: Arc<dyn FileSystem>,
     db: Option<Db>,
     options: Options,
     model: Model,
@@ -102,12 +142,11 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(options: Options) -> Harness {
-        let (_mem, dev) = device(96, 256);
-        let fs = format(&dev, fs_options());
+    fn new(options: Options, kind: FsKind) -> Harness {
+        let (backing, fs) = Backing::new(kind);
         let db = Db::open(Arc::clone(&fs), options.clone()).unwrap();
         Harness {
-            dev,
+            backing,
             fs,
             db: Some(db),
             options,
@@ -264,7 +303,7 @@ impl Harness {
         self.count(&db);
         db.close().unwrap();
         if remount {
-            self.fs = mount(&self.dev, fs_options());
+            self.fs = self.backing.mount();
         }
         self.db = Some(Db::open(Arc::clone(&self.fs), self.options.clone()).unwrap());
     }
@@ -296,8 +335,13 @@ fn run_model(mode: ExecMode, cases: u32) {
     run_model_with(tiny_options(mode), cases, |_| {});
 }
 
-/// Runs the model test with `options`; `check` looks at each case's database at its end.
+/// Runs the model test with `options` on the zoned file layer; `check` looks at each
+/// case's database at its end.
 fn run_model_with(options: Options, cases: u32, check: impl Fn(&Db)) {
+    run_model_on(FsKind::Zoned, options, cases, check);
+}
+
+fn run_model_on(kind: FsKind, options: Options, cases: u32, check: impl Fn(&Db)) {
     let mode = options.mode;
     let totals = Totals::default();
     let config = Config {
@@ -308,7 +352,7 @@ fn run_model_with(options: Options, cases: u32, check: impl Fn(&Db)) {
     let mut runner = TestRunner::new(config);
     runner
         .run(&prop::collection::vec(op(), 100..500), |ops| {
-            let mut h = Harness::new(options.clone());
+            let mut h = Harness::new(options.clone(), kind);
             for op in &ops {
                 h.apply(op);
             }
@@ -319,7 +363,7 @@ fn run_model_with(options: Options, cases: u32, check: impl Fn(&Db)) {
         .unwrap();
     let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
     eprintln!(
-        "{mode:?}: {cases} cases, {} flushes, {} compactions, {} trivial moves",
+        "{mode:?} on {kind:?}: {cases} cases, {} flushes, {} compactions, {} trivial moves",
         get(&totals.flushes),
         get(&totals.compactions),
         get(&totals.trivial_moves)
@@ -331,6 +375,17 @@ fn run_model_with(options: Options, cases: u32, check: impl Fn(&Db)) {
         get(&totals.deep_levels) > 0,
         "no level below L1 was ever used"
     );
+}
+
+/// The same engine on a directory: plain files, no zones, no cleaner.
+#[test]
+fn model_on_a_directory() {
+    for (mode, cases) in [(ExecMode::Deterministic, 8), (ExecMode::Threaded, 4)] {
+        run_model_on(FsKind::Posix, tiny_options(mode), cases, |db| {
+            assert!(db.zone_fs().is_none());
+            assert!(db.file_system().io_stats().total_written() > 0);
+        });
+    }
 }
 
 #[test]

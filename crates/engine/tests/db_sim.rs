@@ -339,7 +339,7 @@ fn a_cleaner_that_cannot_reach_its_target_stops_when_nothing_changes() {
     let worker = std::thread::spawn(move || {
         fill(&db, 8000, 6, |_| {});
         db.wait_for_background().unwrap();
-        let victims = db.file_system().stats().gc.victims;
+        let victims = db.zone_fs().unwrap().stats().gc.victims;
         db.close().unwrap();
         let _ = done.send(victims);
     });

@@ -132,9 +132,11 @@ impl DeviceStats {
     }
 }
 
-/// Lock-free counters shared by the backends.
+/// Lock-free counters for a [`ZonedDevice`] (or any store of zoned-device I/O) to keep its
+/// [`DeviceStats`] with: the backends update them as commands complete and
+/// [`Counters::snapshot`] reads them.
 #[derive(Debug)]
-pub(crate) struct Counters {
+pub struct Counters {
     write_bytes: [AtomicU64; 7],
     read_bytes: [AtomicU64; 7],
     writes: AtomicU64,
@@ -146,6 +148,7 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// Zeroed counters for a device of `zones` zones (resets are counted per zone).
     pub fn new(zones: u32) -> Counters {
         Counters {
             write_bytes: Default::default(),
@@ -159,16 +162,20 @@ impl Counters {
         }
     }
 
+    /// Counts a write of `len` bytes of category `cat`.
     pub fn on_write(&self, cat: IoCategory, len: u64) {
         self.write_bytes[cat.index()].fetch_add(len, Ordering::Relaxed);
         self.writes.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a read of `len` bytes of category `cat`.
     pub fn on_read(&self, cat: IoCategory, len: u64) {
         self.read_bytes[cat.index()].fetch_add(len, Ordering::Relaxed);
         self.reads.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a reset of `zone` (a zone past the count given to [`Counters::new`] counts
+    /// only in the total).
     pub fn on_reset(&self, zone: u32) {
         self.resets.fetch_add(1, Ordering::Relaxed);
         if let Some(c) = self.zone_resets.get(zone as usize) {
@@ -176,14 +183,17 @@ impl Counters {
         }
     }
 
+    /// Counts a zone finish.
     pub fn on_finish(&self) {
         self.finishes.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a sync.
     pub fn on_sync(&self) {
         self.syncs.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The counters now.
     pub fn snapshot(&self) -> DeviceStats {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         DeviceStats {

@@ -22,7 +22,7 @@ mod types;
 #[cfg(target_os = "linux")]
 pub mod zbd;
 
-pub use device::{DeviceStats, ZonedDevice};
+pub use device::{Counters, DeviceStats, ZonedDevice};
 pub use emu::{FileDevice, MemDevice};
 pub use error::{Result, ZnsError};
 pub use fault::{FaultControl, FaultOp, TearMode};

@@ -10,6 +10,7 @@ mod dbbench;
 mod existing;
 mod lifetime;
 mod mixgraph;
+mod posix;
 mod preset;
 mod progress;
 mod report;
@@ -36,11 +37,12 @@ use zkv_bench::{
 };
 use zkv_engine::compaction::{picker_entry, picker_with, Acc, Picker, PICKER_TABLE};
 use zkv_engine::db::{Db, WriteOptions};
+use zkv_engine::fs::{FileSystem, PosixFs};
 use zkv_engine::options::{CompressionType, ExecMode, Options, SimCosts};
 use zkv_zns::emu::{Emulated, Storage};
 use zkv_zns::timing::{TimingModel, TimingPreset};
 use zkv_zns::{DeviceSpec, Geometry, MemDevice, ZonedDevice};
-use zkv_zonefs::fs::{CleanerThread, FsOptions, ZoneFs};
+use zkv_zonefs::fs::{CleanerThread, FsError, FsOptions, ZoneFs};
 use zkv_zonefs::meta::DEFAULT_META_ZONES;
 
 use super::compare::schemes::{scheme_name, Parts};
@@ -51,6 +53,7 @@ use super::geometry::{create_image, GeometryArgs};
 use super::mkfs::FsArgs;
 use super::size::{format_size, parse_positive_size, parse_size, MIB};
 use super::Out;
+use posix::FsSpec;
 use progress::Progress;
 use report::Report;
 use runner::{Job, Runner};
@@ -89,6 +92,8 @@ Examples:
   zkv bench -P workloads/workloada --ycsb-phase load --device file:ycsb.img
   zkv bench -P workloads/workloada --ycsb-phase run --device file:ycsb.img
   zkv bench --workload fillrandom --num 100000 --device file:db.img
+  zkv bench --workload fillrandom,readrandom,readwhilewriting --num 100000 --threads 4 --verify
+  zkv bench --fs posix:/tmp/zkv-db --workload fillrandom,overwrite --num 100000 --verify
   zkv bench --use-existing-db --workload readrandom,readseq --num 100000 --device file:db.img
   zkv bench --workload fillrandom,mixgraph --num 100000 --reads 200000 --key-size 48 \\
             --keyrange-num 30 --keyrange-dist-a 14.18 --keyrange-dist-b -2.917 \\
@@ -96,13 +101,15 @@ Examples:
             --key-dist-b 0.3467 --mix-get-ratio 0.85 --mix-put-ratio 0.14 --mix-seek-ratio 0.01
 
 Workloads: fillseq, fillrandom, overwrite, readrandom, readrandomwriterandom, fillbatch,
-readseq, readreverse, seekrandom, deleterandom, mixgraph (db_bench; mixgraph's own flags are grouped
-above), ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations), ycsb
+readseq, readreverse, seekrandom, deleterandom, readwhilewriting (threaded mode), mixgraph
+(db_bench; mixgraph's own flags are grouped above), ycsb-a .. ycsb-f (YCSB: a load of --num records, then --num operations), ycsb
 (YCSB's CoreWorkload as -P's file and -p set it), idle; a comma list runs in sequence on the
 same store. db_bench's flag spellings work too (--benchmarks, --value_size, --compaction_pri
 3, --disable_wal=1, --use_existing_db=1, ...: docs/CLI.md).
 The device defaults to 100 zones of 64 MiB in memory; file:PATH creates a new image that
 is kept after the run, and --use-existing-db runs on the database such an image holds.
+--fs posix:DIR runs the same engine on plain files in the directory DIR (new or empty) instead
+of the zoned file layer: no zones, no placement, no zone cleaning; the zone flags are refused.
 Engine options default to RocksDB's; the picker defaults to sica and the placement to liza
 (the papers' baseline).";
 
@@ -127,8 +134,9 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     num: u64,
 
-    /// Operations of readrandom, readrandomwriterandom, readseq, readreverse, seekrandom and mixgraph
-    /// (db_bench's --reads); -1 = --num [default: --num]
+    /// Operations of readrandom, readrandomwriterandom, readseq, readreverse, seekrandom,
+    /// readwhilewriting (per reader) and mixgraph (db_bench's --reads); -1 = --num [default:
+    /// --num]
     #[arg(long, value_name = "N", value_parser = dbbench::parse_count,
           allow_negative_numbers = true)]
     reads: Option<dbbench::OrNum>,
@@ -143,7 +151,8 @@ pub struct BenchArgs {
     seek_nexts: u64,
 
     /// Stop each of db_bench's random workloads (fillrandom, overwrite, readrandom,
-    /// readrandomwriterandom, seekrandom, deleterandom, mixgraph) after this many seconds
+    /// readrandomwriterandom, seekrandom, deleterandom, readwhilewriting, mixgraph) after
+    /// this many seconds
     /// on the database's clock (virtual in deterministic mode), if its operations are not
     /// done by then; 0 = no limit (db_bench's --duration)
     #[arg(long, value_name = "SECONDS", value_parser = dbbench::parse_duration,
@@ -163,6 +172,14 @@ pub struct BenchArgs {
     /// Seed of the key and value streams: the same seed gives the same operations
     #[arg(long, value_name = "S", default_value_t = 0)]
     seed: u64,
+
+    /// Client threads issuing the db_bench workloads' operations at once against the same
+    /// database, each running the workload's whole count with a seed of its own, as
+    /// db_bench's --threads (readwhilewriting: reader threads, plus its writer); threaded
+    /// mode only
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = parse_threads,
+          allow_negative_numbers = true)]
+    threads: usize,
 
     /// readrandomwriterandom: reads in every 100 operations
     #[arg(long, value_name = "PERCENT", default_value_t = 90,
@@ -233,6 +250,13 @@ pub struct BenchArgs {
     /// so that the check's failure path can be seen end to end
     #[arg(long, hide = true, requires = "verify")]
     verify_inject_mismatch: bool,
+
+    /// The file system the engine runs on: zoned (the zoned file layer on --device) or
+    /// posix:DIR (plain files in the directory DIR, created if missing, else empty: the
+    /// same engine on a conventional SSD, without zones, placement or zone cleaning; the
+    /// zone flags are refused with it)
+    #[arg(long = "fs", value_name = "FS", default_value = "zoned", value_parser = posix::parse_fs)]
+    file_system: FsSpec,
 
     /// The device: mem, or file:PATH (a new image, created with the geometry flags; with
     /// --use-existing-db, the image an earlier run left)
@@ -435,6 +459,20 @@ fn parse_workloads(s: &str) -> Result<WorkloadList, zkv_bench::Error> {
     parse_workload_list(s).map(WorkloadList)
 }
 
+/// Most client threads `--threads` takes: far above what a benchmark machine runs, low
+/// enough that a typo does not start a million threads.
+const MAX_THREADS: usize = 1024;
+
+/// `--threads`: a count of client threads, 1 to [`MAX_THREADS`].
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "give a number of client threads from 1 to {MAX_THREADS}"
+        )),
+    }
+}
+
 fn parse_mode(s: &str) -> Result<ExecMode, String> {
     ExecMode::from_name(s).ok_or_else(|| "expected threaded or deterministic".to_string())
 }
@@ -506,7 +544,7 @@ pub(crate) fn parse_progress_interval(s: &str) -> Result<Duration, String> {
 /// The store a run works on. Field order is drop order: the database before the cleaner.
 struct Store {
     db: Db,
-    fs: Arc<ZoneFs>,
+    fs: Arc<dyn FileSystem>,
     cleaner: Option<CleanerThread>,
 }
 
@@ -639,12 +677,11 @@ fn execute(
     }
     let mut failed = settle(&store, failed, a.wait_for_compaction);
     // Statistics first, so that the verification's reads are not counted as the workload's.
-    let (db, table, fs, invalid, timing) = (
+    let (fs, invalid) = runner::fs_figures(&store.fs);
+    let (db, table, timing) = (
         store.db.stats(),
         store.db.compaction_stats_table(),
-        store.fs.stats(),
-        store.fs.invalid_ratio_distribution(),
-        store.fs.device().timing(),
+        store.fs.zoned().and_then(|z| z.device().timing()),
     );
     // A read error of the check is reported like a failed run: the report still goes out.
     let verify = measured.oracle.as_ref().and_then(|oracle| {
@@ -654,15 +691,8 @@ fn execute(
             .ok()
     });
     let report = Report {
-        // The file system's options as it runs with them: an existing image's own.
-        scheme: scheme_name(&Parts {
-            placement: &plan.fs_options.placement,
-            picker: &a.picker,
-            gc_mode: plan.fs_options.gc_mode,
-            blob_placement: &plan.fs_options.blob_placement,
-            blob_gc_cutoff: a.blob.gc_cutoff().name(),
-        })
-        .to_string(),
+        scheme: a.scheme(&plan),
+        file_system: a.file_system.dir().map(|_| store.fs.describe()),
         workload: a.workload_names(),
         config: a.config(&plan),
         measured: &measured,
@@ -746,13 +776,17 @@ impl BenchArgs {
     /// Checks every flag and builds what the run needs, in the order a user would fix
     /// them; nothing is created except the (truncated) JSON file, last.
     fn plan(&self) -> CliResult<Plan> {
+        self.check_posix()?;
         let options = self.engine_options()?;
         let write = self.write_options()?;
         let fs_options = self.fs_options()?;
         let geometry = self.geometry_or_default()?;
         let ycsb_file = self.properties_file()?;
         let jobs = self.jobs(ycsb_file.as_ref())?;
-        if self.existing_db() {
+        if self.file_system.dir().is_some() {
+            // A directory's room is its file system's: a run that fills it fails with the
+            // report of what it did.
+        } else if self.existing_db() {
             // The image's room is what its earlier runs left: a run that fills it fails
             // with the report of what it did, as any run out of space.
             self.check_existing(ycsb_file.as_ref())?;
@@ -939,9 +973,25 @@ impl BenchArgs {
                         deletes: self.deletes.and_then(|d| d.0),
                         seek_nexts: self.seek_nexts,
                     };
-                    Job::DbBench(Box::new(
-                        DbBenchGenerator::new(w, config, seed).map_err(bad)?,
-                    ))
+                    // Thread t draws from seed + i + t·2^32: thread 0 from workload i's
+                    // own seed, as a run of one thread always did.
+                    let stream = |w, t: usize| {
+                        let seed = seed.wrapping_add((t as u64) << 32);
+                        DbBenchGenerator::new(w, config, seed).map_err(bad)
+                    };
+                    if w == DbBenchWorkload::ReadWhileWriting {
+                        // db_bench's thread 0 writes, threads 1 ..= N read.
+                        let writer = stream(DbBenchWorkload::Overwrite, 0)?.endless();
+                        Job::ReadWhileWriting {
+                            readers: (1..=self.threads)
+                                .map(|t| stream(w, t))
+                                .collect::<CliResult<_>>()?,
+                            writer: Box::new(writer),
+                        }
+                    } else {
+                        let streams = (0..self.threads).map(|t| stream(w, t));
+                        Job::DbBench(streams.collect::<CliResult<_>>()?)
+                    }
                 }
                 WorkloadName::MixGraph => {
                     let config = self.mixgraph.config(self.num, self.reads(), key_size);
@@ -976,6 +1026,7 @@ impl BenchArgs {
     /// nothing: `--request-distribution` is YCSB's, `--readwritepercent` is
     /// readrandomwriterandom's.
     fn check_workload_flags(&self) -> CliResult {
+        self.check_threads()?;
         let has = |f: fn(&WorkloadName) -> bool| self.workload.0.iter().any(f);
         let unread = |flag: String, applies_to: &str| {
             Err(CliError::invalid(format!(
@@ -1035,6 +1086,42 @@ impl BenchArgs {
         Ok(())
     }
 
+    /// `--threads` and readwhilewriting's writer thread need real threads: deterministic
+    /// mode's virtual clock runs one client, so it refuses them rather than interleave
+    /// clients in an order no real run has. Several threads run db_bench's workloads only
+    /// (mixgraph's rate and YCSB's shared key chooser are one client's).
+    fn check_threads(&self) -> CliResult {
+        let rww = WorkloadName::DbBench(DbBenchWorkload::ReadWhileWriting);
+        if self.mode == ExecMode::Deterministic {
+            if self.threads > 1 {
+                return Err(CliError::invalid(format!(
+                    "--threads {}: deterministic mode runs one client thread on its virtual \
+                     clock; run several with --mode threaded",
+                    self.threads
+                )));
+            }
+            if self.workload.0.contains(&rww) {
+                return Err(CliError::invalid(
+                    "readwhilewriting runs a writer thread beside its readers: threaded mode \
+                     only (--mode threaded)",
+                ));
+            }
+        }
+        let one_client = self
+            .workload
+            .0
+            .iter()
+            .find(|w| matches!(w, WorkloadName::MixGraph | WorkloadName::Ycsb(_)));
+        if let (true, Some(w)) = (self.threads > 1, one_client) {
+            return Err(CliError::invalid(format!(
+                "--threads {}: {w} runs one client thread; several run db_bench's other \
+                 workloads",
+                self.threads
+            )));
+        }
+        Ok(())
+    }
+
     /// The flags of db_bench's that only some workloads read (`--reads`, `--deletes`,
     /// `--seek-nexts`, `--duration`), refused with a list that has none of them through
     /// `unread`; and `--stats-interval-seconds` against `--progress-interval`.
@@ -1050,7 +1137,8 @@ impl BenchArgs {
             let n = r.0.map_or(-1, |n| n as i64);
             return unread(
                 format!("--reads {n}"),
-                "readrandom, readrandomwriterandom, readseq, readreverse, seekrandom and mixgraph",
+                "readrandom, readrandomwriterandom, readseq, readreverse, seekrandom, \
+                 readwhilewriting and mixgraph",
             );
         }
         let deleterandom = |w| w == DbBenchWorkload::DeleteRandom;
@@ -1066,7 +1154,7 @@ impl BenchArgs {
             return unread(
                 format!("--duration {}", shown(d)),
                 "db_bench's random workloads (fillrandom, overwrite, readrandom, \
-                 readrandomwriterandom, seekrandom, deleterandom, mixgraph)",
+                 readrandomwriterandom, seekrandom, deleterandom, readwhilewriting, mixgraph)",
             );
         }
         match (self.progress_interval, self.stats_interval_seconds) {
@@ -1222,9 +1310,12 @@ impl BenchArgs {
     /// Keys the db_bench workloads leave behind: fillseq writes every key of 0..num; w
     /// uniform random writes (db_bench's `rand % num`) reach num × (1 − e^(−w/num))
     /// distinct keys on average, 63% for one fillrandom — counting all num would refuse
-    /// the papers' fillrandom setups, whose data volume exceeds the device.
+    /// the papers' fillrandom setups, whose data volume exceeds the device. With
+    /// `--threads N` every thread writes its own w.
     fn db_bench_keys(&self) -> u64 {
         let num = self.num as f64;
+        // Each client thread runs the whole count.
+        let threads = self.threads as f64;
         let mut random_writes = 0.0;
         for name in &self.workload.0 {
             let WorkloadName::DbBench(w) = name else {
@@ -1232,10 +1323,13 @@ impl BenchArgs {
             };
             random_writes += match w {
                 DbBenchWorkload::FillSeq | DbBenchWorkload::FillBatch => return self.num,
-                DbBenchWorkload::FillRandom | DbBenchWorkload::Overwrite => num,
+                DbBenchWorkload::FillRandom | DbBenchWorkload::Overwrite => num * threads,
                 DbBenchWorkload::ReadRandomWriteRandom => {
-                    self.reads() as f64 * f64::from(100 - self.readwritepercent) / 100.0
+                    self.reads() as f64 * f64::from(100 - self.readwritepercent) / 100.0 * threads
                 }
+                // Its writer writes for as long as the readers read: counted as an
+                // overwrite of num keys (at most num keys live whatever it writes).
+                DbBenchWorkload::ReadWhileWriting => num,
                 DbBenchWorkload::ReadRandom
                 | DbBenchWorkload::ReadSeq
                 | DbBenchWorkload::ReadReverse
@@ -1291,6 +1385,9 @@ impl BenchArgs {
     /// the one on the image with `--use-existing-db` (the plan then takes the image's
     /// geometry and file system options).
     fn open_store(&self, plan: &mut Plan) -> CliResult<Store> {
+        if let Some(dir) = self.file_system.dir() {
+            return self.open_posix(dir, plan);
+        }
         let fs = match (&self.device, self.existing_db()) {
             (DeviceSpec::File(path), true) => self.mount_existing(path, plan)?,
             _ => {
@@ -1311,6 +1408,37 @@ impl BenchArgs {
             db.set_inline_cleaning(true);
         }
         Ok(Store { db, fs, cleaner })
+    }
+
+    /// The database in a new directory: no device, no zone cleaner.
+    fn open_posix(&self, dir: &Path, plan: &Plan) -> CliResult<Store> {
+        let spec = &self.file_system;
+        let fs = PosixFs::open(dir)
+            .map_err(|e: FsError| CliError::invalid(format!("--fs {spec}: {e}")))?;
+        let fs: Arc<dyn FileSystem> = Arc::new(fs);
+        let db = Db::open(Arc::clone(&fs), plan.options.clone())
+            .map_err(|e| CliError::invalid(format!("--fs {spec}: opening the database: {e}")))?;
+        Ok(Store {
+            db,
+            fs,
+            cleaner: None,
+        })
+    }
+
+    /// The report's scheme: the zoned scheme the placement, picker and cleaning make (the
+    /// file system's options as it runs with them: an existing image's own), or `posix`.
+    fn scheme(&self, plan: &Plan) -> String {
+        if self.file_system.dir().is_some() {
+            return "posix".to_string();
+        }
+        scheme_name(&Parts {
+            placement: &plan.fs_options.placement,
+            picker: &self.picker,
+            gc_mode: plan.fs_options.gc_mode,
+            blob_placement: &plan.fs_options.blob_placement,
+            blob_gc_cutoff: self.blob.gc_cutoff().name(),
+        })
+        .to_string()
     }
 
     /// The emulated device, with the `--timing` model attached when one is asked for.
@@ -1404,16 +1532,23 @@ impl BenchArgs {
     }
 
     /// Every effective option of the run, for the JSON report's `config`.
+    /// On a directory the zone device's entries (geometry, placement, cleaning, timing,
+    /// `device`) are left out and `fs` names the directory; a zoned run's config has no
+    /// `fs` entry (its reports read as before the directory file system existed).
     fn config(&self, plan: &Plan) -> Value {
         let mut all = serde_json::Map::new();
-        for part in [
-            self.run_config(plan),
-            device_config(&plan.geometry, &plan.fs_options),
-            engine_config(&plan.options),
-        ] {
+        let device = match self.file_system {
+            FsSpec::Zoned => device_config(&plan.geometry, &plan.fs_options),
+            FsSpec::Posix(_) => json!({ "fs": self.file_system.to_string() }),
+        };
+        for part in [self.run_config(plan), device, engine_config(&plan.options)] {
             if let Value::Object(m) = part {
                 all.extend(m);
             }
+        }
+        if self.file_system.dir().is_some() {
+            all.remove("device");
+            all.remove("timing");
         }
         Value::Object(all)
     }
@@ -1435,6 +1570,10 @@ impl BenchArgs {
         // do not give them stay as they were.
         if let Value::Object(m) = &mut config {
             m.extend(self.db_bench_config());
+            // Only with several: the configs of one-thread runs stay as they were.
+            if self.threads > 1 {
+                m.insert("threads".into(), json!(self.threads));
+            }
         }
         let idles = self.workload.0.contains(&WorkloadName::Idle);
         if let (true, Value::Object(m)) = (idles, &mut config) {

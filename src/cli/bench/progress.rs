@@ -14,7 +14,7 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(10);
 /// Operations between two looks at the clock (and updates of the bar): often enough for a
 /// line to be on time even at a few hundred operations per second, rarely enough to cost
 /// nothing next to a put.
-const STEP: u64 = 64;
+pub const STEP: u64 = 64;
 
 /// What a run shows of its progress.
 pub struct Progress {

@@ -25,6 +25,9 @@ use crate::cli::Out;
 /// Everything the report is made of, gathered once the run is over.
 pub struct Report<'a> {
     pub scheme: String,
+    /// The file system when it is not the zoned file layer (`posix:DIR`): the report then
+    /// has no zone, cleaning or free-space figure.
+    pub file_system: Option<String>,
     pub workload: String,
     pub config: Value,
     pub measured: &'a Measured,
@@ -48,10 +51,12 @@ pub fn result_line(r: &PhaseResult) -> String {
         };
         return format!("{:<12} : no requests for {clock}", r.name);
     }
+    // db_bench's micros/op: each client's time per operation (all clients' seconds over
+    // all operations), where ops/sec is the phase's.
     let micros = if r.ops == 0 {
         0.0
     } else {
-        r.seconds * 1e6 / r.ops as f64
+        r.client_seconds * 1e6 / r.ops as f64
     };
     let mut line = format!(
         "{:<12} : {:>11.3} micros/op {} ops/sec {:.3} seconds {} operations; {:>6.1} MB/s",
@@ -277,6 +282,7 @@ fn category_label(c: IoCategory) -> &'static str {
 
 fn zone_lines(r: &Report<'_>) -> Vec<String> {
     let (fs, db) = (&r.fs, &r.db);
+    let zoned = r.file_system.is_none();
     let device = fs.device_written_total();
     let by_cat: Vec<String> = IoCategory::ALL
         .iter()
@@ -289,8 +295,12 @@ fn zone_lines(r: &Report<'_>) -> Vec<String> {
             )
         })
         .collect();
-    let mut lines = vec![
-        format!(
+    let first = match &r.file_system {
+        Some(name) => format!(
+            "File system: {name} (plain files: no zones, no zone cleaning; the device \
+             figures are the bytes written to and read from its files)"
+        ),
+        None => format!(
             "Zones: {} data zones ({} reserved): {} empty, {} active, {} full; free {:.1}% of {} usable",
             fs.data_zones,
             fs.reserved_zones,
@@ -300,6 +310,9 @@ fn zone_lines(r: &Report<'_>) -> Vec<String> {
             fs.free_ratio * 100.0,
             human_bytes(fs.usable_bytes)
         ),
+    };
+    let mut lines = vec![
+        first,
         format!(
             "Device: {} written ({}), {} read",
             human_bytes(device),
@@ -313,11 +326,13 @@ fn zone_lines(r: &Report<'_>) -> Vec<String> {
             ratio(device, lsm_bytes(db)),
             ratio(device, db.user_bytes)
         ),
-        format!(
+    ];
+    if zoned {
+        lines.push(format!(
             "Zone resets: {} ({} zero-copy), finishes {}",
             fs.zone_resets, fs.zero_copy_resets, fs.finishes
-        ),
-        format!(
+        ));
+        lines.push(format!(
             "Cleaning: {} runs, {} victims, {} copied, {} compacted, blocked {:.3} ms ({} times)",
             fs.gc.runs,
             fs.gc.victims,
@@ -325,10 +340,10 @@ fn zone_lines(r: &Report<'_>) -> Vec<String> {
             human_bytes(fs.gc.compacted_bytes),
             fs.gc.blocking_ns as f64 / 1e6,
             fs.gc.blocking_events
-        ),
-    ];
+        ));
+    }
     let z = ZoneFigures::of(db.records.iter());
-    if z.compactions > 0 {
+    if z.compactions > 0 && zoned {
         lines.push(format!(
             "Compaction inputs: {} compactions, S_same {:.3}, S_inval {:.3}, {:.2} zones per compaction",
             z.compactions, z.s_same, z.s_inval, z.zones
@@ -389,6 +404,11 @@ fn cache_line(db: &DbStats) -> String {
 pub fn to_json(r: &Report<'_>) -> Value {
     let mut top = Map::new();
     top.insert("scheme".into(), json!(r.scheme));
+    // Only on another file system: a zoned run's report reads as before.
+    if let Some(name) = &r.file_system {
+        top.insert("file_system".into(), json!(name));
+    }
+    let zoned = r.file_system.is_none();
     top.insert("config".into(), r.config.clone());
     top.insert("workload".into(), json!(r.workload));
     top.insert("workloads".into(), phases_json(&r.measured.phases));
@@ -397,11 +417,19 @@ pub fn to_json(r: &Report<'_>) -> Value {
     top.insert("cache".into(), cache_json(&r.db));
     top.insert(
         "device".into(),
-        device_json(&r.fs, &r.db, r.timing.as_ref()),
+        device_json(&r.fs, &r.db, r.timing.as_ref(), zoned),
     );
-    top.insert("gc".into(), gc_json(&r.fs));
-    top.insert("compaction".into(), compaction_json(&r.db.records));
-    top.insert("zone_invalid_ratios".into(), invalid_json(&r.invalid));
+    if zoned {
+        top.insert("gc".into(), gc_json(&r.fs));
+        top.insert("compaction".into(), compaction_json(&r.db.records));
+        top.insert("zone_invalid_ratios".into(), invalid_json(&r.invalid));
+    } else {
+        // The zone figures of the compactions have no zones to count.
+        top.insert(
+            "compaction".into(),
+            json!({ "compactions": r.db.records.len() }),
+        );
+    }
     top.insert("latency_us".into(), latency_json(&r.measured.latency));
     if let Some(l) = &r.db.lifetime {
         top.insert("lifetime".into(), super::lifetime::to_json(l));
@@ -422,7 +450,10 @@ pub fn to_json(r: &Report<'_>) -> Value {
             .map(|(name, us)| (name.into(), json!(us)));
         top.insert("policy_us".into(), Value::Object(means.collect()));
     }
-    top.insert("timeseries".into(), timeseries_json(&r.measured.samples));
+    top.insert(
+        "timeseries".into(),
+        timeseries_json(&r.measured.samples, zoned),
+    );
     if let Some(e) = &r.error {
         top.insert("error".into(), json!(e));
     }
@@ -446,6 +477,9 @@ fn phases_json(phases: &[PhaseResult]) -> Value {
                 // Only where there are some: the other phases' entries stay as they were.
                 if p.deletes > 0 {
                     m.insert("delete_ops".into(), json!(p.deletes));
+                }
+                if p.threads > 1 {
+                    m.insert("threads".into(), json!(p.threads));
                 }
                 if seekrandom(p) {
                     m.insert("seek_found".into(), json!(p.seek_found));
@@ -522,7 +556,7 @@ fn user_json(phases: &[PhaseResult], db: &DbStats) -> Value {
 }
 
 fn lsm_json(db: &DbStats) -> Value {
-    json!({
+    let mut lsm = json!({
         "flush_bytes": db.flush_bytes, "compaction_bytes": db.compaction_write_bytes,
         "compaction_read_bytes": db.compaction_read_bytes,
         "blob_bytes": db.blob.bytes_written,
@@ -533,7 +567,13 @@ fn lsm_json(db: &DbStats) -> Value {
         "compaction_seconds": db.compaction_micros as f64 / 1e6,
         "stall_ns": db.stall_ns, "stall_stops": db.stall_stops, "stall_delays": db.stall_delays,
         "space_stalls": db.space_stalls, "no_room_retries": db.no_room_retries,
-    })
+    });
+    // Only writes of several client threads join groups: the other reports stay as they
+    // were.
+    if let (true, Value::Object(m)) = (db.grouped_writes > 0, &mut lsm) {
+        m.insert("grouped_writes".into(), json!(db.grouped_writes));
+    }
+    lsm
 }
 
 /// The block cache (zeros without one) and the table cache.
@@ -562,7 +602,8 @@ fn policy_means_us(fs: &FsStats, db: &DbStats) -> Vec<(&'static str, f64)> {
     .collect()
 }
 
-fn device_json(fs: &FsStats, db: &DbStats, timing: Option<&TimingReport>) -> Value {
+/// Without zones (`zoned` false) only the bytes and the write amplifications.
+fn device_json(fs: &FsStats, db: &DbStats, timing: Option<&TimingReport>, zoned: bool) -> Value {
     let written = fs.device_written_total();
     let by_cat: Map<String, Value> = IoCategory::ALL
         .iter()
@@ -572,10 +613,17 @@ fn device_json(fs: &FsStats, db: &DbStats, timing: Option<&TimingReport>) -> Val
         "write_bytes": written, "read_bytes": fs.device_read_bytes.iter().sum::<u64>(),
         "write_bytes_by_category": by_cat,
         "wa": ratio(written, lsm_bytes(db)), "total_wa": ratio(written, db.user_bytes),
-        "zone_resets": fs.zone_resets, "zero_copy_resets": fs.zero_copy_resets,
-        "finishes": fs.finishes, "free_ratio": fs.free_ratio,
-        "usable_bytes": fs.usable_bytes, "free_bytes": fs.free_bytes,
     });
+    if let (true, Value::Object(m)) = (zoned, &mut device) {
+        let zones = json!({
+            "zone_resets": fs.zone_resets, "zero_copy_resets": fs.zero_copy_resets,
+            "finishes": fs.finishes, "free_ratio": fs.free_ratio,
+            "usable_bytes": fs.usable_bytes, "free_bytes": fs.free_bytes,
+        });
+        if let Value::Object(zones) = zones {
+            m.extend(zones);
+        }
+    }
     if let (Some(t), Value::Object(m)) = (timing, &mut device) {
         m.insert("busy_ns".into(), json!(t.busy_ns));
         m.insert("timing".into(), json!(t));
@@ -710,10 +758,17 @@ fn percentiles(h: &Histogram<u64>) -> Value {
     })
 }
 
-fn timeseries_json(samples: &[Sample]) -> Value {
+/// Without zones (`zoned` false) only the bytes written and the stall time.
+fn timeseries_json(samples: &[Sample], zoned: bool) -> Value {
     samples
         .iter()
         .map(|s| {
+            if !zoned {
+                return json!({
+                    "t": s.t, "phase": s.phase, "device_write_bytes": s.device_write_bytes,
+                    "stall_ns": s.stall_ns,
+                });
+            }
             json!({
                 "t": s.t, "phase": s.phase, "free_ratio": s.free_ratio,
                 "gc_copy_bytes": s.gc_copy_bytes, "device_write_bytes": s.device_write_bytes,
@@ -736,11 +791,23 @@ mod tests {
             puts: 1000,
             bytes: 1_048_576,
             seconds: 0.5,
+            client_seconds: 0.5,
+            threads: 1,
             ..PhaseResult::default()
         };
         assert_eq!(
             result_line(&r),
             "fillrandom   :     500.000 micros/op 2000 ops/sec 0.500 seconds 1000 operations;    2.0 MB/s"
+        );
+        // Four threads of 0.5 s each: ops/sec over the phase, micros/op per thread (db_bench's).
+        let four = PhaseResult {
+            client_seconds: 2.0,
+            threads: 4,
+            ..r
+        };
+        assert_eq!(
+            result_line(&four),
+            "fillrandom   :    2000.000 micros/op 2000 ops/sec 0.500 seconds 1000 operations;    2.0 MB/s"
         );
     }
 

@@ -1,28 +1,41 @@
-//! Running the workloads against the database: one operation at a time (db_bench's and
-//! YCSB's single client thread), timing each put, get, scan and delete, feeding the oracle
-//! and sampling the time series. Writes can be paced to a byte rate, and mixgraph's
+//! Running the workloads against the database: each client one operation at a time, one
+//! client per phase or, with `--threads N`, N of them on as many threads against the same
+//! database (db_bench's `--threads`); timing each put, get, scan and delete, feeding the
+//! oracle and sampling the time series. Writes can be paced to a byte rate, and mixgraph's
 //! operations to its sine rate, both on the database's clock, which also ends a db_bench
 //! workload at `--duration`.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use zkv_bench::mixgraph::{RateSchedule, SineRate};
-use zkv_bench::{DbBenchGenerator, MixGraphGenerator, Op, OpKind, ValueGenerator, YcsbWorkload};
+use zkv_bench::{
+    DbBenchGenerator, DbBenchWorkload, MixGraphGenerator, Op, OpKind, ValueGenerator, YcsbWorkload,
+};
 use zkv_engine::batch::WriteBatch;
 use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::fs::FileSystem;
 use zkv_engine::iter::DbIter;
-use zkv_zonefs::fs::InvalidRatios;
+use zkv_zonefs::fs::{FsStats, InvalidRatios};
 
-use super::progress::Progress;
+use super::progress::{self, Progress};
 use super::report::{rate_line, result_line};
-use super::verify::Oracle;
+use super::verify::{Oracle, Span};
 use crate::cli::error::{CliError, CliResult};
 use crate::cli::Out;
 
 /// One workload of `--workload`, with its request stream ready.
 pub enum Job {
-    DbBench(Box<DbBenchGenerator>),
+    /// A db_bench benchmark: a request stream per client thread.
+    DbBench(Vec<DbBenchGenerator>),
+    /// db_bench's readwhilewriting: readrandom's streams for the reader threads, and the
+    /// writer's endless overwrite stream, written until the readers are done.
+    ReadWhileWriting {
+        readers: Vec<DbBenchGenerator>,
+        writer: Box<DbBenchGenerator>,
+    },
     /// db_bench's mixgraph, paced by its sine rate when it has one.
     MixGraph(Box<MixGraphGenerator>),
     /// YCSB: the load phase, then the run phase, on the same generator (each if asked
@@ -52,6 +65,11 @@ pub struct PhaseResult {
     /// Key + value bytes written by puts and returned by gets and scans (db_bench's MB/s).
     pub bytes: u64,
     pub seconds: f64,
+    /// Client threads of the phase (readwhilewriting: its readers).
+    pub threads: usize,
+    /// The clients' seconds added up (db_bench's micros/op: each thread's time per
+    /// operation); `seconds` with one client.
+    pub client_seconds: f64,
     /// Deterministic mode: the phase's length on the database's virtual clock.
     pub virtual_seconds: Option<f64>,
     /// Seeks whose iterator landed on the key sought (db_bench's seek "found").
@@ -133,6 +151,14 @@ impl Latency {
             delete: histogram()?,
         })
     }
+
+    /// Adds another client's latencies.
+    fn add(&mut self, other: &Latency) {
+        merge(&mut self.put, &other.put);
+        merge(&mut self.get, &other.get);
+        merge(&mut self.scan, &other.scan);
+        merge(&mut self.delete, &other.delete);
+    }
 }
 
 /// Records one call's latency; returns it in nanoseconds, for the operation's total.
@@ -166,6 +192,22 @@ pub struct Sample {
 /// zone that is all invalid is the one a reset frees without copying).
 pub const INVALID_BUCKETS: usize = 21;
 
+/// The file layer's figures and the full zones' invalid ratios: the zoned file layer's
+/// own; on any other file system (a directory) only the bytes written and read per
+/// category, with no zone, no cleaning and no free-space figure.
+pub fn fs_figures(fs: &dyn FileSystem) -> (FsStats, InvalidRatios) {
+    if let Some(zoned) = fs.zoned() {
+        return (zoned.stats(), zoned.invalid_ratio_distribution());
+    }
+    let io = fs.io_stats();
+    let stats = FsStats {
+        device_write_bytes: io.write_bytes,
+        device_read_bytes: io.read_bytes,
+        ..FsStats::default()
+    };
+    (stats, InvalidRatios::default())
+}
+
 /// The full zones' invalid ratios counted into [`INVALID_BUCKETS`] buckets.
 pub fn invalid_buckets(d: &InvalidRatios) -> [u64; INVALID_BUCKETS] {
     let steps = (INVALID_BUCKETS - 1) as f64;
@@ -190,33 +232,108 @@ pub struct Measured {
     pub oracle: Option<Oracle>,
 }
 
+/// A run's clients and what they share, from phase to phase.
 pub struct Runner<'a> {
+    shared: Shared<'a>,
+    /// The clients: the first runs every phase and holds the run's oracle; the others join
+    /// it in the phases of several threads. Each keeps its values' sequence from phase to
+    /// phase, so that every put of the run writes a value of its own.
+    clients: Vec<Client<'a>>,
+    /// The values' seed and random fraction, for the clients made later.
+    seed: u64,
+    ratio: f64,
+    /// Set while a mixgraph phase is being set up: its sine rate pacer, if it has one.
+    mix: Option<Option<OpPacer>>,
+    /// db_bench's `--duration`: how long a timed workload runs at most.
+    duration: Option<Duration>,
+    /// Set while a YCSB phase runs: its operations are measured one by one.
+    ycsb: bool,
+    phases: Vec<PhaseResult>,
+    /// The run's latencies, the clients' added up at its end.
+    latency: Latency,
+}
+
+/// What the clients of a phase share: the database and its clock, the pacers, the count of
+/// operations and the time series; behind locks and atomics, as a phase of several clients
+/// reaches them from as many threads.
+struct Shared<'a> {
+    db: &'a Db,
+    /// When the runner started (the threaded mode's clock).
+    origin: Instant,
+    /// db_bench's `--benchmark_write_rate_limit`, one for all the clients, as db_bench's.
+    pacer: Mutex<Option<Pacer>>,
+    /// YCSB's `-target`.
+    target: Mutex<Option<Pacer>>,
+    /// mixgraph's sine rate, while its phase runs.
+    mix: Mutex<Option<OpPacer>>,
+    sample_interval: u64,
+    /// Operations done so far, over all phases and clients.
+    ops_done: AtomicU64,
+    samples: Mutex<Vec<Sample>>,
+    progress: Mutex<Progress>,
+    /// The phase's operations so far (its foreground clients'), for the progress.
+    phase_ops: AtomicU64,
+    /// The phase's foreground clients still running.
+    running: AtomicUsize,
+    /// Set when the phase's clients are to stop: one failed, or the foreground ones are
+    /// done (readwhilewriting's writer then stops).
+    stop: AtomicBool,
+    /// The counter the write spans of `--verify` take their tickets from.
+    tickets: AtomicU64,
+}
+
+/// One client's request stream in a phase.
+struct Source<'s> {
+    next: Box<dyn FnMut() -> CliResult<Option<Op>> + Send + 's>,
+    /// readwhilewriting's writer: it runs until the foreground clients are done, and its
+    /// operations are not the phase's (as db_bench leaves its writer out of the figures).
+    background: bool,
+}
+
+impl<'s> Source<'s> {
+    fn new(next: impl FnMut() -> CliResult<Option<Op>> + Send + 's) -> Self {
+        Source {
+            next: Box::new(next),
+            background: false,
+        }
+    }
+
+    fn background(next: impl FnMut() -> CliResult<Option<Op>> + Send + 's) -> Self {
+        Source {
+            background: true,
+            ..Source::new(next)
+        }
+    }
+}
+
+/// One client: what it needs to issue operations (its values, its batch or iterator) and
+/// what it measures (its latencies, its oracle).
+struct Client<'a> {
     db: &'a Db,
     write: WriteOptions,
     values: ValueGenerator,
     value_size: usize,
     value: Vec<u8>,
-    sample_interval: u64,
-    ops_done: u64,
-    pacer: Option<Pacer>,
-    /// Set while a mixgraph phase runs: its sine rate pacer, if it has one.
-    mix: Option<Option<OpPacer>>,
-    /// db_bench's `--duration`: how long a timed workload runs at most.
-    duration: Option<Duration>,
-    /// YCSB's `-target`: every operation paced to this many per second.
-    target: Option<Pacer>,
-    /// Set while a YCSB phase runs: its operations are measured one by one.
-    ycsb: bool,
     /// Nanoseconds the calls of the operation running took so far.
     op_ns: u64,
     /// Set while fillbatch runs: the batch being filled.
     batch: Option<Batch>,
     /// Set while readseq runs, from its first operation: the iterator it reads.
     seq: Option<DbIter>,
-    /// When the runner started (the threaded mode's clock).
-    origin: Instant,
-    progress: Progress,
-    m: Measured,
+    latency: Latency,
+    oracle: Option<Oracle>,
+    /// Whether its writes take tickets for their spans: a phase of several clients.
+    spans: bool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Values of client `t` of a run seeded `seed`: the first one's are the run's seed's, so a
+/// run of one client writes the values it always wrote.
+fn client_seed(seed: u64, t: usize) -> u64 {
+    seed.wrapping_add((t as u64) << 32)
 }
 
 /// db_bench's `--benchmark_write_rate_limit`: writes (key and value bytes) paced to `rate`
@@ -227,21 +344,12 @@ struct Pacer {
     due: Due,
 }
 
-/// Holds the caller back until `pacer` (if any) allows `units` more (bytes, operations).
-fn wait_for(
-    pacer: &mut Option<Pacer>,
-    db: &Db,
-    origin: Instant,
-    units: u64,
-) -> zkv_engine::Result<()> {
-    let Some(p) = pacer else {
-        return Ok(());
-    };
-    let now = clock(db, origin);
-    let cost = Duration::from_secs_f64(units as f64 / p.rate as f64);
-    match p.due.charge(now, cost, slack(db)) {
-        Some(wait) => db.pass_time(wait),
-        None => Ok(()),
+impl Pacer {
+    fn new(rate: u64) -> Pacer {
+        Pacer {
+            rate: rate.max(1),
+            due: Due::default(),
+        }
     }
 }
 
@@ -252,6 +360,8 @@ struct OpPacer {
     schedule: RateSchedule,
     start: Duration,
     due: Due,
+    /// Each rate step reached, as [`RateRecord::steps`].
+    steps: Vec<(f64, f64)>,
 }
 
 /// fillbatch's batch being filled, and the key and value bytes of its entries.
@@ -301,18 +411,119 @@ const PACE_REFILL: Duration = Duration::from_millis(100);
 /// put); the virtual clock waits exactly.
 const PACE_SLACK: Duration = Duration::from_millis(1);
 
-/// The database's clock: virtual time in deterministic mode, else the wall time since the
-/// runner started.
-fn clock(db: &Db, origin: Instant) -> Duration {
-    db.virtual_time().unwrap_or_else(|| origin.elapsed())
-}
+impl<'a> Shared<'a> {
+    fn new(db: &'a Db, sample_interval: u64, progress: Progress) -> Self {
+        Shared {
+            db,
+            origin: Instant::now(),
+            pacer: Mutex::new(None),
+            target: Mutex::new(None),
+            mix: Mutex::new(None),
+            sample_interval: sample_interval.max(1),
+            ops_done: AtomicU64::new(0),
+            samples: Mutex::new(Vec::new()),
+            progress: Mutex::new(progress),
+            phase_ops: AtomicU64::new(0),
+            running: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            tickets: AtomicU64::new(0),
+        }
+    }
 
-/// How far ahead paced work may run before the runner waits: threaded mode sleeps only
-/// once it is [`PACE_SLACK`] ahead; the virtual clock waits exactly.
-fn slack(db: &Db) -> Duration {
-    match db.virtual_time() {
-        Some(_) => Duration::ZERO,
-        None => PACE_SLACK,
+    /// The database's clock: virtual time in deterministic mode, else the wall time since
+    /// the runner started.
+    fn clock(&self) -> Duration {
+        self.db
+            .virtual_time()
+            .unwrap_or_else(|| self.origin.elapsed())
+    }
+
+    /// How far ahead paced work may run before the runner waits: threaded mode sleeps only
+    /// once it is [`PACE_SLACK`] ahead; the virtual clock waits exactly.
+    fn slack(&self) -> Duration {
+        match self.db.virtual_time() {
+            Some(_) => Duration::ZERO,
+            None => PACE_SLACK,
+        }
+    }
+
+    /// Holds the caller back until `pacer` (if any) allows `units` more (bytes,
+    /// operations). The wait is worked out under the pacer's lock and waited outside it.
+    fn pace(&self, pacer: &Mutex<Option<Pacer>>, units: u64) -> zkv_engine::Result<()> {
+        let wait = {
+            let mut pacer = lock(pacer);
+            let Some(p) = pacer.as_mut() else {
+                return Ok(());
+            };
+            let cost = Duration::from_secs_f64(units as f64 / p.rate as f64);
+            p.due.charge(self.clock(), cost, self.slack())
+        };
+        wait.map_or(Ok(()), |w| self.db.pass_time(w))
+    }
+
+    /// Holds mixgraph back until its sine rate allows one more operation, and records the
+    /// rate's steps as they come.
+    fn pace_op(&self) -> zkv_engine::Result<()> {
+        let wait = {
+            let mut mix = lock(&self.mix);
+            let Some(p) = mix.as_mut() else {
+                return Ok(());
+            };
+            let now = self.clock();
+            let step = p.schedule.step();
+            let rate = p.schedule.rate_at(now.saturating_sub(p.start));
+            if p.schedule.step() != step {
+                let at = p.schedule.step_start(p.schedule.step()).as_secs_f64();
+                p.steps.push((at, rate));
+            }
+            // The rate is positive (the schedule keeps only positive ones); one so small
+            // that its cost overflows a Duration waits for ever, as db_bench's limiter
+            // would.
+            let cost = Duration::try_from_secs_f64(1.0 / rate).unwrap_or(Duration::MAX);
+            p.due.charge(now, cost, self.slack())
+        };
+        wait.map_or(Ok(()), |w| self.db.pass_time(w))
+    }
+
+    /// A ticket of the write spans' counter.
+    fn ticket(&self) -> u64 {
+        self.tickets.fetch_add(1, Ordering::SeqCst)
+    }
+
+    /// Counts an operation done: a point of the time series every `sample_interval`
+    /// operations, the progress of the phase's own (`foreground`) ones.
+    fn count_op(&self, phase: &str, foreground: bool) {
+        let done = self.ops_done.fetch_add(1, Ordering::Relaxed) + 1;
+        if done.is_multiple_of(self.sample_interval) {
+            self.sample(phase);
+        }
+        if foreground {
+            let ops = self.phase_ops.fetch_add(1, Ordering::Relaxed) + 1;
+            if ops.is_multiple_of(progress::STEP) {
+                lock(&self.progress).advance(ops);
+            }
+        }
+    }
+
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    fn sample(&self, phase: &str) {
+        let (fs, invalid) = fs_figures(self.db.file_system());
+        let db = self.db.stats();
+        let t = self.ops_done.load(Ordering::Relaxed);
+        lock(&self.samples).push(Sample {
+            t,
+            phase: phase.to_string(),
+            free_ratio: fs.free_ratio,
+            gc_copy_bytes: fs.gc.copy_bytes,
+            device_write_bytes: fs.device_written_total(),
+            zone_resets: fs.zone_resets,
+            stall_ns: db.stall_ns,
+            full_zones: invalid.len() as u64,
+            invalid_ratios: invalid_buckets(&invalid),
+        });
     }
 }
 
@@ -326,37 +537,25 @@ impl<'a> Runner<'a> {
         verify: bool,
         progress: Progress,
     ) -> CliResult<Runner<'a>> {
+        let mut first = Client::new(db, write, ValueGenerator::new(seed), value_size)?;
+        first.oracle = verify.then(Oracle::default);
         Ok(Runner {
-            db,
-            write,
-            values: ValueGenerator::new(seed),
-            value_size,
-            value: Vec::with_capacity(value_size),
-            sample_interval: sample_interval.max(1),
-            ops_done: 0,
-            pacer: None,
+            shared: Shared::new(db, sample_interval, progress),
+            clients: vec![first],
+            seed,
+            ratio: 1.0,
             mix: None,
             duration: None,
-            target: None,
             ycsb: false,
-            op_ns: 0,
-            batch: None,
-            seq: None,
-            origin: Instant::now(),
-            progress,
-            m: Measured {
-                phases: Vec::new(),
-                latency: Latency::new()?,
-                samples: Vec::new(),
-                oracle: verify.then(Oracle::default),
-            },
+            phases: Vec::new(),
+            latency: Latency::new()?,
         })
     }
 
     /// The store is an existing database: what a key held before this run wrote it is not
     /// known to the oracle.
     pub fn on_existing_db(mut self, existing: bool) -> Self {
-        if let (true, Some(oracle)) = (existing, &mut self.m.oracle) {
+        if let (true, Some(oracle)) = (existing, &mut self.clients[0].oracle) {
             oracle.set_existing_db();
         }
         self
@@ -364,26 +563,31 @@ impl<'a> Runner<'a> {
 
     /// Paces every operation to `rate` per second (`None`: as fast as they go).
     pub fn with_target(mut self, rate: Option<u64>) -> Self {
-        self.target = rate.map(|rate| Pacer {
-            rate: rate.max(1),
-            due: Due::default(),
-        });
+        *self
+            .shared
+            .target
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner) = rate.map(Pacer::new);
         self
     }
 
     /// Values of which only `ratio` is random (`ValueGenerator::with_compression_ratio`).
     pub fn with_compression_ratio(mut self, ratio: f64) -> Self {
-        self.values = self.values.with_compression_ratio(ratio);
+        self.ratio = ratio;
+        for c in &mut self.clients {
+            c.values = c.values.clone().with_compression_ratio(ratio);
+        }
         self
     }
 
     /// Paces the writes of every workload to `rate` bytes per second (`None`: as fast as
-    /// they go).
+    /// they go), all the clients' together.
     pub fn with_write_rate_limit(mut self, rate: Option<u64>) -> Self {
-        self.pacer = rate.map(|rate| Pacer {
-            rate: rate.max(1),
-            due: Due::default(),
-        });
+        *self
+            .shared
+            .pacer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner) = rate.map(Pacer::new);
         self
     }
 
@@ -395,62 +599,23 @@ impl<'a> Runner<'a> {
         self
     }
 
-    /// Holds the writer back until the rate limit allows `bytes` more.
-    fn pace(&mut self, bytes: u64) -> zkv_engine::Result<()> {
-        let (db, origin) = (self.db, self.origin);
-        wait_for(&mut self.pacer, db, origin, bytes)
-    }
-
-    /// Holds the next operation back until `--target` allows it.
-    fn pace_target(&mut self) -> zkv_engine::Result<()> {
-        let (db, origin) = (self.db, self.origin);
-        wait_for(&mut self.target, db, origin, 1)
-    }
-
-    /// Holds mixgraph back until its sine rate allows one more operation, and records the
-    /// rate's steps as they come.
-    fn pace_op(&mut self, r: &mut PhaseResult) -> zkv_engine::Result<()> {
-        let Some(Some(p)) = &mut self.mix else {
-            return Ok(());
-        };
-        let now = clock(self.db, self.origin);
-        let step = p.schedule.step();
-        let rate = p.schedule.rate_at(now.saturating_sub(p.start));
-        if let (true, Some(record)) = (p.schedule.step() != step, &mut r.rate) {
-            let at = p.schedule.step_start(p.schedule.step()).as_secs_f64();
-            record.steps.push((at, rate));
+    /// Makes sure there are `n` clients.
+    fn clients(&mut self, n: usize) -> CliResult<&mut [Client<'a>]> {
+        while self.clients.len() < n {
+            let t = self.clients.len();
+            let values =
+                ValueGenerator::new(client_seed(self.seed, t)).with_compression_ratio(self.ratio);
+            let first = &self.clients[0];
+            let client = Client::new(first.db, first.write, values, first.value_size)?;
+            self.clients.push(client);
         }
-        // The rate is positive (the schedule keeps only positive ones); one so small that
-        // its cost overflows a Duration waits for ever, as db_bench's limiter would.
-        let cost = Duration::try_from_secs_f64(1.0 / rate).unwrap_or(Duration::MAX);
-        match p.due.charge(now, cost, slack(self.db)) {
-            Some(wait) => self.db.pass_time(wait),
-            None => Ok(()),
-        }
-    }
-
-    /// Starts the mixgraph pacer's clock at the phase's start; the phase's record of its
-    /// rate steps starts with the initial rate.
-    fn start_mix(&mut self, r: &mut PhaseResult) {
-        let Some(mix) = &mut self.mix else {
-            return;
-        };
-        r.mixgraph = true;
-        if let Some(p) = mix {
-            let now = clock(self.db, self.origin);
-            p.start = now;
-            p.due.next = now;
-            r.rate = Some(RateRecord {
-                sine: p.schedule.sine(),
-                steps: vec![(0.0, p.schedule.rate_at(Duration::ZERO))],
-            });
-        }
+        Ok(&mut self.clients[..n])
     }
 
     /// Runs the jobs in order, printing each phase's line as it ends. A failure (e.g. out
     /// of space) stops the run; what was measured up to it is kept and returned with it.
     pub fn run(mut self, jobs: Vec<Job>, out: &mut Out) -> (Measured, Option<CliError>) {
-        self.sample("start");
+        self.shared.sample("start");
         let mut failed = None;
         for job in jobs {
             if let Err(e) = self.run_job(job, out) {
@@ -458,49 +623,87 @@ impl<'a> Runner<'a> {
                 break;
             }
         }
-        (self.m, failed)
+        let mut latency = self.latency;
+        for c in &self.clients {
+            latency.add(&c.latency);
+        }
+        let oracle = self.clients.first_mut().and_then(|c| c.oracle.take());
+        let mut samples = self
+            .shared
+            .samples
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Clients of one phase take their points as they come; the series is in operation
+        // order.
+        samples.sort_by_key(|s| s.t);
+        let m = Measured {
+            phases: self.phases,
+            latency,
+            samples,
+            oracle,
+        };
+        (m, failed)
     }
 
     fn run_job(&mut self, job: Job, out: &mut Out) -> CliResult {
         match job {
-            Job::DbBench(mut g) => {
-                let w = g.workload();
+            Job::DbBench(gens) => {
+                let Some(w) = gens.first().map(DbBenchGenerator::workload) else {
+                    return Ok(());
+                };
                 let limit = self.duration.filter(|_| w.timed());
                 let entries = w.entries_per_batch();
-                self.batch = (entries > 1).then(|| Batch::new(entries));
-                let total = g.remaining();
-                let done = self.phase(w.name(), total, limit, out, || Ok(g.next_op()));
-                self.batch = None;
+                for c in self.clients(gens.len())? {
+                    c.batch = (entries > 1).then(|| Batch::new(entries));
+                }
+                let total = gens.iter().map(DbBenchGenerator::remaining).sum();
+                let sources = gens
+                    .into_iter()
+                    .map(|mut g| Source::new(move || Ok(g.next_op())))
+                    .collect();
+                let done = self.phase(w.name(), total, limit, out, sources);
+                for c in &mut self.clients {
+                    c.batch = None;
+                }
                 done
+            }
+            Job::ReadWhileWriting { readers, writer } => {
+                let w = DbBenchWorkload::ReadWhileWriting;
+                let limit = self.duration;
+                let total = readers.iter().map(DbBenchGenerator::remaining).sum();
+                let mut writer = writer;
+                let mut sources = vec![Source::background(move || Ok(writer.next_op()))];
+                sources.extend(
+                    readers
+                        .into_iter()
+                        .map(|mut g| Source::new(move || Ok(g.next_op()))),
+                );
+                self.phase(w.name(), total, limit, out, sources)
             }
             Job::MixGraph(mut g) => {
                 self.mix = Some(g.rate_schedule().map(|schedule| OpPacer {
                     schedule,
                     start: Duration::ZERO,
                     due: Due::default(),
+                    steps: Vec::new(),
                 }));
                 let total = g.remaining();
-                let done = self.phase(
-                    zkv_bench::workload::MIXGRAPH,
-                    total,
-                    self.duration,
-                    out,
-                    || Ok(g.next_op()),
-                );
-                self.mix = None;
-                done
+                let source = Source::new(move || Ok(g.next_op()));
+                let name = zkv_bench::workload::MIXGRAPH;
+                self.phase(name, total, self.duration, out, vec![source])
             }
             Job::Idle(d) => {
+                let db = self.shared.db;
                 let mut waited = false;
-                self.phase(zkv_bench::workload::IDLE, 0, None, out, || {
+                let source = Source::new(move || {
                     if !waited {
                         waited = true;
-                        self.db
-                            .pass_time(d)
+                        db.pass_time(d)
                             .map_err(|e| CliError::invalid(format!("idle: {e}")))?;
                     }
                     Ok(None)
-                })
+                });
+                self.phase(zkv_bench::workload::IDLE, 0, None, out, vec![source])
             }
             Job::Ycsb {
                 name,
@@ -513,15 +716,15 @@ impl<'a> Runner<'a> {
                 self.ycsb = true;
                 let mut done = Ok(());
                 if load {
-                    done = self.phase(&format!("{name}-load"), loads, None, out, || {
-                        Ok(w.next_load())
-                    });
+                    let source = Source::new(|| Ok(w.next_load()));
+                    done = self.phase(&format!("{name}-load"), loads, None, out, vec![source]);
                 }
                 if run && done.is_ok() {
-                    done = self.phase(name, ops, None, out, || {
+                    let source = Source::new(|| {
                         w.next_op()
                             .map_err(|e| CliError::invalid(format!("{name}: {e}")))
                     });
+                    done = self.phase(name, ops, None, out, vec![source]);
                 }
                 self.ycsb = false;
                 done
@@ -529,81 +732,89 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Runs one phase to its end (or to `limit` on the database's clock), then prints its
-    /// db_bench line. The phase's figures are kept even when an operation fails.
+    /// Starts the mixgraph pacer's clock at the phase's start (the phase's record of its
+    /// rate steps starts with the initial rate) and hands it to the clients.
+    fn start_mix(&mut self, r: &mut PhaseResult) {
+        let Some(mix) = self.mix.take() else {
+            return;
+        };
+        r.mixgraph = true;
+        let pacer = mix.map(|mut p| {
+            let now = self.shared.clock();
+            p.start = now;
+            p.due.next = now;
+            p.steps = vec![(0.0, p.schedule.rate_at(Duration::ZERO))];
+            p
+        });
+        *lock(&self.shared.mix) = pacer;
+    }
+
+    /// The mixgraph pacer's record of the phase's rate, once it is over.
+    fn end_mix(&mut self, r: &mut PhaseResult) {
+        if let Some(p) = lock(&self.shared.mix).take() {
+            r.rate = Some(RateRecord {
+                sine: p.schedule.sine(),
+                steps: p.steps,
+            });
+        }
+    }
+
+    /// Runs one phase, a client per source, to its end (or to `limit` on the database's
+    /// clock), then prints its db_bench line. One source runs on this thread; several run
+    /// on a thread each, against the same database. The phase's figures are kept even when
+    /// an operation fails.
     fn phase(
         &mut self,
         name: &str,
         total: u64,
         limit: Option<Duration>,
         out: &mut Out,
-        mut next: impl FnMut() -> CliResult<Option<Op>>,
+        sources: Vec<Source<'_>>,
     ) -> CliResult {
-        self.progress.start(name, total);
+        lock(&self.shared.progress).start(name, total);
+        let foreground = sources.iter().filter(|s| !s.background).count();
         let mut r = PhaseResult {
             name: name.to_string(),
-            ycsb: self.ycsb.then(OpLatency::new).transpose()?,
+            threads: foreground,
             ..PhaseResult::default()
         };
         let start = Instant::now();
-        let virtual_start = self.db.virtual_time();
-        if let Some(p) = &mut self.pacer {
-            p.due.next = clock(self.db, self.origin);
+        let virtual_start = self.shared.db.virtual_time();
+        if let Some(p) = lock(&self.shared.pacer).as_mut() {
+            p.due.next = self.shared.clock();
         }
         self.start_mix(&mut r);
-        let end = limit.map(|d| clock(self.db, self.origin).saturating_add(d));
-        let outcome = loop {
-            if end.is_some_and(|end| clock(self.db, self.origin) >= end) {
-                break Ok(());
-            }
-            let op = match next() {
-                Ok(Some(op)) => op,
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(e),
-            };
-            self.op_ns = 0;
-            let done = self.exec(&op, &mut r);
-            if let (Ok(_), Some(l)) = (&done, &mut r.ycsb) {
-                l.record(op.kind, self.op_ns);
-            }
-            let done = done.and_then(|more| {
-                self.pace_op(&mut r)?;
-                self.pace_target()?;
-                Ok(more)
-            });
-            match done {
-                Ok(true) => {}
-                Ok(false) => break Ok(()),
-                Err(e) => break Err(operation_error(name, r.ops + 1, op.kind, e)),
-            }
-            r.ops += 1;
-            self.ops_done += 1;
-            if self.ops_done.is_multiple_of(self.sample_interval) {
-                self.sample(name);
-            }
-            self.progress.advance(r.ops);
-        };
-        // fillbatch's last batch, short when num is not a multiple of its size.
-        let outcome = outcome.and_then(|()| {
-            self.write_batch(&mut r)
-                .map_err(|e| operation_error(name, r.ops, OpKind::Insert, e))
-        });
-        self.seq = None;
+        let end = limit.map(|d| self.shared.clock().saturating_add(d));
+        self.shared.phase_ops.store(0, Ordering::Relaxed);
+        self.shared.running.store(foreground, Ordering::Relaxed);
+        self.shared.stop.store(false, Ordering::Relaxed);
+        let ycsb = self.ycsb;
+        let outcomes = self.run_clients(name, end, ycsb, sources)?;
+        let mut outcome = Ok(());
+        for c in outcomes {
+            let done = r.absorb(c);
+            outcome = outcome.and(done);
+        }
         r.seconds = start.elapsed().as_secs_f64();
+        if foreground == 1 {
+            r.client_seconds = r.seconds;
+        }
         r.virtual_seconds = virtual_start
-            .zip(self.db.virtual_time())
+            .zip(self.shared.db.virtual_time())
             .map(|(from, to)| (to - from).as_secs_f64());
-        self.progress.finish();
+        self.end_mix(&mut r);
+        lock(&self.shared.progress).finish();
         // The phase's last point, unless its last operation has just taken it (a failed
         // operation may still have changed the store: sampled again).
-        let sampled = r.ops > 0 && self.ops_done.is_multiple_of(self.sample_interval);
+        let ops_done = self.shared.ops_done.load(Ordering::Relaxed);
+        let sampled = r.ops > 0 && ops_done.is_multiple_of(self.shared.sample_interval);
         if !(sampled && outcome.is_ok()) {
-            self.sample(name);
+            self.shared.sample(name);
         }
         let line = result_line(&r);
         let rate = r.rate.as_ref().map(rate_line);
         let none_found = (r.gets > 0 && r.found == 0).then_some(r.mixgraph);
-        self.m.phases.push(r);
+        self.phases.push(r);
         outcome?;
         out.line(line)?;
         if let Some(rate) = rate {
@@ -617,21 +828,238 @@ impl<'a> Runner<'a> {
         out.flush()
     }
 
+    /// Runs a client per source: one on this thread, several on a thread each. Several
+    /// clients each record their writes in an oracle of their own, folded into the run's
+    /// once they are done.
+    fn run_clients(
+        &mut self,
+        name: &str,
+        end: Option<Duration>,
+        ycsb: bool,
+        mut sources: Vec<Source<'_>>,
+    ) -> CliResult<Vec<ClientOutcome>> {
+        let n = sources.len();
+        let mut results = (0..n)
+            .map(|_| {
+                Ok(PhaseResult {
+                    ycsb: ycsb.then(OpLatency::new).transpose()?,
+                    ..PhaseResult::default()
+                })
+            })
+            .collect::<CliResult<Vec<_>>>()?;
+        self.clients(n)?;
+        let shared = &self.shared;
+        let clients = &mut self.clients[..n];
+        if n == 1 {
+            if let (Some(source), Some(r)) = (sources.pop(), results.pop()) {
+                return Ok(vec![clients[0].run(shared, name, end, source, r)]);
+            }
+        }
+        let run_oracle = clients[0].oracle.take();
+        for c in clients.iter_mut() {
+            c.oracle = run_oracle.as_ref().map(|_| Oracle::for_client());
+            c.spans = true;
+        }
+        let outcomes = std::thread::scope(|s| {
+            let handles: Vec<_> = clients
+                .iter_mut()
+                .zip(sources.into_iter().zip(results))
+                .map(|(c, (source, r))| s.spawn(move || c.run(shared, name, end, source, r)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        for c in clients.iter_mut() {
+            c.spans = false;
+        }
+        if let Some(mut oracle) = run_oracle {
+            oracle.absorb(clients.iter_mut().filter_map(|c| c.oracle.take()).collect());
+            clients[0].oracle = Some(oracle);
+        }
+        Ok(outcomes)
+    }
+}
+
+/// What one client of a phase did.
+struct ClientOutcome {
+    r: PhaseResult,
+    background: bool,
+    seconds: f64,
+    done: CliResult,
+}
+
+impl PhaseResult {
+    /// Adds a client's figures: all of them, or of a background client (readwhilewriting's
+    /// writer) only its writes, as db_bench leaves the writer out of the phase's rate.
+    fn absorb(&mut self, c: ClientOutcome) -> CliResult {
+        let o = c.r;
+        self.puts += o.puts;
+        self.deletes += o.deletes;
+        self.value_bytes += o.value_bytes;
+        if c.background {
+            return c.done;
+        }
+        self.ops += o.ops;
+        self.gets += o.gets;
+        self.scans += o.scans;
+        self.found += o.found;
+        self.bytes += o.bytes;
+        self.seek_found += o.seek_found;
+        self.scanned += o.scanned;
+        self.client_seconds += c.seconds;
+        match (&mut self.ycsb, o.ycsb) {
+            (Some(mine), Some(theirs)) => {
+                for ((_, h), (_, other)) in mine.0.iter_mut().zip(&theirs.0) {
+                    merge(h, other);
+                }
+            }
+            (mine, theirs) => *mine = mine.take().or(theirs),
+        }
+        c.done
+    }
+}
+
+/// Adds `from`'s counts to `into` (histograms of the same bounds: exact).
+fn merge(into: &mut Histogram<u64>, from: &Histogram<u64>) {
+    for v in from.iter_recorded() {
+        into.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+    }
+}
+
+impl<'a> Client<'a> {
+    fn new(
+        db: &'a Db,
+        write: WriteOptions,
+        values: ValueGenerator,
+        value_size: usize,
+    ) -> CliResult<Client<'a>> {
+        Ok(Client {
+            db,
+            write,
+            values,
+            value_size,
+            value: Vec::with_capacity(value_size),
+            op_ns: 0,
+            batch: None,
+            seq: None,
+            latency: Latency::new()?,
+            oracle: None,
+            spans: false,
+        })
+    }
+
+    /// Runs `source` into `r`; the last foreground client to finish, or one that fails,
+    /// stops the others.
+    fn run(
+        &mut self,
+        shared: &Shared<'_>,
+        name: &str,
+        end: Option<Duration>,
+        mut source: Source<'_>,
+        mut r: PhaseResult,
+    ) -> ClientOutcome {
+        let start = Instant::now();
+        let background = source.background;
+        let done = self.drive(shared, name, end, background, &mut r, &mut source.next);
+        let last = !background && shared.running.fetch_sub(1, Ordering::Relaxed) == 1;
+        if last || done.is_err() {
+            shared.stop.store(true, Ordering::Relaxed);
+        }
+        ClientOutcome {
+            r,
+            background,
+            seconds: start.elapsed().as_secs_f64(),
+            done,
+        }
+    }
+
+    /// Issues operations until `next` has none left, the phase reaches `end` on the
+    /// database's clock, or it is stopped.
+    fn drive(
+        &mut self,
+        shared: &Shared<'_>,
+        name: &str,
+        end: Option<Duration>,
+        background: bool,
+        r: &mut PhaseResult,
+        next: &mut dyn FnMut() -> CliResult<Option<Op>>,
+    ) -> CliResult {
+        let outcome = loop {
+            if shared.stopped() || end.is_some_and(|end| shared.clock() >= end) {
+                break Ok(());
+            }
+            let op = match next() {
+                Ok(Some(op)) => op,
+                Ok(None) => break Ok(()),
+                Err(e) => break Err(e),
+            };
+            self.op_ns = 0;
+            let done = self.exec(&op, r, shared);
+            if let (Ok(_), Some(l)) = (&done, &mut r.ycsb) {
+                l.record(op.kind, self.op_ns);
+            }
+            let done = done.and_then(|more| {
+                shared.pace_op()?;
+                shared.pace(&shared.target, 1)?;
+                Ok(more)
+            });
+            match done {
+                Ok(true) => {}
+                Ok(false) => break Ok(()),
+                Err(e) => break Err(operation_error(name, r.ops + 1, op.kind, e)),
+            }
+            r.ops += 1;
+            shared.count_op(name, !background);
+        };
+        // fillbatch's last batch, short when num is not a multiple of its size.
+        let outcome = outcome.and_then(|()| {
+            self.write_batch(r, shared)
+                .map_err(|e| operation_error(name, r.ops, OpKind::Insert, e))
+        });
+        self.seq = None;
+        outcome
+    }
+
+    /// Runs `write`, a call of the database, between two tickets of the spans' counter
+    /// when the phase has several clients (else its span is empty: the writes of one
+    /// client are in its order).
+    fn spanned<T>(&self, shared: &Shared<'_>, write: impl FnOnce() -> T) -> (T, Span) {
+        if !self.spans {
+            return (write(), Span::default());
+        }
+        let start = shared.ticket();
+        let done = write();
+        (
+            done,
+            Span {
+                start,
+                end: shared.ticket(),
+            },
+        )
+    }
+
     /// Runs one operation. `false`: there was nothing left to run it on (readseq past the
     /// last entry), which ends the phase without counting it.
-    fn exec(&mut self, op: &Op, r: &mut PhaseResult) -> zkv_engine::Result<bool> {
+    fn exec(
+        &mut self,
+        op: &Op,
+        r: &mut PhaseResult,
+        shared: &Shared<'_>,
+    ) -> zkv_engine::Result<bool> {
         match op.kind {
             OpKind::Read => self.get(&op.key, r)?,
             OpKind::Insert | OpKind::Update if self.batch.is_some() => {
-                self.batch_put(&op.key, op.value_size, r)?
+                self.batch_put(&op.key, op.value_size, r, shared)?
             }
-            OpKind::Insert | OpKind::Update => self.put(&op.key, op.value_size, r)?,
+            OpKind::Insert | OpKind::Update => self.put(&op.key, op.value_size, r, shared)?,
             OpKind::ReadModifyWrite => {
                 self.get(&op.key, r)?;
-                self.put(&op.key, op.value_size, r)?
+                self.put(&op.key, op.value_size, r, shared)?
             }
             OpKind::Scan { len } => self.scan(&op.key, len, r)?,
-            OpKind::Delete => self.delete(&op.key, r)?,
+            OpKind::Delete => self.delete(&op.key, r, shared)?,
             OpKind::Next => return self.next_entry(r, false),
             OpKind::Prev => return self.next_entry(r, true),
             // A kind of a newer workload crate that this runner cannot issue.
@@ -650,10 +1078,11 @@ impl<'a> Runner<'a> {
         key: &[u8],
         size: Option<usize>,
         r: &mut PhaseResult,
+        shared: &Shared<'_>,
     ) -> zkv_engine::Result<()> {
         let Some(b) = &mut self.batch else {
             // Not batching after all: a put of its own, never a write dropped.
-            return self.put(key, size, r);
+            return self.put(key, size, r, shared);
         };
         self.values
             .fill(size.unwrap_or(self.value_size), &mut self.value);
@@ -663,12 +1092,12 @@ impl<'a> Runner<'a> {
         if (b.batch.count() as usize) < b.entries {
             return Ok(());
         }
-        self.write_batch(r)
+        self.write_batch(r, shared)
     }
 
     /// Writes fillbatch's batch, if it holds anything, as one write (timed as one put, as
     /// db_bench times it); its entries count as puts.
-    fn write_batch(&mut self, r: &mut PhaseResult) -> zkv_engine::Result<()> {
+    fn write_batch(&mut self, r: &mut PhaseResult, shared: &Shared<'_>) -> zkv_engine::Result<()> {
         let Some(b) = &mut self.batch else {
             return Ok(());
         };
@@ -682,35 +1111,40 @@ impl<'a> Runner<'a> {
         );
         let entries = u64::from(batch.count());
         // The write takes the batch; the oracle needs its entries after.
-        let copy = self.m.oracle.as_ref().map(|_| batch.clone());
-        let start = Instant::now();
-        let done = self.db.write(&self.write, batch);
-        self.op_ns += record(&mut self.m.latency.put, start.elapsed());
-        if let (Some(oracle), Some(copy)) = (&mut self.m.oracle, copy) {
+        let copy = self.oracle.as_ref().map(|_| batch.clone());
+        let (db, write) = (self.db, self.write);
+        let ((done, elapsed), span) = self.spanned(shared, || {
+            let start = Instant::now();
+            (db.write(&write, batch), start.elapsed())
+        });
+        self.op_ns += record(&mut self.latency.put, elapsed);
+        if let (Some(oracle), Some(copy)) = (&mut self.oracle, copy) {
             for op in copy.ops() {
-                match &done {
-                    Ok(()) => oracle.put(op.key, op.value),
-                    Err(_) => oracle.put_uncertain(op.key, op.value),
-                }
+                oracle.record(op.key, Some(op.value), done.is_ok(), span);
             }
         }
         done?;
         r.puts += entries;
         r.value_bytes += value_bytes;
         r.bytes += bytes;
-        self.pace(bytes)
+        shared.pace(&shared.pacer, bytes)
     }
 
     /// A delete, timed; db_bench counts no bytes for it.
-    fn delete(&mut self, key: &[u8], r: &mut PhaseResult) -> zkv_engine::Result<()> {
-        let start = Instant::now();
-        let done = self.db.delete(&self.write, key);
-        self.op_ns += record(&mut self.m.latency.delete, start.elapsed());
-        if let Some(oracle) = &mut self.m.oracle {
-            match &done {
-                Ok(()) => oracle.delete(key),
-                Err(_) => oracle.delete_uncertain(key),
-            }
+    fn delete(
+        &mut self,
+        key: &[u8],
+        r: &mut PhaseResult,
+        shared: &Shared<'_>,
+    ) -> zkv_engine::Result<()> {
+        let (db, write) = (self.db, self.write);
+        let ((done, elapsed), span) = self.spanned(shared, || {
+            let start = Instant::now();
+            (db.delete(&write, key), start.elapsed())
+        });
+        self.op_ns += record(&mut self.latency.delete, elapsed);
+        if let Some(oracle) = &mut self.oracle {
+            oracle.record(key, None, done.is_ok(), span);
         }
         done?;
         r.deletes += 1;
@@ -744,7 +1178,7 @@ impl<'a> Runner<'a> {
         }
         r.bytes += (it.key().len() + it.value().len()) as u64;
         r.scanned += 1;
-        self.op_ns += record(&mut self.m.latency.scan, start.elapsed());
+        self.op_ns += record(&mut self.latency.scan, start.elapsed());
         Ok(true)
     }
 
@@ -755,30 +1189,31 @@ impl<'a> Runner<'a> {
         key: &[u8],
         size: Option<usize>,
         r: &mut PhaseResult,
+        shared: &Shared<'_>,
     ) -> zkv_engine::Result<()> {
         self.values
             .fill(size.unwrap_or(self.value_size), &mut self.value);
-        let start = Instant::now();
-        let done = self.db.put(&self.write, key, &self.value);
-        self.op_ns += record(&mut self.m.latency.put, start.elapsed());
-        if let Some(oracle) = &mut self.m.oracle {
-            match done {
-                Ok(()) => oracle.put(key, &self.value),
-                Err(_) => oracle.put_uncertain(key, &self.value),
-            }
+        let (db, write, value) = (self.db, self.write, &self.value);
+        let ((done, elapsed), span) = self.spanned(shared, || {
+            let start = Instant::now();
+            (db.put(&write, key, value), start.elapsed())
+        });
+        self.op_ns += record(&mut self.latency.put, elapsed);
+        if let Some(oracle) = &mut self.oracle {
+            oracle.record(key, Some(&self.value), done.is_ok(), span);
         }
         done?;
         r.puts += 1;
         r.value_bytes += self.value.len() as u64;
         let bytes = (key.len() + self.value.len()) as u64;
         r.bytes += bytes;
-        self.pace(bytes)
+        shared.pace(&shared.pacer, bytes)
     }
 
     fn get(&mut self, key: &[u8], r: &mut PhaseResult) -> zkv_engine::Result<()> {
         let start = Instant::now();
         let found = self.db.get(&ReadOptions::default(), key)?;
-        self.op_ns += record(&mut self.m.latency.get, start.elapsed());
+        self.op_ns += record(&mut self.latency.get, start.elapsed());
         r.gets += 1;
         if let Some(v) = found {
             r.found += 1;
@@ -801,28 +1236,10 @@ impl<'a> Runner<'a> {
             n += 1;
             it.next()?;
         }
-        self.op_ns += record(&mut self.m.latency.scan, start.elapsed());
+        self.op_ns += record(&mut self.latency.scan, start.elapsed());
         r.scans += 1;
         r.scanned += n;
         Ok(())
-    }
-
-    fn sample(&mut self, phase: &str) {
-        let fs_layer = self.db.file_system();
-        let fs = fs_layer.stats();
-        let invalid = fs_layer.invalid_ratio_distribution();
-        let db = self.db.stats();
-        self.m.samples.push(Sample {
-            t: self.ops_done,
-            phase: phase.to_string(),
-            free_ratio: fs.free_ratio,
-            gc_copy_bytes: fs.gc.copy_bytes,
-            device_write_bytes: fs.device_written_total(),
-            zone_resets: fs.zone_resets,
-            stall_ns: db.stall_ns,
-            full_zones: invalid.len() as u64,
-            invalid_ratios: invalid_buckets(&invalid),
-        });
     }
 }
 

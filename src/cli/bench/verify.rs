@@ -57,10 +57,32 @@ fn word(bytes: &[u8]) -> u64 {
 /// What a key must hold: a value, or nothing (deleted).
 type Holds = Option<Expect>;
 
+/// When a write ran, in tickets of a counter the client threads of a phase share, one taken
+/// just before the call and one just after it returned. A write whose `end` is below
+/// another's `start` returned before the other was issued, so the store applied it first;
+/// two writes whose spans overlap may have been applied in either order. A phase of one
+/// client takes no tickets: its writes are in the order it issued them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// A key's last write: what it left, and when it ran.
+#[derive(Clone, Copy, Debug)]
+struct Last {
+    holds: Holds,
+    span: Span,
+}
+
 /// The keys written so far and what they must hold.
 #[derive(Debug, Default)]
 pub struct Oracle {
-    keys: HashMap<Vec<u8>, Holds>,
+    keys: HashMap<Vec<u8>, Last>,
+    /// Keys that client threads wrote at overlapping times in a phase of several: what
+    /// the writes other than `keys`' may have left instead, had the store ordered them
+    /// last.
+    also: HashMap<Vec<u8>, Vec<Holds>>,
     /// Keys whose last write returned an error: it may or may not have been applied (a
     /// write's WAL record and memtable insert can succeed before a background step of the
     /// same call fails). The key may also hold what it held before (`Some(None)`:
@@ -86,73 +108,115 @@ pub struct VerifyResult {
 const EXAMPLES: usize = 3;
 
 impl Oracle {
+    /// The oracle of one client thread of a phase that runs several, to be folded into
+    /// the run's with [`Oracle::absorb`]: what a key held before the phase is not its to
+    /// know.
+    pub fn for_client() -> Oracle {
+        Oracle {
+            existing_db: true,
+            ..Oracle::default()
+        }
+    }
+
     /// Tells the oracle that the store held data before the run.
     pub fn set_existing_db(&mut self) {
         self.existing_db = true;
     }
 
-    /// Records a put of `value` under `key`. Copies the key only the first time it is
-    /// seen: most writes of a run overwrite.
-    pub fn put(&mut self, key: &[u8], value: &[u8]) {
-        self.set(key, Some(Expect::of(value)));
+    /// Records a write of `key` that ran over `span`: a put of `value`, or a delete
+    /// (`None`: the key must be absent, whether it was there or not). A write that returned
+    /// an error (`applied` false) leaves either what it wrote or what the key held before.
+    /// Copies the key only the first time it is seen: most writes of a run overwrite.
+    pub fn record(&mut self, key: &[u8], value: Option<&[u8]>, applied: bool, span: Span) {
+        let before = (!applied).then(|| self.holds(key));
+        self.set(key, value.map(Expect::of), span);
+        if let Some(before) = before {
+            self.uncertain.insert(key.to_vec(), before);
+        }
     }
 
-    /// Records a delete of `key`: it must be absent (whether it was there or not).
-    pub fn delete(&mut self, key: &[u8]) {
-        self.set(key, None);
-    }
-
-    fn set(&mut self, key: &[u8], holds: Holds) {
+    fn set(&mut self, key: &[u8], holds: Holds, span: Span) {
         if !self.uncertain.is_empty() {
             self.uncertain.remove(key);
         }
+        if !self.also.is_empty() {
+            self.also.remove(key);
+        }
+        let last = Last { holds, span };
         match self.keys.get_mut(key) {
-            Some(e) => *e = holds,
+            Some(e) => *e = last,
             None => {
-                self.keys.insert(key.to_vec(), holds);
+                self.keys.insert(key.to_vec(), last);
             }
         }
-    }
-
-    /// Records a put that returned an error: the key holds either `value` or what it held
-    /// before.
-    pub fn put_uncertain(&mut self, key: &[u8], value: &[u8]) {
-        let before = self.holds(key);
-        self.put(key, value);
-        self.uncertain.insert(key.to_vec(), before);
-    }
-
-    /// Records a delete that returned an error: the key is absent or holds what it held
-    /// before.
-    pub fn delete_uncertain(&mut self, key: &[u8]) {
-        let before = self.holds(key);
-        self.delete(key);
-        self.uncertain.insert(key.to_vec(), before);
     }
 
     /// What `key` holds now as far as the oracle knows: nothing if it was never written,
     /// unless the store held data before the run (then `None`: not known).
     fn holds(&self, key: &[u8]) -> Option<Holds> {
         match self.keys.get(key) {
-            Some(holds) => Some(*holds),
+            Some(last) => Some(last.holds),
             None if self.existing_db => None,
             None => Some(None),
         }
     }
 
+    /// Folds in the oracles of the client threads of a phase that just ended (every one of
+    /// its writes came after every write this oracle holds). A key one client wrote holds
+    /// its last write; a key several wrote holds the last write of one of them: of the one
+    /// that started last, or of any other whose write overlapped that one (its `end` is not
+    /// below the latest `start`), as the store may have ordered those either way. A key
+    /// whose write failed in any client may hold anything (the run has failed anyway).
+    pub fn absorb(&mut self, clients: Vec<Oracle>) {
+        let mut writes: HashMap<Vec<u8>, Vec<(Last, bool)>> = HashMap::new();
+        for client in clients {
+            let Oracle {
+                keys, uncertain, ..
+            } = client;
+            for (key, last) in keys {
+                let failed = uncertain.contains_key(&key);
+                writes.entry(key).or_default().push((last, failed));
+            }
+        }
+        for (key, mut lasts) in writes {
+            lasts.sort_unstable_by_key(|(last, _)| last.span.start);
+            let failed = lasts.iter().any(|&(_, failed)| failed);
+            let Some(&(latest, _)) = lasts.last() else {
+                continue;
+            };
+            let others: Vec<Holds> = lasts[..lasts.len() - 1]
+                .iter()
+                .filter(|(last, _)| last.span.end >= latest.span.start)
+                .map(|(last, _)| last.holds)
+                .collect();
+            self.set(&key, latest.holds, latest.span);
+            if failed {
+                self.uncertain.insert(key.clone(), None);
+            }
+            if !others.is_empty() {
+                self.also.insert(key, others);
+            }
+        }
+    }
+
     /// Makes the oracle expect another value for its smallest key that holds one (a value
-    /// no write gave it: the digest differs), so that a faithful store fails the check on
-    /// exactly that key. For `--verify`'s test hook; an oracle without values is left as it
+    /// no write gave it: the digest differs), and that value only, so that a faithful store
+    /// fails the check on exactly that key. For `--verify`'s test hook; an oracle without values is left as it
     /// is.
     pub fn inject_mismatch(&mut self) {
         let smallest = self
             .keys
             .iter_mut()
-            .filter_map(|(k, holds)| holds.as_mut().map(|e| (k, e)))
+            .filter_map(|(k, last)| last.holds.as_mut().map(|e| (k, e)))
             .min_by(|a, b| a.0.cmp(b.0));
-        if let Some((_, expect)) = smallest {
-            expect.digest = !expect.digest;
-        }
+        let Some((key, expect)) = smallest else {
+            return;
+        };
+        expect.digest = !expect.digest;
+        // Nothing else it may hold is accepted either.
+        let key = key.clone();
+        self.also.remove(&key);
+        self.uncertain.remove(&key);
     }
 
     /// Reads back every key through `get` and compares. Keys are checked in sorted order so
@@ -162,18 +226,23 @@ impl Oracle {
         &self,
         mut get: impl FnMut(&[u8]) -> Result<Option<Vec<u8>>, E>,
     ) -> Result<VerifyResult, E> {
-        let mut keys: Vec<(&Vec<u8>, &Holds)> = self.keys.iter().collect();
+        let mut keys: Vec<(&Vec<u8>, &Last)> = self.keys.iter().collect();
         keys.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut result = VerifyResult::default();
-        for (key, expect) in keys {
+        for (key, last) in keys {
             let found = get(key)?;
             result.checked += 1;
             let accepted = |found: Option<&[u8]>| {
-                self.uncertain
+                let uncertain = self
+                    .uncertain
                     .get(key.as_slice())
-                    .is_some_and(|before| before.is_none_or(|b| compare(b, found).is_none()))
+                    .is_some_and(|before| before.is_none_or(|b| compare(b, found).is_none()));
+                let reordered = self.also.get(key.as_slice()).is_some_and(|others| {
+                    others.iter().any(|&other| compare(other, found).is_none())
+                });
+                uncertain || reordered
             };
-            let problem = compare(*expect, found.as_deref());
+            let problem = compare(last.holds, found.as_deref());
             if let Some(problem) = problem.filter(|_| !accepted(found.as_deref())) {
                 result.mismatches += 1;
                 if result.examples.len() < EXAMPLES {
@@ -203,6 +272,26 @@ fn show_key(key: &[u8]) -> String {
     match std::str::from_utf8(key) {
         Ok(s) if s.chars().all(|c| c.is_ascii_graphic()) => s.to_string(),
         _ => key.iter().map(|b| format!("{b:02x}")).collect(),
+    }
+}
+
+/// The single client's writes, in order, for the tests.
+#[cfg(test)]
+impl Oracle {
+    fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.record(key, Some(value), true, Span::default());
+    }
+
+    fn delete(&mut self, key: &[u8]) {
+        self.record(key, None, true, Span::default());
+    }
+
+    fn put_uncertain(&mut self, key: &[u8], value: &[u8]) {
+        self.record(key, Some(value), false, Span::default());
+    }
+
+    fn delete_uncertain(&mut self, key: &[u8]) {
+        self.record(key, None, false, Span::default());
     }
 }
 
@@ -367,5 +456,67 @@ mod tests {
         oracle.put(b"k", b"v");
         let r: Result<VerifyResult, &str> = oracle.check(|_| Err("device gone"));
         assert_eq!(r, Err("device gone"));
+    }
+
+    /// A client's oracle holding one write of `key` over tickets `start..end`.
+    fn client(key: &[u8], value: Option<&[u8]>, start: u64, end: u64) -> Oracle {
+        let mut o = Oracle::for_client();
+        o.record(key, value, true, Span { start, end });
+        o
+    }
+
+    #[test]
+    fn overlapping_writes_of_two_clients_may_land_in_either_order() {
+        let mut oracle = Oracle::default();
+        oracle.put(b"k", b"old");
+        oracle.absorb(vec![
+            client(b"k", Some(b"x"), 1, 4),
+            client(b"k", Some(b"y"), 2, 3),
+            client(b"j", None, 5, 6),
+        ]);
+        let mut store: BTreeMap<Vec<u8>, Vec<u8>> = [(b"k".to_vec(), b"x".to_vec())].into();
+        assert_eq!(check(&oracle, &store).mismatches, 0);
+        store.insert(b"k".to_vec(), b"y".to_vec());
+        assert_eq!(check(&oracle, &store).mismatches, 0);
+        // Neither the value before the phase nor a lost key passes.
+        store.insert(b"k".to_vec(), b"old".to_vec());
+        assert_eq!(check(&oracle, &store).mismatches, 1);
+        store.remove(b"k".as_slice());
+        assert_eq!(check(&oracle, &store).examples, vec!["key k: not found"]);
+        // A later single-client write settles the key again.
+        oracle.put(b"k", b"z");
+        store.insert(b"k".to_vec(), b"y".to_vec());
+        assert_eq!(check(&oracle, &store).mismatches, 1);
+    }
+
+    #[test]
+    fn a_write_that_returned_before_another_began_is_overwritten() {
+        let mut oracle = Oracle::default();
+        oracle.absorb(vec![
+            client(b"k", Some(b"first"), 1, 2),
+            client(b"k", Some(b"second"), 3, 4),
+            client(b"d", Some(b"v"), 5, 6),
+            client(b"d", None, 7, 8),
+        ]);
+        let mut store: BTreeMap<Vec<u8>, Vec<u8>> = [(b"k".to_vec(), b"second".to_vec())].into();
+        assert_eq!(check(&oracle, &store).mismatches, 0);
+        store.insert(b"k".to_vec(), b"first".to_vec());
+        store.insert(b"d".to_vec(), b"v".to_vec());
+        let r = check(&oracle, &store);
+        assert_eq!((r.checked, r.mismatches), (2, 2));
+    }
+
+    #[test]
+    fn a_failed_write_in_a_client_accepts_anything() {
+        let mut oracle = Oracle::default();
+        let mut failed = Oracle::for_client();
+        failed.record(b"k", Some(b"x"), false, Span { start: 1, end: 2 });
+        oracle.absorb(vec![failed, client(b"j", Some(b"y"), 3, 4)]);
+        let store: BTreeMap<Vec<u8>, Vec<u8>> = [
+            (b"k".to_vec(), b"other".to_vec()),
+            (b"j".to_vec(), b"y".to_vec()),
+        ]
+        .into();
+        assert_eq!(check(&oracle, &store).mismatches, 0);
     }
 }

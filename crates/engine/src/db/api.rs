@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use zkv_zonefs::fs::{InlineCleaning, ZoneFs};
 
+use crate::fs::{FileSystem, SharedFileSystem};
+
 use crate::batch::WriteBatch;
 use crate::compaction::scores_by_level;
 use crate::iter::DbIter;
@@ -21,6 +23,20 @@ use super::inner::{DbInner, Parts};
 use super::recovery::{recover, recover_read_only, Recovered, RecoveryReport};
 use super::snapshot::Snapshot;
 use super::stats::{BlobStats, CompactionRecord, Counters, DbStats, LevelShape};
+
+/// Registers the database with the zone cleaner of `fs`: its compaction requester, and
+/// the source of live SSTs' hints when the placement policy reads neighbourhoods or
+/// predictions (only they are worth the version walk an answer costs).
+fn register_with_cleaner(fs: &ZoneFs, inner: &Arc<DbInner>) {
+    fs.set_compaction_requester(Arc::new(Requester {
+        inner: Arc::downgrade(inner),
+    }));
+    if fs.placement_wants_neighbors() || fs.wants_lifetimes() {
+        fs.set_hint_source(Arc::new(LiveHints {
+            inner: Arc::downgrade(inner),
+        }));
+    }
+}
 
 /// Options of one write (RocksDB's `WriteOptions`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -95,7 +111,7 @@ pub struct MemtableShape {
 /// The refusal of every write, flush and compaction of a read-only database.
 const READ_ONLY: &str = "opened read-only";
 
-/// An open database on a zoned file system. `Send + Sync`: share it between threads
+/// An open database on a file system (the zoned file layer, or a directory). `Send + Sync`: share it between threads
 /// behind an `Arc`. Dropping it stops its background threads and closes its WAL.
 pub struct Db {
     inner: Arc<DbInner>,
@@ -105,23 +121,21 @@ pub struct Db {
 }
 
 impl Db {
-    /// Opens (or creates, if `create_if_missing`) the database on `fs`: recovers the
-    /// version set, replays the WALs, flushes the replayed writes to L0, deletes files no
-    /// version needs, registers the zone cleaner's compaction requester (and, when the
-    /// placement policy reads neighbourhoods, the source of live SSTs' hints) and starts the background
-    /// threads (threaded mode) or starts the jobs due on the virtual clock (deterministic).
-    pub fn open(fs: Arc<ZoneFs>, options: Options) -> Result<Db> {
+    /// Opens (or creates, if `create_if_missing`) the database on `fs`, the zoned file
+    /// layer (an `Arc<ZoneFs>`) or any other [`FileSystem`] (a directory: [`PosixFs`]):
+    /// recovers the version set, replays the WALs, flushes the replayed writes to L0,
+    /// deletes files no version needs, registers with the zone cleaner (on zones: its
+    /// compaction requester and, when the placement policy reads neighbourhoods or
+    /// predictions, the source of live SSTs' hints) and starts the background threads
+    /// (threaded mode) or starts the jobs due on the virtual clock (deterministic).
+    ///
+    /// [`PosixFs`]: crate::fs::PosixFs
+    pub fn open(fs: impl SharedFileSystem, options: Options) -> Result<Db> {
+        let fs = fs.shared();
         let (inner, report) = Db::start(&fs, options, recover)?;
         inner.count_recovery_flushes(&report.flushes);
-        fs.set_compaction_requester(Arc::new(Requester {
-            inner: Arc::downgrade(&inner),
-        }));
-        // Only policies that read neighbourhoods or predictions ask, and only they are
-        // worth the version walk an answer costs.
-        if fs.placement_wants_neighbors() || fs.wants_lifetimes() {
-            fs.set_hint_source(Arc::new(LiveHints {
-                inner: Arc::downgrade(&inner),
-            }));
+        if let Some(zoned) = fs.zoned() {
+            register_with_cleaner(zoned, &inner);
         }
         let threads = match inner.options.mode {
             ExecMode::Threaded => spawn_threads(&inner)?,
@@ -151,8 +165,8 @@ impl Db {
     /// `create_if_missing` is ignored: without a database, the open fails with
     /// `InvalidArgument`. The options still shape what is read (the number of levels, the
     /// compaction scores), but `write_buffer_size` does not cut the replay.
-    pub fn open_read_only(fs: Arc<ZoneFs>, options: Options) -> Result<Db> {
-        let (inner, report) = Db::start(&fs, options, recover_read_only)?;
+    pub fn open_read_only(fs: impl SharedFileSystem, options: Options) -> Result<Db> {
+        let (inner, report) = Db::start(&fs.shared(), options, recover_read_only)?;
         Ok(Db {
             inner,
             threads: Vec::new(),
@@ -164,9 +178,9 @@ impl Db {
     /// Checks the options, recovers with `recover` and builds the shared state, with the
     /// memtable recovery kept (if any).
     fn start(
-        fs: &Arc<ZoneFs>,
+        fs: &Arc<dyn FileSystem>,
         options: Options,
-        recover: fn(&Arc<ZoneFs>, &Options) -> Result<Recovered>,
+        recover: fn(&Arc<dyn FileSystem>, &Options) -> Result<Recovered>,
     ) -> Result<(Arc<DbInner>, RecoveryReport)> {
         options.check()?;
         let picker = options.resolve_picker()?;
@@ -284,10 +298,7 @@ impl Db {
         if self.read_only {
             return Ok(());
         }
-        if self.inner.deterministic() {
-            return self.inner.sim_wait_idle();
-        }
-        self.inner.wait_idle()
+        self.inner.wait_background_idle()
     }
 
     /// Turns zone cleaning without a background cleaner thread on or off. Threaded mode:
@@ -297,8 +308,12 @@ impl Db {
     /// the virtual cleaner runs whenever the file layer is in that mode, however it was
     /// set; with eager inline cleaning set on the file layer directly, the writers clean
     /// and the virtual cleaner does not run).
+    ///
+    /// Without zones (a directory) there is no cleaning: nothing to turn on.
     pub fn set_inline_cleaning(&self, on: bool) {
-        let fs = &self.inner.fs;
+        let Some(fs) = self.inner.fs.zoned() else {
+            return;
+        };
         match (on, self.inner.deterministic()) {
             (true, true) => fs.set_inline_mode(InlineCleaning::OutOfSpace),
             _ => fs.set_inline_cleaning(on),
@@ -311,10 +326,22 @@ impl Db {
     pub fn compact_all(&self) -> Result<()> {
         self.check_not_read_only()?;
         self.inner.want_compaction();
-        if self.inner.deterministic() {
-            return self.inner.sim_wait_idle();
-        }
-        self.inner.wait_idle()
+        self.inner.wait_background_idle()
+    }
+
+    /// Compacts the user keys `[begin, end]` (`None` = unbounded) down to the last level
+    /// holding data in that range (RocksDB's `CompactRange` with its defaults): the
+    /// memtable is flushed, then the range's files go down a level at a time, one file per
+    /// step, so deleted and overwritten entries are dropped and their space freed even on
+    /// a nearly full device. The last level is not rewritten. Deterministic mode: the
+    /// steps run at one virtual instant, after the queued background work.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.check_not_read_only()?;
+        self.inner.flush()?;
+        self.inner.wait_background_idle()?;
+        self.inner.compact_range(begin, end)?;
+        self.inner.want_compaction();
+        self.inner.wait_background_idle()
     }
 
     /// Waits for background work, stops the threads and syncs the WAL. The memtable is
@@ -335,9 +362,11 @@ impl Db {
             // is another handle's.
             return Ok(());
         }
-        self.inner.fs.clear_compaction_requester();
-        if self.inner.fs.placement_wants_neighbors() {
-            self.inner.fs.clear_hint_source();
+        if let Some(zoned) = self.inner.fs.zoned() {
+            zoned.clear_compaction_requester();
+            if zoned.placement_wants_neighbors() {
+                zoned.clear_hint_source();
+            }
         }
         self.inner.close_wal()
     }
@@ -353,8 +382,13 @@ impl Db {
     }
 
     /// The file system the database lives on.
-    pub fn file_system(&self) -> &Arc<ZoneFs> {
+    pub fn file_system(&self) -> &Arc<dyn FileSystem> {
         &self.inner.fs
+    }
+
+    /// The zoned file layer the database lives on; `None` on any other file system.
+    pub fn zone_fs(&self) -> Option<&ZoneFs> {
+        self.inner.fs.zoned()
     }
 
     /// The files of the current version, level by level.

@@ -31,6 +31,15 @@ impl DbInner {
 
     /// Makes the compaction threads look for work again (they stop looking once a pick
     /// finds nothing, until the version changes).
+    /// Waits until no flush or compaction is queued or running (deterministic mode: in
+    /// virtual time); the background error if a job failed.
+    pub(crate) fn wait_background_idle(&self) -> Result<()> {
+        if self.deterministic() {
+            return self.sim_wait_idle();
+        }
+        self.wait_idle()
+    }
+
     pub(crate) fn want_compaction(&self) {
         self.lock_state().compaction_wanted = true;
         self.notify();

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use zkv_zonefs::fs::{FileWriter, FsError, ZoneFs};
+use zkv_zonefs::fs::{FsError, ZoneFs};
+
+use crate::fs::{FileSystem, WritableFile};
 use zkv_zonefs::meta::FileKind;
 use zkv_zonefs::placement::{Lifetime, PlacementHint, WriterJob};
 
@@ -28,12 +30,12 @@ use super::stats::Counters;
 /// [`PinnedBlobs`]): dropping a reader of a deleted file may reset its zones, and the
 /// deterministic mode must reset them in the same order every run.
 pub(crate) struct BlobCache {
-    fs: Arc<ZoneFs>,
+    fs: Arc<dyn FileSystem>,
     readers: Mutex<BTreeMap<u64, Arc<BlobFileReader>>>,
 }
 
 impl BlobCache {
-    pub(crate) fn new(fs: Arc<ZoneFs>) -> BlobCache {
+    pub(crate) fn new(fs: Arc<dyn FileSystem>) -> BlobCache {
         BlobCache {
             fs,
             readers: Mutex::new(BTreeMap::new()),
@@ -139,15 +141,13 @@ impl DbInner {
 }
 
 /// The file layer's full blob zones, for Z_Cutoff.
-pub(crate) struct FsBlobZones(pub Arc<ZoneFs>);
+pub(crate) struct FsBlobZones(pub Arc<dyn FileSystem>);
 
 impl BlobZones for FsBlobZones {
     fn full_zone_ybiz(&self) -> Vec<u64> {
-        self.0
-            .blob_zone_ybiz()
-            .into_iter()
-            .map(|(_, ybiz)| ybiz)
-            .collect()
+        // No zones, no full blob zones: Z_Cutoff then keeps every blob file where it is.
+        let zones = self.0.zoned().map(ZoneFs::blob_zone_ybiz);
+        zones.into_iter().flatten().map(|(_, ybiz)| ybiz).collect()
     }
 }
 
@@ -175,9 +175,9 @@ pub(crate) struct FsBlobSinks<'a> {
 }
 
 impl BlobSinks for FsBlobSinks<'_> {
-    type Sink = FileWriter;
+    type Sink = Box<dyn WritableFile>;
 
-    fn create(&mut self) -> Result<(u64, FileWriter)> {
+    fn create(&mut self) -> Result<(u64, Box<dyn WritableFile>)> {
         let number = self.inner.new_file_number();
         let name = blob_file_name(number);
         let level = u8::try_from(self.level).unwrap_or(u8::MAX);
@@ -198,7 +198,7 @@ impl BlobSinks for FsBlobSinks<'_> {
         Ok((number, writer))
     }
 
-    fn close(&mut self, sink: FileWriter) -> Result<()> {
+    fn close(&mut self, sink: Box<dyn WritableFile>) -> Result<()> {
         let name = sink.name().to_string();
         sink.close().map_err(|e| failed("close", &name, e))
     }

@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
-use zkv_zonefs::fs::ZoneFs;
+use crate::fs::{FileSystem, SharedFileSystem};
 
 use crate::batch::WriteBatch;
 use crate::blob::{blob_file_name, BlobFileReader, BlobIndex};
@@ -146,8 +146,8 @@ pub(crate) struct Survey {
 
 /// Checks the database on `fs` (see the module documentation). Fails only when the file
 /// system holds no database; everything else found is in the report.
-pub fn check(fs: &Arc<ZoneFs>, options: &Options) -> Result<CheckReport> {
-    Ok(survey(fs, options)?.report)
+pub fn check(fs: &impl SharedFileSystem, options: &Options) -> Result<CheckReport> {
+    Ok(survey(&fs.shared(), options)?.report)
 }
 
 /// The live files: the version's tables and the first WAL to replay, or `None` when the
@@ -159,7 +159,7 @@ struct Live {
     manifest: u64,
 }
 
-pub(crate) fn survey(fs: &Arc<ZoneFs>, options: &Options) -> Result<Survey> {
+pub(crate) fn survey(fs: &Arc<dyn FileSystem>, options: &Options) -> Result<Survey> {
     if !VersionSet::exists(fs) {
         return Err(Error::InvalidArgument(
             "no database on this file system (no CURRENT file)".into(),
@@ -173,20 +173,21 @@ pub(crate) fn survey(fs: &Arc<ZoneFs>, options: &Options) -> Result<Survey> {
     let live = read_version(fs, options, &mut survey.report);
     let mut present = HashSet::new();
     let mut wals = Vec::new();
-    for f in fs.list() {
-        match parse_file_name(&f.name) {
+    let names = fs.list().map_err(|e| Error::fs("list the files", e))?;
+    for name in names {
+        match parse_file_name(&name) {
             DbFile::Sst(n) => {
                 present.insert(n);
                 match &live {
                     Some(l) if !l.tables.contains_key(&n) => survey.report.notice(
-                        &f.name,
+                        &name,
                         "a table no version holds (left by an interrupted flush or \
                          compaction); the next read-write open deletes it",
                     ),
                     _ => {
                         let meta = live.as_ref().and_then(|l| l.tables.get(&n));
                         let blobs = live.as_ref().map(|l| &l.blobs);
-                        let t = check_table(fs, &f.name, meta, blobs, &mut survey.report);
+                        let t = check_table(fs, &name, meta, blobs, &mut survey.report);
                         if let Some(t) = t {
                             survey.tables.push(t);
                         }
@@ -195,30 +196,30 @@ pub(crate) fn survey(fs: &Arc<ZoneFs>, options: &Options) -> Result<Survey> {
             }
             DbFile::Wal(n) if live.as_ref().is_some_and(|l| n < l.log_number) => {
                 survey.report.notice(
-                    &f.name,
+                    &name,
                     "a WAL whose writes are all in tables; the next read-write open deletes it",
                 )
             }
-            DbFile::Wal(n) => wals.push((n, f.name)),
+            DbFile::Wal(n) => wals.push((n, name)),
             DbFile::Blob(n) => {
                 present.insert(n);
                 match &live {
                     Some(l) if !l.blobs.contains_key(&n) => survey.report.notice(
-                        &f.name,
+                        &name,
                         "a blob file no version holds (left by an interrupted flush or \
                          compaction); the next read-write open deletes it",
                     ),
                     _ => {
                         let meta = live.as_ref().and_then(|l| l.blobs.get(&n));
-                        check_blob_file(fs, &f.name, n, meta, &mut survey.report)
+                        check_blob_file(fs, &name, n, meta, &mut survey.report)
                     }
                 }
             }
             DbFile::Temp => survey.report.notice(
-                &f.name,
+                &name,
                 "a temporary file left by a crash; the next read-write open deletes it",
             ),
-            DbFile::Other => other_file(&f.name, live.as_ref(), &mut survey.report),
+            DbFile::Other => other_file(&name, live.as_ref(), &mut survey.report),
         }
     }
     if let Some(l) = &live {
@@ -249,7 +250,11 @@ pub(crate) fn survey(fs: &Arc<ZoneFs>, options: &Options) -> Result<Survey> {
 }
 
 /// Reads CURRENT and replays the manifest strictly; damage is a finding.
-fn read_version(fs: &Arc<ZoneFs>, options: &Options, report: &mut CheckReport) -> Option<Live> {
+fn read_version(
+    fs: &Arc<dyn FileSystem>,
+    options: &Options,
+    report: &mut CheckReport,
+) -> Option<Live> {
     match VersionSet::recover(Arc::clone(fs), options) {
         Ok(vs) => {
             let version = vs.current();
@@ -302,7 +307,7 @@ fn other_file(name: &str, live: Option<&Live>, report: &mut CheckReport) {
 /// Opens table `name` and reads every data block; `meta` is the version's record of it
 /// (`None` when the manifest is lost). `None` if the table cannot be opened at all.
 fn check_table(
-    fs: &ZoneFs,
+    fs: &dyn FileSystem,
     name: &str,
     meta: Option<&FileMeta>,
     blobs: Option<&BTreeMap<u64, BlobFileMeta>>,
@@ -429,7 +434,7 @@ fn check_against_version(
 /// Opens blob file `name` and reads every record (checksums, lengths); its footer must
 /// agree with what the version records of it (`meta`).
 fn check_blob_file(
-    fs: &ZoneFs,
+    fs: &dyn FileSystem,
     name: &str,
     number: u64,
     meta: Option<&BlobFileMeta>,
@@ -467,7 +472,7 @@ fn check_blob_file(
 
 /// Reads and decodes WAL `name`: every bad spot and every intact record that is not a
 /// write batch is damage. `None` if it cannot be read at all.
-fn check_wal(fs: &ZoneFs, name: &str, report: &mut CheckReport) -> Option<LogContents> {
+fn check_wal(fs: &dyn FileSystem, name: &str, report: &mut CheckReport) -> Option<LogContents> {
     let data = match fs.open(name).and_then(|r| r.read_all()) {
         Ok(data) => data,
         Err(e) => {

@@ -15,6 +15,7 @@ use crate::compaction::subcompaction::{self, Bounds, RangeIter, Split};
 use crate::compaction::{
     pick_compaction, pick_requested, Compaction, JobOutput, PickCtx, Picker, ZoneLookup,
 };
+use crate::fs::FileSystem;
 use crate::iter::level::{LevelIterator, TableOpener};
 use crate::iter::{BlobFetch, InternalIterator, MergingIterator};
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -34,17 +35,21 @@ fn sub_failed(why: &str) -> crate::Error {
 }
 
 /// The file layer's view of where SSTs live, for zone-aware pickers.
-pub(crate) struct FsZones<'a>(pub &'a ZoneFs);
+/// Without zones (a directory) it knows none: zone-aware pickers see no zone to favour.
+pub(crate) struct FsZones<'a>(pub &'a dyn FileSystem);
 
 impl ZoneLookup for FsZones<'_> {
     fn zones_of(&self, file_number: u64) -> Vec<(u32, u64)> {
-        self.0
-            .zones_of(&sst_file_name(file_number))
-            .unwrap_or_default()
+        let zoned = self.0.zoned();
+        let zones = zoned.map(|z| z.zones_of(&sst_file_name(file_number)));
+        zones.and_then(|z| z.ok()).unwrap_or_default()
     }
 
     fn full_zone_live(&self) -> Vec<(u32, u64)> {
-        self.0.full_zone_live_bytes()
+        self.0
+            .zoned()
+            .map(ZoneFs::full_zone_live_bytes)
+            .unwrap_or_default()
     }
 }
 
@@ -140,7 +145,7 @@ impl DbInner {
     /// pick from the snapshot conservative at worst. So `choose` runs on a snapshot without
     /// the state lock: zone-aware pickers ask the file layer, whose metadata lock may be
     /// held across metadata I/O, and readers must not wait for that.
-    fn pick_with(
+    pub(crate) fn pick_with(
         &self,
         requested: bool,
         choose: impl FnOnce(&PickCtx<'_>) -> Option<Compaction>,
@@ -159,7 +164,7 @@ impl DbInner {
                 options: &self.options,
                 compacting: &compacting,
                 zones: &zones,
-                free_ratio: self.fs.free_ratio(),
+                free_ratio: crate::fs::free_ratio(&self.fs),
                 cursors: &cursors,
                 blob_gc_files: self.blob_gc_files(&version),
             };
@@ -498,7 +503,8 @@ impl DbInner {
     }
 
     fn zone_stats(&self) -> Vec<ZoneStat> {
-        self.fs.zone_stats().unwrap_or_default()
+        let stats = self.fs.zoned().map(ZoneFs::zone_stats);
+        stats.and_then(|s| s.ok()).unwrap_or_default()
     }
 
     /// The inputs of `c` with the zones holding them now (before they are deleted).
@@ -581,7 +587,8 @@ impl DbInner {
         for (level, files) in by_level {
             // Its outputs must fit beside its inputs without the cleaner's reserve: the
             // cleaner copies what is left, and needs the reserve for that.
-            let free = self.fs.free_bytes();
+            // (Only the zone cleaner requests compactions: there are zones.)
+            let free = self.fs.zoned().map_or(u64::MAX, ZoneFs::free_bytes);
             let picked = self.pick_with(true, |ctx| {
                 pick_requested(ctx, level, &files).filter(|c| c.input_bytes() <= free)
             });

@@ -6,7 +6,9 @@
 //! manifest and CURRENT belong to the version set. Any name ending in `.tmp` or `.dbtmp` is a
 //! temporary file left by a crash and is deleted at open.
 
-use zkv_zonefs::fs::{FsError, ZoneFs};
+use zkv_zonefs::fs::FsError;
+
+use crate::fs::FileSystem;
 use zkv_zonefs::meta::FileKind;
 use zkv_zonefs::placement::{Lifetime, Neighbors, PlacementHint, PredictedDeath};
 
@@ -112,7 +114,7 @@ fn sst_hint_of(
 /// A failed write leaves no file behind when the file layer can still delete it (a file
 /// that survives a crash is not in any version and is deleted at the next open).
 pub(crate) fn write_table(
-    fs: &ZoneFs,
+    fs: &dyn FileSystem,
     number: u64,
     level: usize,
     built: &BuiltTable,
@@ -142,7 +144,7 @@ pub(crate) fn write_table(
 }
 
 /// Deletes a file; a file that is already gone is fine.
-pub(crate) fn delete_file(fs: &ZoneFs, name: &str) -> Result<()> {
+pub(crate) fn delete_file(fs: &dyn FileSystem, name: &str) -> Result<()> {
     match fs.delete(name) {
         Ok(()) | Err(FsError::NotFound { .. }) => Ok(()),
         Err(e) => Err(Error::fs(format!("delete '{name}'"), e)),

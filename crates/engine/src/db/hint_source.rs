@@ -47,9 +47,7 @@ impl DbInner {
         let (version, compacting) = self.version_and_compacting();
         let (level, file) = version.all_files().find(|(_, f)| f.number == number)?;
         let file = Arc::clone(file);
-        let neighbors = self
-            .fs
-            .placement_wants_neighbors()
+        let neighbors = crate::fs::wants_neighbors(&self.fs)
             .then(|| self.live_neighbors(&version, &compacting, level, &file));
         let itself = [Arc::clone(&file)];
         let death = self

@@ -38,7 +38,7 @@ impl DbInner {
         job_inputs: &HashSet<u64>,
         job_outputs: &[FileMeta],
     ) -> Option<Neighbors> {
-        if !self.fs.placement_wants_neighbors() {
+        if !crate::fs::wants_neighbors(&self.fs) {
             return None;
         }
         let start = Instant::now();

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use zkv_zonefs::fs::{FileWriter, ZoneFs};
+use crate::fs::{FileSystem, WritableFile};
 
 use crate::batch::WriteBatch;
 use crate::blob::{BlobGcCutoff, FixedCutoff, ZoneCutoff};
@@ -145,7 +145,7 @@ pub(crate) struct State {
 
 /// The writer's side: the WAL.
 pub(crate) struct Writer {
-    pub log: Option<LogWriter<FileWriter>>,
+    pub log: Option<LogWriter<Box<dyn WritableFile>>>,
     pub wal_number: u64,
     pub delay: DelayLimiter,
     /// When the writer started: the origin of the delay limiter's wall clock.
@@ -157,7 +157,7 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// `log`: `None` for a read-only database, which has no WAL.
-    pub(crate) fn new(log: Option<LogWriter<FileWriter>>, wal_number: u64) -> Writer {
+    pub(crate) fn new(log: Option<LogWriter<Box<dyn WritableFile>>>, wal_number: u64) -> Writer {
         Writer {
             log,
             wal_number,
@@ -172,7 +172,7 @@ impl Writer {
 /// Everything an open database shares between the user's threads, its background threads
 /// and the zone cleaner's callback.
 pub(crate) struct DbInner {
-    pub fs: Arc<ZoneFs>,
+    pub fs: Arc<dyn FileSystem>,
     pub options: Options,
     pub table_options: TableOptions,
     pub picker: Arc<dyn Picker>,
@@ -208,7 +208,7 @@ pub(crate) struct DbInner {
 
 /// What [`DbInner::new`] starts from.
 pub(crate) struct Parts {
-    pub fs: Arc<ZoneFs>,
+    pub fs: Arc<dyn FileSystem>,
     pub options: Options,
     pub picker: Arc<dyn Picker>,
     pub versions: VersionSet,
@@ -221,7 +221,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// The blob garbage collection cutoff `options` name.
-fn blob_cutoff(options: &Options, fs: &Arc<ZoneFs>) -> Box<dyn BlobGcCutoff> {
+fn blob_cutoff(options: &Options, fs: &Arc<dyn FileSystem>) -> Box<dyn BlobGcCutoff> {
     match options.blob_gc_cutoff {
         BlobGcCutoffMode::Fixed => Box::new(FixedCutoff {
             age_cutoff: options.blob_garbage_collection_age_cutoff,
@@ -264,7 +264,10 @@ impl DbInner {
             counters: Counters::default(),
             records: Mutex::new(Vec::new()),
             level_stats: Mutex::new(crate::compaction::CompactionStats::new(num_levels)),
-            zone_capacity: p.fs.device().geometry().zone_capacity,
+            zone_capacity: p
+                .fs
+                .zoned()
+                .map_or(0, |z| z.device().geometry().zone_capacity),
             virtual_ns: AtomicU64::new(0),
             opened: std::time::Instant::now(),
             compaction_ids: AtomicU64::new(0),
@@ -352,7 +355,12 @@ impl DbInner {
         let soft = matches!(e, Error::NoRoomForOutput { .. }) && !self.deterministic();
         if soft && self.no_room_streak.fetch_add(1, Ordering::Relaxed) < MAX_NO_ROOM_RETRIES {
             Counters::add(&self.counters.no_room_retries, 1);
-            if !self.fs.wait_for_cleaner(NO_ROOM_WAIT) {
+            // Without zones nothing cleans: the pause lets deletions free space.
+            let cleaned = self
+                .fs
+                .zoned()
+                .is_some_and(|z| z.wait_for_cleaner(NO_ROOM_WAIT));
+            if !cleaned {
                 std::thread::sleep(NO_ROOM_PAUSE);
             }
             return;

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use zkv_zonefs::fs::ZoneFs;
+use crate::fs::FileSystem;
 use zkv_zonefs::placement::PredictedDeath;
 
 use crate::lifetime::{predict, Case, Clock, FileLifetime, PredictCtx};
@@ -52,7 +52,7 @@ fn predict_with_death(
 /// The prediction for an L0 table written while the database opens (replayed WALs):
 /// `None` unless the file layer uses predictions.
 pub(crate) fn recovery_prediction(
-    fs: &ZoneFs,
+    fs: &dyn FileSystem,
     options: &Options,
     version: &Version,
     clock: Option<&Clock>,
@@ -68,7 +68,7 @@ pub(crate) fn recovery_prediction(
         cursors: &[],
         compacting: &HashSet::new(),
         zones: &FsZones(fs),
-        free_ratio: fs.free_ratio(),
+        free_ratio: crate::fs::free_ratio(fs),
         clock,
         job_inputs: &[],
         job_outputs: outputs,
@@ -112,7 +112,7 @@ impl DbInner {
         inputs: &[Arc<FileMeta>],
         outputs: &[FileMeta],
     ) -> Option<(FileLifetime, PredictedDeath)> {
-        if !self.fs.wants_lifetimes() {
+        if !crate::fs::wants_lifetimes(&self.fs) {
             return None;
         }
         let start = Instant::now();
@@ -129,7 +129,7 @@ impl DbInner {
             cursors: &cursors,
             compacting: &compacting,
             zones: &FsZones(&self.fs),
-            free_ratio: self.fs.free_ratio(),
+            free_ratio: crate::fs::free_ratio(&self.fs),
             clock: &clock,
             job_inputs: inputs,
             job_outputs: outputs,

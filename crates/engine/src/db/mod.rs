@@ -17,6 +17,7 @@ mod background;
 mod blobs;
 mod check;
 mod compact;
+mod compact_range;
 mod files;
 mod flush;
 mod hint_source;
@@ -36,6 +37,7 @@ mod write_group;
 
 pub use api::{prefix_end, Db, MemtableShape, ReadOptions, WriteOptions};
 pub use check::{check, CheckReport, Finding, KeyRange, Severity};
+pub(crate) use files::{parse_file_name, DbFile};
 pub use hints::neighbors_in;
 pub use recovery::{DroppedRegion, RecoveryReport};
 pub use salvage::{salvage, SalvageReport};

@@ -43,7 +43,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use zkv_zonefs::fs::ZoneFs;
+use crate::fs::FileSystem;
 use zkv_zonefs::meta::FileKind;
 
 use crate::batch::WriteBatch;
@@ -147,11 +147,11 @@ struct Found {
 /// Creates or recovers the database on `fs`: the reading step, then the writes (obsolete
 /// files deleted, replayed memtables flushed to L0, the edit logged, a new WAL started,
 /// the replayed WALs deleted).
-pub(crate) fn recover(fs: &Arc<ZoneFs>, options: &Options) -> Result<Recovered> {
+pub(crate) fn recover(fs: &Arc<dyn FileSystem>, options: &Options) -> Result<Recovered> {
     let mut report = RecoveryReport::default();
     let mut vs = open_versions(fs, options, true, &mut report)?;
     vs.set_max_manifest_bytes(manifest_limit(fs));
-    vs.track_lifetimes(fs.wants_lifetimes());
+    vs.track_lifetimes(crate::fs::wants_lifetimes(fs));
     let Found {
         versions: mut vs,
         batches,
@@ -204,7 +204,7 @@ pub(crate) fn recover(fs: &Arc<ZoneFs>, options: &Options) -> Result<Recovered> 
 /// replayed writes stay in one memtable (none is cut at `write_buffer_size`: nothing would
 /// flush it), the WALs and obsolete files stay, no WAL is started (the writer has none).
 /// Works on a read-only mount.
-pub(crate) fn recover_read_only(fs: &Arc<ZoneFs>, options: &Options) -> Result<Recovered> {
+pub(crate) fn recover_read_only(fs: &Arc<dyn FileSystem>, options: &Options) -> Result<Recovered> {
     let mut report = RecoveryReport::default();
     let vs = open_versions(fs, options, false, &mut report)?;
     let Found {
@@ -227,12 +227,12 @@ pub(crate) fn recover_read_only(fs: &Arc<ZoneFs>, options: &Options) -> Result<R
 /// The reading step after the version set: sorts the files, reads the WALs to replay and
 /// picks their batches as the WAL recovery mode says.
 fn find(
-    fs: &ZoneFs,
+    fs: &dyn FileSystem,
     mut vs: VersionSet,
     options: &Options,
     report: &mut RecoveryReport,
 ) -> Result<Found> {
-    let (wals, obsolete) = sort_files(fs, &mut vs);
+    let (wals, obsolete) = sort_files(fs, &mut vs)?;
     let logs = read_wals(fs, &wals, report)?;
     let Selected { batches, dropped } = select(logs, options.wal_recovery_mode)?;
     report.dropped = dropped;
@@ -248,14 +248,17 @@ fn find(
 /// cleaner never takes a zone holding extents of an open writer: a long manifest would keep
 /// more and more zones from being cleaned. Rolling it once it reaches 1/16 of a zone (and
 /// at most the version set's default) bounds that, at the cost of a snapshot record per
-/// roll.
-fn manifest_limit(fs: &ZoneFs) -> u64 {
-    let zone = fs.device().geometry().zone_capacity;
+/// roll. A directory has no zones to keep from cleaning: the version set's default.
+fn manifest_limit(fs: &dyn FileSystem) -> u64 {
+    let Some(zoned) = fs.zoned() else {
+        return DEFAULT_MAX_MANIFEST_BYTES;
+    };
+    let zone = zoned.device().geometry().zone_capacity;
     DEFAULT_MAX_MANIFEST_BYTES.min(zone / 16).max(4096)
 }
 
 fn open_versions(
-    fs: &Arc<ZoneFs>,
+    fs: &Arc<dyn FileSystem>,
     options: &Options,
     may_create: bool,
     report: &mut RecoveryReport,
@@ -285,13 +288,13 @@ fn open_versions(
 /// Sorts the files: returns the WALs to replay (numbered ≥ the log number), in order, and
 /// the files no version needs (SSTs the version does not hold, temporary files, WALs below
 /// the log number). Keeps every number found from being handed out again.
-fn sort_files(fs: &ZoneFs, vs: &mut VersionSet) -> (Vec<u64>, Vec<String>) {
+fn sort_files(fs: &dyn FileSystem, vs: &mut VersionSet) -> Result<(Vec<u64>, Vec<String>)> {
     let version = vs.current();
     let live: HashSet<u64> = version.all_files().map(|(_, f)| f.number).collect();
     let mut wals = Vec::new();
     let mut obsolete = Vec::new();
-    for f in fs.list() {
-        let unneeded = match parse_file_name(&f.name) {
+    for name in fs.list().map_err(|e| Error::fs("list the files", e))? {
+        let unneeded = match parse_file_name(&name) {
             DbFile::Sst(n) => {
                 vs.mark_file_number_used(n);
                 !live.contains(&n)
@@ -312,11 +315,11 @@ fn sort_files(fs: &ZoneFs, vs: &mut VersionSet) -> (Vec<u64>, Vec<String>) {
             DbFile::Other => false,
         };
         if unneeded {
-            obsolete.push(f.name);
+            obsolete.push(name);
         }
     }
     wals.sort_unstable();
-    (wals, obsolete)
+    Ok((wals, obsolete))
 }
 
 /// One WAL, decoded.
@@ -325,7 +328,7 @@ pub(super) struct Wal {
     pub contents: LogContents,
 }
 
-fn read_wals(fs: &ZoneFs, wals: &[u64], report: &mut RecoveryReport) -> Result<Vec<Wal>> {
+fn read_wals(fs: &dyn FileSystem, wals: &[u64], report: &mut RecoveryReport) -> Result<Vec<Wal>> {
     let mut logs = Vec::with_capacity(wals.len());
     for &n in wals {
         let name = wal_file_name(n);
@@ -521,7 +524,7 @@ pub(super) fn replay(
 /// Writes replayed memtables to L0 (before the database exists, so with the recovered
 /// version as the hints' neighbourhood).
 struct RecoveryFlush<'a> {
-    fs: &'a ZoneFs,
+    fs: &'a dyn FileSystem,
     options: &'a Options,
     table: TableOptions,
     /// Tables written so far, in order.
@@ -573,7 +576,7 @@ impl RecoveryFlush<'_> {
     }
 
     fn neighbors(&self, version: &Version, built: &BuiltTable) -> Option<Neighbors> {
-        if !self.fs.placement_wants_neighbors() {
+        if !crate::fs::wants_neighbors(self.fs) {
             return None;
         }
         let none = HashSet::new();

@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use zkv_zonefs::fs::ZoneFs;
+use crate::fs::SharedFileSystem;
 
 use crate::iter::{BlobFetch, InternalIterator, MergingIterator};
 use crate::key::{self, ValueKind};
@@ -48,7 +48,12 @@ pub type KeySink<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<()>;
 /// Reads every readable key of the database on `fs` and hands each live one, in key order,
 /// to `sink` (user key, value). Fails only when the file system holds no database, a block
 /// that passed the check fails when read again, or `sink` fails.
-pub fn salvage(fs: &Arc<ZoneFs>, options: &Options, sink: KeySink<'_>) -> Result<SalvageReport> {
+pub fn salvage(
+    fs: &impl SharedFileSystem,
+    options: &Options,
+    sink: KeySink<'_>,
+) -> Result<SalvageReport> {
+    let fs = &fs.shared();
     let survey = survey(fs, options)?;
     let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
     let wals = survey

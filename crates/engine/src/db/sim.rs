@@ -169,8 +169,11 @@ impl DbInner {
     /// `gc_start`, a run starts on such a request (`ZoneFs::take_cleaning_request`); it goes
     /// on, one victim after the other and each zone at most once, until `gc_stop` or no
     /// zone is worth cleaning.
+    /// Without zones there is no cleaner.
     fn sim_start_cleaner(&self, sim: &mut Sim) -> Result<()> {
-        let fs = &self.fs;
+        let Some(fs) = self.fs.zoned() else {
+            return Ok(());
+        };
         if sim.cleaner.is_some() || fs.inline_mode() != InlineCleaning::OutOfSpace {
             return Ok(());
         }
@@ -231,13 +234,13 @@ impl DbInner {
     /// zones may have changed meanwhile). As in the file layer's own runs, a victim whose
     /// data found no room ends the run.
     fn sim_clean_victim(&self, sim: &mut Sim) -> Result<()> {
-        if self.fs.inline_mode() != InlineCleaning::OutOfSpace {
+        let fs = self.fs.zoned();
+        let Some(fs) = fs.filter(|fs| fs.inline_mode() == InlineCleaning::OutOfSpace) else {
             // Cleaning was turned off while the job ran.
             sim.end_run();
             return Ok(());
-        }
-        let cleaned = self
-            .fs
+        };
+        let cleaned = fs
             .clean_one_excluding(&sim.visited)
             .map_err(|e| Error::fs("zone cleaning", e))?;
         match cleaned {

@@ -24,7 +24,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use zkv_zonefs::fs::ZoneFs;
+use crate::fs::FileSystem;
 
 use crate::iter::level::TableOpener;
 use crate::options::Options;
@@ -37,7 +37,7 @@ use super::files::sst_file_name;
 
 /// Open tables by file number.
 pub(crate) struct TableCache {
-    fs: Arc<ZoneFs>,
+    fs: Arc<dyn FileSystem>,
     blocks: Option<Arc<BlockCache>>,
     /// The most tables kept open (`None`: no limit).
     limit: Option<usize>,
@@ -94,7 +94,7 @@ impl Entries {
 }
 
 impl TableCache {
-    pub(crate) fn new(fs: Arc<ZoneFs>, options: &Options) -> TableCache {
+    pub(crate) fn new(fs: Arc<dyn FileSystem>, options: &Options) -> TableCache {
         TableCache {
             fs,
             blocks: BlockCache::new(options.block_cache_size),

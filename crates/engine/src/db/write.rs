@@ -253,10 +253,14 @@ impl DbInner {
 
     /// Threaded mode, once per memtable: below half of the cleaner's `gc_start`, writers
     /// wait for the background cleaner (see [`ZoneFs::wait_for_cleaner`]); the time is
-    /// stall time. The writer lock is held, so every writer waits.
+    /// stall time. The writer lock is held, so every writer waits. Without zones there is
+    /// no cleaner and no such stall.
     fn space_stall(&self) {
+        let Some(fs) = self.fs.zoned() else {
+            return;
+        };
         let start = Instant::now();
-        if self.fs.wait_for_cleaner(SPACE_STALL_LIMIT) {
+        if fs.wait_for_cleaner(SPACE_STALL_LIMIT) {
             Counters::add(&self.counters.space_stalls, 1);
             let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
             Counters::add(&self.counters.stall_ns, ns);

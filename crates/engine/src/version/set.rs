@@ -53,7 +53,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use zkv_zonefs::fs::{FileWriter, ZoneFs};
+use crate::fs::{FileSystem, WritableFile};
 use zkv_zonefs::meta::FileKind;
 use zkv_zonefs::placement::{Lifetime, PlacementHint};
 
@@ -107,12 +107,12 @@ pub(crate) fn parse_manifest_name(name: &str) -> Option<u64> {
 /// The live manifest being appended to.
 struct Manifest {
     number: u64,
-    log: LogWriter<FileWriter>,
+    log: LogWriter<Box<dyn WritableFile>>,
 }
 
 /// The current version and everything the manifest persists.
 pub struct VersionSet {
-    fs: Arc<ZoneFs>,
+    fs: Arc<dyn FileSystem>,
     current: Arc<Version>,
     next_file_number: u64,
     last_sequence: SeqNo,
@@ -178,7 +178,7 @@ impl Lifetimes {
 impl VersionSet {
     /// Creates an empty database: manifest 1 holding the initial state, and CURRENT.
     /// Refused if the file system already holds a database.
-    pub fn create(fs: Arc<ZoneFs>, options: &Options) -> Result<VersionSet> {
+    pub fn create(fs: Arc<dyn FileSystem>, options: &Options) -> Result<VersionSet> {
         if VersionSet::exists(&fs) {
             return Err(Error::InvalidArgument(
                 "a database already exists on this file system (CURRENT is present)".into(),
@@ -191,7 +191,7 @@ impl VersionSet {
     }
 
     /// Opens the database's state: reads CURRENT, replays the manifest it names.
-    pub fn recover(fs: Arc<ZoneFs>, options: &Options) -> Result<VersionSet> {
+    pub fn recover(fs: Arc<dyn FileSystem>, options: &Options) -> Result<VersionSet> {
         let (manifest, number) = read_current(&fs)?;
         let data = read_manifest(&fs, &manifest)?;
         let records = read_log(&data).require_intact(&manifest)?;
@@ -199,7 +199,7 @@ impl VersionSet {
         set.manifest_number = number;
         set.replay(&manifest, &records)?;
         set.mark_file_number_used(number);
-        for other in manifests_on(&set.fs) {
+        for other in manifests_on(&set.fs)? {
             set.mark_file_number_used(other);
             if other != number {
                 set.stale.push(other);
@@ -209,11 +209,11 @@ impl VersionSet {
     }
 
     /// Whether the file system holds a database (a CURRENT file).
-    pub fn exists(fs: &ZoneFs) -> bool {
+    pub fn exists(fs: &dyn FileSystem) -> bool {
         fs.exists(CURRENT)
     }
 
-    fn empty(fs: Arc<ZoneFs>, options: &Options, next_file_number: u64) -> VersionSet {
+    fn empty(fs: Arc<dyn FileSystem>, options: &Options, next_file_number: u64) -> VersionSet {
         let levels = options.num_levels as usize;
         VersionSet {
             fs,
@@ -281,10 +281,10 @@ impl VersionSet {
     pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<()> {
         let full = |m: &Manifest| {
             m.log.bytes_written() >= self.max_manifest_bytes
-                || self
-                    .fs
-                    .zones_of(&manifest_file_name(m.number))
-                    .is_ok_and(|zones| zones.len() > MAX_MANIFEST_ZONES)
+                || self.fs.zoned().is_some_and(|z| {
+                    z.zones_of(&manifest_file_name(m.number))
+                        .is_ok_and(|zones| zones.len() > MAX_MANIFEST_ZONES)
+                })
         };
         let roll = self.manifest.as_ref().is_none_or(full);
         let new_manifest = roll.then(|| self.new_file_number());
@@ -574,7 +574,7 @@ fn in_record(e: Error, what: &str, index: usize, offset: u64) -> Error {
 }
 
 /// The manifest name CURRENT holds, and its number.
-fn read_current(fs: &ZoneFs) -> Result<(String, u64)> {
+fn read_current(fs: &dyn FileSystem) -> Result<(String, u64)> {
     if !fs.exists(CURRENT) {
         return Err(Error::InvalidArgument(
             "no database on this file system (no CURRENT file)".into(),
@@ -598,7 +598,7 @@ fn read_current(fs: &ZoneFs) -> Result<(String, u64)> {
     }
 }
 
-fn read_manifest(fs: &ZoneFs, name: &str) -> Result<Vec<u8>> {
+fn read_manifest(fs: &dyn FileSystem, name: &str) -> Result<Vec<u8>> {
     if !fs.exists(name) {
         return Err(Error::corruption(
             CURRENT,
@@ -611,7 +611,7 @@ fn read_manifest(fs: &ZoneFs, name: &str) -> Result<Vec<u8>> {
 }
 
 /// Points CURRENT at `manifest` atomically (see the module documentation).
-fn write_current(fs: &ZoneFs, manifest: &str) -> Result<()> {
+fn write_current(fs: &dyn FileSystem, manifest: &str) -> Result<()> {
     let hint = PlacementHint {
         kind: Some(FileKind::Manifest),
         // CURRENT lives as long as the manifest it names.
@@ -630,9 +630,12 @@ fn write_current(fs: &ZoneFs, manifest: &str) -> Result<()> {
 }
 
 /// Numbers of the manifest files present.
-fn manifests_on(fs: &ZoneFs) -> Vec<u64> {
-    let names = fs.list().into_iter();
-    names.filter_map(|f| parse_manifest_name(&f.name)).collect()
+fn manifests_on(fs: &dyn FileSystem) -> Result<Vec<u64>> {
+    let names = fs.list().map_err(|e| Error::fs("list the files", e))?;
+    Ok(names
+        .iter()
+        .filter_map(|name| parse_manifest_name(name))
+        .collect())
 }
 
 #[cfg(test)]
@@ -645,7 +648,7 @@ mod tests {
     use rand_chacha::ChaCha8Rng;
     use std::cmp::Ordering;
     use zkv_zns::{FaultControl, FaultOp, Geometry, MemDevice, TearMode, ZonedDevice};
-    use zkv_zonefs::fs::FsOptions;
+    use zkv_zonefs::fs::{FsOptions, ZoneFs};
 
     fn device(zones: u32, zone_kib: u64) -> (Arc<MemDevice>, Arc<dyn ZonedDevice>) {
         let geo = Geometry::new(zones, zone_kib * 1024)
@@ -694,7 +697,7 @@ mod tests {
     }
 
     fn manifests(fs: &ZoneFs) -> Vec<u64> {
-        manifests_on(fs)
+        manifests_on(fs).unwrap()
     }
 
     /// Edits a database would make: flushes to L0, compactions and trivial moves, new WAL

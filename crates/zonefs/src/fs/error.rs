@@ -157,6 +157,18 @@ pub enum FsError {
         /// The change asked for.
         operation: String,
     },
+
+    /// An operating-system file operation failed: the engine's directory file system
+    /// (plain files in a directory) reports its failures through this variant, so that the
+    /// engine sees one error type whichever file system it runs on.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, and on which file.
+        context: String,
+        /// The error the system returned.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl FsError {
@@ -202,9 +214,14 @@ impl FsError {
         matches!(self, FsError::ReadOnly { .. })
     }
 
-    /// True for [`FsError::OutOfSpace`].
+    /// No room: the zones are full, or the directory's file system is
+    /// ([`std::io::ErrorKind::StorageFull`]).
     pub fn is_out_of_space(&self) -> bool {
-        matches!(self, FsError::OutOfSpace { .. })
+        match self {
+            FsError::OutOfSpace { .. } => true,
+            FsError::Io { source, .. } => source.kind() == std::io::ErrorKind::StorageFull,
+            _ => false,
+        }
     }
 }
 

@@ -48,7 +48,7 @@ pub use hint_source::HintSource;
 pub use options::{FsOptions, DEFAULT_GC_START, DEFAULT_GC_STOP};
 pub use reader::FileReader;
 pub use stats::{FreeSpaceSample, FsStats, GcStats, InvalidRatios, SettlePlan, ZoneStat};
-pub use writer::FileWriter;
+pub use writer::{default_category, FileWriter};
 
 use shared::Shared;
 

@@ -334,7 +334,7 @@ impl std::fmt::Debug for FileWriter {
 }
 
 /// The device category of a file's writes when the caller does not set one.
-pub(crate) fn default_category(kind: FileKind, level: Option<u8>) -> IoCategory {
+pub fn default_category(kind: FileKind, level: Option<u8>) -> IoCategory {
     match (kind, level) {
         (FileKind::Wal, _) => IoCategory::Wal,
         (FileKind::Sst, Some(0)) => IoCategory::Flush,
