@@ -13,7 +13,9 @@ pub enum Error {
     /// permission, an image another process holds, an I/O error).
     #[error("{device}: {source}")]
     Device {
+        /// The device, as its spec is written (`mem`, `file:PATH`, `zbd:PATH`).
         device: String,
+        /// The device layer's error.
         #[source]
         source: Box<ZnsError>,
     },
@@ -22,7 +24,9 @@ pub enum Error {
     /// the device cannot take), or its zone cleaner could not start.
     #[error("{device}: {source}")]
     FileSystem {
+        /// The device, as its spec is written (`mem`, `file:PATH`, `zbd:PATH`).
         device: String,
+        /// The file layer's error.
         #[source]
         source: Box<FsError>,
     },
@@ -30,7 +34,9 @@ pub enum Error {
     /// The database failed: opening or recovering it, a read, a write, closing it.
     #[error("{device}: {source}")]
     Engine {
+        /// The device, as its spec is written (`mem`, `file:PATH`, `zbd:PATH`).
         device: String,
+        /// The engine's error.
         #[source]
         source: Box<zkv_engine::Error>,
     },
@@ -38,16 +44,29 @@ pub enum Error {
     /// There is no store to open and [`crate::DbOptions::create_if_missing`] is off.
     /// `missing` says what is not there.
     #[error("{device}: nothing to open: {missing} (create_if_missing is off)")]
-    NotFound { device: String, missing: String },
+    NotFound {
+        /// The device, as its spec is written (`mem`, `file:PATH`, `zbd:PATH`).
+        device: String,
+        /// What is not there, in words ("the image does not exist").
+        missing: String,
+    },
 
     /// The device holds a database and [`crate::DbOptions::error_if_exists`] is on.
     #[error("{device}: a zkv database exists already (error_if_exists is on)")]
-    AlreadyExists { device: String },
+    AlreadyExists {
+        /// The device, as its spec is written (`mem`, `file:PATH`, `zbd:PATH`).
+        device: String,
+    },
 
     /// A run of the background zone cleaner failed (the last such failure; the cleaner
     /// tries again at its next wake-up). Reported by [`crate::Db::close`].
     #[error("{device}: zone cleaning failed: {message}")]
-    Cleaner { device: String, message: String },
+    Cleaner {
+        /// The device, as its spec is written (`mem`, `file:PATH`, `zbd:PATH`).
+        device: String,
+        /// The cleaner's error, as text (it happened on another thread).
+        message: String,
+    },
 }
 
 impl Error {

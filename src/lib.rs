@@ -28,6 +28,7 @@
 // Library code returns errors instead of panicking on I/O and decoding paths; unit tests
 // may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![deny(missing_docs)]
 
 mod db;
 mod error;

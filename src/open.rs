@@ -48,7 +48,9 @@ pub(crate) fn mount(spec: &DeviceSpec, opts: &DbOptions) -> Result<Mounted> {
                 created: Some(path.clone()),
             })
         }
-        DeviceSpec::File(_) | DeviceSpec::Zbd(_) => {
+        // An existing image, a zoned block device, or a kind of device the device layer
+        // added: `open_device` opens whatever it can name.
+        _ => {
             // The geometry only shapes `mem` devices; the others have their own.
             let dev = zkv_zns::open_device(spec, opts.geometry).map_err(dev_err)?;
             let fs = mount_existing(dev, opts, &device)?;

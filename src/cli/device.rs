@@ -77,6 +77,7 @@ pub fn open_persistent(
             FileDevice::open(path).map(|d| Arc::new(d) as Arc<dyn ZonedDevice>)
         }),
         DeviceSpec::Zbd(_) => waiting(wait, || open_zbd(spec)),
+        _ => Err(refuse_unknown(spec)),
     }
 }
 
@@ -166,6 +167,7 @@ fn open_reader(spec: &DeviceSpec, wait: Duration) -> CliResult<Reader> {
             dev: waiting(wait, || open_zbd(spec))?,
             image: None,
         }),
+        _ => Err(refuse_unknown(spec)),
     }
 }
 
@@ -199,6 +201,14 @@ fn waiting<T>(wait: Duration, mut open: impl FnMut() -> Result<T, ZnsError>) -> 
             done => return done.map_err(CliError::from),
         }
     }
+}
+
+/// The error for a kind of device the device layer names but this command does not know
+/// how to open.
+pub fn refuse_unknown(spec: &DeviceSpec) -> CliError {
+    CliError::invalid(format!(
+        "--device {spec}: this kind of device is not supported here"
+    ))
 }
 
 /// The error for `--device mem` where the device must persist.

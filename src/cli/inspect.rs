@@ -157,6 +157,8 @@ pub(super) fn kind_name(kind: FileKind) -> &'static str {
         FileKind::Sst => "sst",
         FileKind::Blob => "blob",
         FileKind::Other => "other",
+        // A kind of a newer file layer: shown, not guessed at.
+        _ => "unknown",
     }
 }
 
@@ -192,6 +194,8 @@ fn frame_name(kind: FrameKind) -> &'static str {
         FrameKind::ZoneMeta => "zone_meta",
         FrameKind::Options => "options",
         FrameKind::Commit => "commit",
+        // A frame of a newer metadata format: shown, not guessed at.
+        _ => "unknown",
     }
 }
 

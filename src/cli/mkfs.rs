@@ -16,7 +16,7 @@ use zkv_zonefs::fs::{CleaningMode, FsOptions, ZoneFs, DEFAULT_GC_START, DEFAULT_
 use zkv_zonefs::meta::{self, MetaError, ProbeInfo, DEFAULT_META_ZONES};
 use zkv_zonefs::placement::{PolicyEntry, POLICY_TABLE};
 
-use super::device::{open_persistent, parse_device, refuse_mem, Access, WaitArg};
+use super::device::{open_persistent, parse_device, refuse_mem, refuse_unknown, Access, WaitArg};
 use super::error::{CliError, CliResult};
 use super::fsview::{describe_options, fs_error};
 use super::geometry::{create_image, describe, GeometryArgs};
@@ -204,6 +204,7 @@ pub fn format_device(
             let dev = open_persistent(spec, Access::ReadWrite, wait)?;
             format_existing(dev, &device, opts, force, out).map(existing)
         }
+        _ => Err(refuse_unknown(spec)),
     }
 }
 

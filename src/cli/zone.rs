@@ -16,7 +16,9 @@ use std::path::{Path, PathBuf};
 use clap::{ArgGroup, Args, Subcommand};
 use zkv_zns::{DeviceSpec, Geometry, IoCategory, ZnsError, ZoneInfo, ZoneOp, ZoneState};
 
-use super::device::{open_persistent, parse_device, read_device, refuse_mem, Access, WaitArg};
+use super::device::{
+    open_persistent, parse_device, read_device, refuse_mem, refuse_unknown, Access, WaitArg,
+};
 use super::error::{CliError, CliResult};
 use super::geometry::{create_image, describe, GeometryArgs};
 use super::pattern;
@@ -222,6 +224,7 @@ fn create(a: CreateArgs, out: &mut Out) -> CliResult {
                 a.device
             )))
         }
+        _ => return Err(refuse_unknown(&a.device)),
     };
     // Refuse bad geometry and existing paths before anything touches the file system.
     let geo = a.geometry.geometry(" (see 'zkv zone create --help')")?;

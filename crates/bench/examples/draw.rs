@@ -208,6 +208,7 @@ fn ops(case: &str, n: u64, proportions: Proportions, out: &mut String) -> Res<()
             OpKind::Delete => "DELETE",
             OpKind::Next => "NEXT",
             OpKind::Prev => "PREV",
+            other => return Err(format!("no YCSB label for {other:?}")),
         };
         *counts.entry(label).or_insert(0) += 1;
     }

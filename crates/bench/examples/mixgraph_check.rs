@@ -439,6 +439,7 @@ fn hot_key_rows(c: &MixGraphConfig, db: &Puts, zkv: &Puts) -> Res<Vec<Row>> {
         }
         zkv_bench::mixgraph::KeyModel::Power { .. } => (0, u64::MAX, c.num, "key space".into()),
         zkv_bench::mixgraph::KeyModel::Uniform => return Ok(Vec::new()),
+        other => return Err(format!("no hot-key check for the key model {other:?}")),
     };
     let in_hot = |p: &Puts| -> HashMap<u64, u64> {
         p.keys

@@ -38,17 +38,31 @@ use crate::op::{Op, OpKind};
 
 /// The db_bench benchmarks zkv runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DbBenchWorkload {
+    /// `fillseq`: inserts keys `0..num` in order.
     FillSeq,
+    /// `fillrandom`: inserts `num` uniformly random keys of `0..num`.
     FillRandom,
+    /// `overwrite`: updates `num` uniformly random keys.
     Overwrite,
+    /// `readrandom`: gets `reads` uniformly random keys.
     ReadRandom,
+    /// `readrandomwriterandom`: `reads` operations on random keys, `readwritepercent` gets
+    /// per 100 and updates for the rest.
     ReadRandomWriteRandom,
+    /// `fillbatch`: inserts keys `0..num` in order, [`FILLBATCH_ENTRIES`] per write batch.
     FillBatch,
+    /// `readseq`: reads `reads` records forward with one iterator.
     ReadSeq,
+    /// `readreverse`: reads `reads` records backward with one iterator.
     ReadReverse,
+    /// `seekrandom`: `reads` seeks to random keys, each followed by `seek_nexts` reads.
     SeekRandom,
+    /// `deleterandom`: deletes `deletes` uniformly random keys.
     DeleteRandom,
+    /// `readwhilewriting`: readrandom's `reads` reads per reader thread, while one more
+    /// thread overwrites random keys until the readers are done.
     ReadWhileWriting,
 }
 
@@ -56,6 +70,7 @@ pub enum DbBenchWorkload {
 pub const FILLBATCH_ENTRIES: usize = 1000;
 
 impl DbBenchWorkload {
+    /// Every workload, in the order `--help` lists them.
     pub const ALL: [DbBenchWorkload; 11] = [
         Self::FillSeq,
         Self::FillRandom,
@@ -87,6 +102,7 @@ impl DbBenchWorkload {
         }
     }
 
+    /// The workload of that db_bench name, if zkv runs it.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|w| w.name() == name)
     }
@@ -161,6 +177,8 @@ impl Default for DbBenchConfig {
 pub const MAX_KEY_SIZE: usize = 1 << 20;
 
 impl DbBenchConfig {
+    /// Checks every field's range: at least one operation and key, keys of 1 byte to
+    /// [`MAX_KEY_SIZE`], `read_write_percent` at most 100.
     pub fn validate(&self) -> Result<()> {
         check_range("num", self.num, 1, i64::MAX as u64)?;
         check_range("key size", self.key_size as u64, 1, MAX_KEY_SIZE as u64)?;
@@ -201,6 +219,8 @@ pub struct DbBenchGenerator {
 }
 
 impl DbBenchGenerator {
+    /// The stream of `workload` under `config` (validated first); the same seed gives the
+    /// same stream.
     pub fn new(workload: DbBenchWorkload, config: DbBenchConfig, seed: u64) -> Result<Self> {
         config.validate()?;
         Ok(DbBenchGenerator {
@@ -214,6 +234,7 @@ impl DbBenchGenerator {
         })
     }
 
+    /// The benchmark it generates.
     pub fn workload(&self) -> DbBenchWorkload {
         self.workload
     }
@@ -230,6 +251,7 @@ impl DbBenchGenerator {
         self
     }
 
+    /// The next operation; `None` once [`DbBenchConfig::operations`] were generated.
     pub fn next_op(&mut self) -> Option<Op> {
         if self.done == self.total {
             return None;

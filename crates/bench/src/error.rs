@@ -1,15 +1,21 @@
 //! Typed errors of the workload generators. Every variant names the parameter at fault, so a
 //! command line can print one clear line before any work starts.
 
+/// `Result` with the workload generators' [`Error`].
 pub type Result<T> = std::result::Result<T, Error>;
 
+/// Why a workload or generator could not be built, or a step of it failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A generator was given `max < min` (or a range whose size overflows 64 bits).
     #[error("empty or overflowing range for {what}: min {min}, max {max}")]
     EmptyRange {
+        /// The parameter at fault.
         what: &'static str,
+        /// The range's lower bound.
         min: i64,
+        /// The range's upper bound (inclusive).
         max: i64,
     },
 
@@ -20,8 +26,11 @@ pub enum Error {
     /// A fraction or proportion outside its allowed interval, or not a finite number.
     #[error("{what} must be {allowed}, got {value}")]
     InvalidFraction {
+        /// The parameter at fault.
         what: &'static str,
+        /// The interval it must lie in, in words (`in [0, 1]`).
         allowed: &'static str,
+        /// The value given.
         value: f64,
     },
 
@@ -29,9 +38,13 @@ pub enum Error {
     /// definition can represent.
     #[error("{what} must be in {min}..={max}, got {value}")]
     OutOfRange {
+        /// The parameter at fault.
         what: &'static str,
+        /// The value given.
         value: u64,
+        /// The smallest value allowed.
         min: u64,
+        /// The largest value allowed.
         max: u64,
     },
 
@@ -42,13 +55,20 @@ pub enum Error {
     /// A hotspot set that is chosen with positive probability holds no items.
     #[error("hotspot {which} set is empty but chosen with probability {probability}")]
     EmptyHotspotSet {
+        /// `hot` or `cold`.
         which: &'static str,
+        /// The probability of drawing from it.
         probability: f64,
     },
 
     /// More than 2^20 inserts were handed out and not yet acknowledged (YCSB's window).
     #[error("too many unacknowledged insertion keys (window of {window}), key {keynum}")]
-    TooManyUnacknowledged { keynum: i64, window: usize },
+    TooManyUnacknowledged {
+        /// The key acknowledged whose slot of the window is still taken.
+        keynum: i64,
+        /// The window's size, in keys.
+        window: usize,
+    },
 
     /// mixgraph's key ranges cannot be laid out from the two-term exponential's parameters.
     #[error("mixgraph key ranges (keyrange_dist_a .. keyrange_dist_d): {0}")]
@@ -61,14 +81,22 @@ pub enum Error {
     /// A YCSB property zkv does not set, or a value it cannot take.
     #[error("YCSB property {name}={value}: {why}")]
     InvalidProperty {
+        /// The property's name.
         name: String,
+        /// The value given.
         value: String,
+        /// What is wrong with it.
         why: String,
     },
 
     /// An error of one line of a YCSB workload properties file.
     #[error("line {line}: {source}")]
-    AtLine { line: usize, source: Box<Error> },
+    AtLine {
+        /// The line's number, from 1.
+        line: usize,
+        /// What is wrong on it.
+        source: Box<Error>,
+    },
 
     /// A workload list (`a,b,c`) with an empty element.
     #[error("empty workload name in list {0:?}")]

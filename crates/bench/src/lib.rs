@@ -8,17 +8,20 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
+#![deny(missing_docs)]
 
-pub mod dbbench;
-pub mod error;
+mod dbbench;
+mod error;
 pub mod gen;
 pub mod mixgraph;
-pub mod op;
-pub mod value;
+mod op;
+mod value;
 pub mod workload;
 pub mod ycsb;
 
-pub use dbbench::{DbBenchConfig, DbBenchGenerator, DbBenchWorkload};
+pub use dbbench::{
+    key_from_int, DbBenchConfig, DbBenchGenerator, DbBenchWorkload, FILLBATCH_ENTRIES, MAX_KEY_SIZE,
+};
 pub use error::{Error, Result};
 pub use mixgraph::{MixGraphConfig, MixGraphGenerator};
 pub use op::{Op, OpKind};

@@ -54,18 +54,26 @@ pub struct MixGraphConfig {
     pub num: u64,
     /// `--reads`: operations.
     pub reads: u64,
+    /// `--key_size`: bytes per key.
     pub key_size: usize,
+    /// `--keyrange_num`: key ranges the key space is cut into (1 to `num`).
     pub keyrange_num: u64,
     /// `keyrange_dist_a` .. `keyrange_dist_d`.
     pub keyrange_dist: TwoTermExp,
+    /// `key_dist_a`: a of the power law a·x^b that draws keys (0: uniform keys).
     pub key_dist_a: f64,
+    /// `key_dist_b`: b of the power law a·x^b that draws keys (0: uniform keys).
     pub key_dist_b: f64,
     /// `value_theta`, `value_k`, `value_sigma`.
     pub value: Pareto,
     /// `iter_theta`, `iter_k`, `iter_sigma`.
     pub iter: Pareto,
+    /// `mix_get_ratio`, `mix_put_ratio`, `mix_seek_ratio`.
     pub ratios: QueryRatios,
+    /// `mix_max_value_size`: bytes; a larger draw is taken modulo it (and values stay at
+    /// most [`VALUE_SIZE_CAP`]).
     pub mix_max_value_size: u64,
+    /// `mix_max_scan_len`: records; a seek's scan length is its draw modulo this.
     pub mix_max_scan_len: u64,
     /// `--sine_mix_rate` and its parameters; `None`: not paced.
     pub sine: Option<SineRate>,
@@ -102,20 +110,32 @@ impl Default for MixGraphConfig {
 
 /// How keys are drawn, decided once from the configuration.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum KeyModel {
     /// `ini` is the key.
     Uniform,
     /// The power law a·x^b over the whole key space.
-    Power { a: f64, b: f64 },
+    Power {
+        /// `key_dist_a`.
+        a: f64,
+        /// `key_dist_b`.
+        b: f64,
+    },
     /// Key ranges by their two-term exponential share, then the power law inside.
     Ranges {
+        /// The ranges' layout.
         ranges: Box<KeyRanges>,
+        /// `key_dist_a`.
         a: f64,
+        /// `key_dist_b`.
         b: f64,
     },
 }
 
 impl MixGraphConfig {
+    /// Checks every field: at least one key, operation and key range (at most `num` of
+    /// them), keys of 1 byte to 1 MiB, finite real parameters, positive caps and ratios
+    /// with a positive sum.
     pub fn validate(&self) -> Result<()> {
         let max = i64::MAX as u64;
         check_range("num", self.num, 1, max)?;
@@ -237,6 +257,7 @@ pub struct MixGraphGenerator {
 }
 
 impl MixGraphGenerator {
+    /// The stream of `config` (validated first); the same seed gives the same stream.
     pub fn new(config: MixGraphConfig, seed: u64) -> Result<Self> {
         config.validate()?;
         Ok(MixGraphGenerator {
@@ -248,14 +269,17 @@ impl MixGraphGenerator {
         })
     }
 
+    /// The configuration it was built with.
     pub fn config(&self) -> &MixGraphConfig {
         &self.config
     }
 
+    /// How it draws keys.
     pub fn key_model(&self) -> &KeyModel {
         &self.keys
     }
 
+    /// How it chooses between gets, puts and seeks.
     pub fn query_mix(&self) -> &QueryMix {
         &self.mix
     }
@@ -270,6 +294,7 @@ impl MixGraphGenerator {
         self.config.sine.map(RateSchedule::new)
     }
 
+    /// The next operation; `None` once `reads` were generated.
     pub fn next_op(&mut self) -> Option<Op> {
         if self.done == self.config.reads {
             return None;

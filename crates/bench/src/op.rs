@@ -2,6 +2,7 @@
 
 /// What to do with one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum OpKind {
     /// Get the key's value.
     Read,
@@ -10,7 +11,10 @@ pub enum OpKind {
     /// Put a value for a new key (YCSB insert, db_bench fill).
     Insert,
     /// Read `len` records in key order from the key on (YCSB scan).
-    Scan { len: u64 },
+    Scan {
+        /// Records to read, the first one included.
+        len: u64,
+    },
     /// Get the key's value, then put a new one (YCSB read-modify-write).
     ReadModifyWrite,
     /// Delete the key (db_bench's deleterandom).
@@ -50,9 +54,11 @@ impl OpKind {
 /// One operation: its kind, the record number it was drawn as, and the key bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Op {
+    /// What to do.
     pub kind: OpKind,
     /// db_bench's key integer, or YCSB's record number before hashing.
     pub keynum: i64,
+    /// The key as stored (empty for [`OpKind::Next`] and [`OpKind::Prev`]).
     pub key: Vec<u8>,
     /// Bytes of the value a write puts when the workload draws it (db_bench's mixgraph);
     /// `None`: the run's fixed value size.

@@ -19,6 +19,7 @@ pub struct ValueGenerator {
 }
 
 impl ValueGenerator {
+    /// Wholly random values; the same seed gives the same values in the same order.
     pub fn new(seed: u64) -> Self {
         ValueGenerator {
             seed,

@@ -22,16 +22,20 @@ pub const MIXGRAPH: &str = "mixgraph";
 
 /// One workload of `--workload`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum WorkloadName {
+    /// One of db_bench's benchmarks.
     DbBench(DbBenchWorkload),
     /// db_bench's mixgraph ([`crate::mixgraph`]).
     MixGraph,
+    /// A YCSB core workload.
     Ycsb(CoreWorkloadId),
     /// No requests for a while (`zkv bench --idle-seconds`): the background work goes on.
     Idle,
 }
 
 impl WorkloadName {
+    /// The name `--workload` takes (`fillrandom`, `mixgraph`, `ycsb-a`, `idle`).
     pub fn name(self) -> &'static str {
         match self {
             WorkloadName::DbBench(w) => w.name(),

@@ -20,12 +20,19 @@ use crate::op::{Op, OpKind};
 /// The six workloads shipped with YCSB (`workloads/workloada` .. `workloadf`), and YCSB's
 /// `CoreWorkload` with its own defaults, which a workload properties file shapes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CoreWorkloadId {
+    /// Update heavy: 50 % reads, 50 % updates, zipfian keys.
     A,
+    /// Read mostly: 95 % reads, 5 % updates, zipfian keys.
     B,
+    /// Read only, zipfian keys.
     C,
+    /// Read latest: 95 % reads, 5 % inserts, the newest records the most read.
     D,
+    /// Short ranges: 95 % scans, 5 % inserts, zipfian start keys.
     E,
+    /// Read-modify-write: 50 % reads, 50 % read-modify-writes, zipfian keys.
     F,
     /// `CoreWorkload`'s defaults (95 % reads, 5 % updates, uniform keys): what YCSB runs
     /// of a properties file that sets nothing else.
@@ -49,6 +56,7 @@ impl CoreWorkloadId {
         }
     }
 
+    /// The workload of that [`CoreWorkloadId::name`], if any.
     pub fn from_name(name: &str) -> Option<Self> {
         let plain = (name == Self::Plain.name()).then_some(Self::Plain);
         plain.or_else(|| Self::ALL.into_iter().find(|id| id.name() == name))
@@ -57,7 +65,9 @@ impl CoreWorkloadId {
 
 /// How run-phase operations pick their record (`requestdistribution`).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum RequestDistribution {
+    /// Every record equally likely.
     Uniform,
     /// Scrambled zipfian over the records plus the inserts expected during the run.
     Zipfian,
@@ -65,7 +75,9 @@ pub enum RequestDistribution {
     Latest,
     /// `opn_fraction` of requests go to the lowest `data_fraction` of records.
     Hotspot {
+        /// `hotspotdatafraction`: the share of the records that is hot, in [0, 1].
         data_fraction: f64,
+        /// `hotspotopnfraction`: the share of the requests that go to them, in [0, 1].
         opn_fraction: f64,
     },
 }
@@ -108,25 +120,37 @@ impl RequestDistribution {
 
 /// How scan lengths are drawn (`scanlengthdistribution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ScanLengthDistribution {
+    /// Every length of `minscanlength..=maxscanlength` equally likely.
     Uniform,
+    /// Zipfian over the lengths, the shortest the most likely.
     Zipfian,
 }
 
 /// Key order of inserts (`insertorder`): hashed record numbers (YCSB's default) or plain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InsertOrder {
+    /// Record numbers hashed (FNV-64) before they become keys: inserts land all over the
+    /// key space.
     Hashed,
+    /// Record numbers as they are: inserts go in key order.
     Ordered,
 }
 
 /// Operation weights; they need not sum to 1 (YCSB normalises them).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Proportions {
+    /// `readproportion`.
     pub read: f64,
+    /// `updateproportion`.
     pub update: f64,
+    /// `insertproportion`.
     pub insert: f64,
+    /// `scanproportion`.
     pub scan: f64,
+    /// `readmodifywriteproportion`.
     pub read_modify_write: f64,
 }
 
@@ -141,19 +165,25 @@ pub struct WorkloadSpec {
     pub insert_start: u64,
     /// `insertcount`: records this load inserts (default: `record_count - insert_start`).
     pub insert_count: Option<u64>,
+    /// The `*proportion` properties: how often each operation runs.
     pub proportions: Proportions,
+    /// `requestdistribution`: how run-phase operations pick their record.
     pub request_distribution: RequestDistribution,
-    /// `minscanlength`, `maxscanlength`, `scanlengthdistribution`.
+    /// `minscanlength`: the shortest scan, in records.
     pub min_scan_length: u64,
+    /// `maxscanlength`: the longest scan, in records.
     pub max_scan_length: u64,
+    /// `scanlengthdistribution`: how scan lengths are drawn.
     pub scan_length_distribution: ScanLengthDistribution,
-    /// `fieldcount` and `fieldlength` (constant field length, YCSB's default).
+    /// `fieldcount`: fields per record (constant field length, YCSB's default).
     pub field_count: u64,
+    /// `fieldlength`: bytes per field.
     pub field_length: u64,
     /// Value size in bytes, overriding `field_count * field_length`.
     pub value_size: Option<u64>,
-    /// `insertorder` and `zeropadding`.
+    /// `insertorder`: how record numbers become keys.
     pub insert_order: InsertOrder,
+    /// `zeropadding`: digits a key's record number is padded to with zeros.
     pub zero_padding: usize,
 }
 
@@ -498,6 +528,7 @@ pub struct YcsbWorkload {
 }
 
 impl YcsbWorkload {
+    /// The workload of `spec` (validated first); the same seed gives the same operations.
     pub fn new(spec: WorkloadSpec, seed: u64) -> Result<Self> {
         spec.validate()?;
         let inserts = AcknowledgedCounterGenerator::new(spec.record_count as i64);
@@ -516,6 +547,7 @@ impl YcsbWorkload {
         })
     }
 
+    /// The definition it was built from.
     pub fn spec(&self) -> &WorkloadSpec {
         &self.spec
     }

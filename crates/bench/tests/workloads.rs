@@ -93,6 +93,7 @@ fn every_listed_workload_builds() {
             }
             // A pause: nothing to generate.
             WorkloadName::Idle => assert_eq!(name.name(), "idle"),
+            other => panic!("{other:?}: a listed workload this test does not build"),
         }
     }
 }

@@ -3,7 +3,6 @@
 //! name (to parse them back) and sum.
 
 /// Declares `pub struct $name { pub field: u64, ... }` with `named()`, `set()` and `add()`.
-#[macro_export]
 macro_rules! counters {
     ($(#[$meta:meta])* pub struct $name:ident { $($(#[$doc:meta])* $field:ident),* $(,)? }) => {
         $(#[$meta])*
@@ -39,3 +38,5 @@ macro_rules! counters {
         }
     };
 }
+
+pub(crate) use counters;

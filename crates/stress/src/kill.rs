@@ -1,7 +1,7 @@
 //! Process kills: a child process (the `zkv-stress child` command) writes through the
 //! engine on a file-backed image and is killed with SIGKILL at a random point. The child
 //! logs each operation's intent before it and its acknowledgement after it to a plain file
-//! (see [`crate::journal`]), so the parent knows exactly what was acknowledged. Between two
+//! (the `journal` module), so the parent knows exactly what was acknowledged. Between two
 //! kills the parent reopens the image itself, checks the store against its oracle and
 //! closes it cleanly, then starts the next child.
 
@@ -44,6 +44,7 @@ pub struct ChildArgs {
     /// The log of intents and acknowledgements.
     #[arg(long)]
     pub log: PathBuf,
+    /// Sync the WAL on every write.
     #[arg(long)]
     pub sync: bool,
     /// `threaded` or `deterministic`.
@@ -52,10 +53,13 @@ pub struct ChildArgs {
     /// `copy`, `compact` or `compensate`.
     #[arg(long, value_parser = parse_gc_mode)]
     pub gc_mode: CleaningMode,
+    /// Size of the key space.
     #[arg(long)]
     pub keys: u32,
+    /// Largest value body, in bytes.
     #[arg(long)]
     pub max_value: usize,
+    /// Seed of the child's action generator.
     #[arg(long)]
     pub seed: u64,
     /// The first version the child may hand out (the parent's next one).
@@ -131,6 +135,7 @@ impl ChildArgs {
 
 /// How a child ends when nobody kills it.
 #[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ChildEnd {
     /// The engine ran out of space (tolerated): exit with [`CHILD_OUT_OF_SPACE`].
     OutOfSpace,

@@ -89,6 +89,11 @@ fn main() -> ExitCode {
         // Returns only when the child stops by itself: it is meant to die by SIGKILL.
         return match child_main(args) {
             Ok(ChildEnd::OutOfSpace) => ExitCode::from(CHILD_OUT_OF_SPACE),
+            // An end this binary has no exit code for is a failure, not a success.
+            Ok(other) => {
+                eprintln!("zkv-stress child: stopped without an exit code for it: {other:?}");
+                ExitCode::from(3)
+            }
             Err(e) => {
                 eprintln!("zkv-stress child: {e}");
                 ExitCode::from(3)

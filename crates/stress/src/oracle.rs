@@ -14,8 +14,8 @@
 //!   later write may be present while an earlier one is missing (a consistent point in
 //!   time), and nothing before the last acknowledged flush may be missing.
 //!
-//! Values name their version (see [`crate::value`]), so a recovered key either holds the
-//! exact version of one write or is absent, and the check is exact.
+//! Values name their [`Version`], so a recovered key either holds the exact version of one
+//! write or is absent, and the check is exact.
 
 use std::collections::HashMap;
 
@@ -24,14 +24,19 @@ use crate::value::Version;
 /// One key's change: a put of `version`, or a delete (`None`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Write {
+    /// The key's number (`0..keys`).
     pub key: u32,
+    /// The version put, or `None` for a delete.
     pub version: Option<Version>,
 }
 
 /// How an operation reaches the engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OpKind {
+    /// A single put (one write with a version).
     Put,
+    /// A single delete (one write without a version).
     Delete,
     /// An atomic batch of puts and deletes.
     Batch,
@@ -42,7 +47,9 @@ pub enum OpKind {
 /// One operation of the writer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Op {
+    /// How it reaches the engine.
     pub kind: OpKind,
+    /// The key changes it makes, in order (none for a flush).
     pub writes: Vec<Write>,
 }
 
@@ -67,6 +74,7 @@ pub struct Problems {
 }
 
 impl Problems {
+    /// The number of problems of every kind; 0 for a correct store.
     pub fn total(&self) -> u64 {
         self.lost + self.resurrected + self.phantom + self.not_a_prefix
     }
@@ -77,6 +85,7 @@ impl Problems {
 pub enum Verdict {
     /// The store is in `state(prefix)`.
     Prefix(usize),
+    /// The store is in no allowed state: what is wrong with it.
     Wrong(Problems),
 }
 
@@ -113,6 +122,7 @@ impl Oracle {
         }
     }
 
+    /// Size of the key space.
     pub fn keys(&self) -> u32 {
         self.baseline.len() as u32
     }
@@ -134,10 +144,13 @@ impl Oracle {
         self.ops.len()
     }
 
+    /// Operations acknowledged since the baseline (a prefix of those begun).
     pub fn acked(&self) -> usize {
         self.acked
     }
 
+    /// Operations promised to survive a crash (a prefix of those acknowledged): up to the
+    /// last synced write or flush.
     pub fn durable(&self) -> usize {
         self.durable
     }

@@ -91,8 +91,11 @@ impl Store {
 /// What one store went through.
 #[derive(Clone, Debug)]
 pub struct StoreReport {
+    /// The store's setup.
     pub setup: Setup,
+    /// Crash rounds it ran.
     pub rounds: u64,
+    /// Its counters, summed over its rounds.
     pub totals: Totals,
 }
 
@@ -130,8 +133,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Rounds per store, by crash kind.
 #[derive(Clone, Copy, Debug)]
 pub struct Rounds {
+    /// Rounds of a [`CrashKind::Kill`] store.
     pub kill: u64,
+    /// Rounds of a [`CrashKind::PowerCut`] store.
     pub power: u64,
+    /// Rounds of a [`CrashKind::CrashPoint`] store.
     pub crashpoint: u64,
 }
 
@@ -147,6 +153,7 @@ impl Rounds {
 
 /// When a run ends.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub enum Until {
     /// Every store has run its kind's number of rounds.
     Rounds(Rounds),
@@ -157,11 +164,13 @@ pub enum Until {
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct Plan {
+    /// One store per setup.
     pub setups: Vec<Setup>,
     /// Where image files and child logs go.
     pub dir: PathBuf,
     /// The `zkv-stress` binary, for kill rounds.
     pub exe: Option<PathBuf>,
+    /// When the run ends.
     pub until: Until,
     /// How long a worker runs rounds of one store before it takes the next (at least one
     /// round): every store gets its share of the time, whatever its rounds cost.
@@ -174,7 +183,9 @@ pub struct Plan {
 
 /// The result of a run: the totals and each store's share.
 pub struct Outcome {
+    /// The counters of every store, summed.
     pub totals: Totals,
+    /// Each store's report, in the order of [`Plan::setups`].
     pub stores: Vec<StoreReport>,
 }
 

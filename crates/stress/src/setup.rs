@@ -14,6 +14,7 @@ use crate::oracle::Oracle;
 
 /// Which crash a store goes through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CrashKind {
     /// A child process writing to a file-backed image, killed with SIGKILL.
     Kill,
@@ -24,6 +25,7 @@ pub enum CrashKind {
 }
 
 impl CrashKind {
+    /// Every kind, in the order flags and totals list them.
     pub const ALL: [CrashKind; 3] = [CrashKind::Kill, CrashKind::PowerCut, CrashKind::CrashPoint];
 
     /// The name used by flags and totals: `kill`, `power`, `crashpoint`.
@@ -35,6 +37,7 @@ impl CrashKind {
         }
     }
 
+    /// The kind of that [`CrashKind::name`], if any.
     pub fn from_name(name: &str) -> Option<CrashKind> {
         CrashKind::ALL.into_iter().find(|k| k.name() == name)
     }
@@ -43,11 +46,15 @@ impl CrashKind {
 /// Everything that defines a store and its workload.
 #[derive(Clone, Debug)]
 pub struct Setup {
+    /// The crash the store goes through.
     pub kind: CrashKind,
     /// Sync the WAL on every write.
     pub sync: bool,
+    /// The engine's execution mode.
     pub exec: ExecMode,
+    /// Zones of the device.
     pub zones: u32,
+    /// Zone size (and capacity), in KiB.
     pub zone_kib: u64,
     /// Size of the key space.
     pub keys: u32,
@@ -56,7 +63,9 @@ pub struct Setup {
     /// Largest number of operations between two crashes (the crash lands at a random point
     /// below it).
     pub max_epoch_ops: u32,
+    /// What zone cleaning does with valid data.
     pub gc_mode: CleaningMode,
+    /// Fixes the workload and the crash points.
     pub seed: u64,
     /// Count an out-of-space error without a crash (a known bug of threaded mode with the
     /// background cleaner, see `tests/known_bugs.rs`) and crash the store there, instead of
@@ -128,12 +137,16 @@ impl Setup {
         )
     }
 
+    /// The device: [`Setup::zones`] zones of [`Setup::zone_kib`], 4 KiB blocks, at most 14
+    /// open and 14 active zones.
     pub fn geometry(&self) -> Geometry {
         Geometry::new(self.zones, self.zone_kib * 1024)
             .with_block_size(4096)
             .with_limits(14, 14)
     }
 
+    /// The file layer: 2 metadata and 2 reserved zones, cleaning from 20 % free zones up
+    /// to 25 %, in [`Setup::gc_mode`].
     pub fn fs_options(&self) -> FsOptions {
         FsOptions::default()
             .with_meta_zones(2)
@@ -175,14 +188,19 @@ impl Setup {
 /// system goes.
 pub struct Stack {
     cleaner: Option<CleanerThread>,
+    /// The open database.
     pub db: Db,
+    /// The mounted file system under it.
     pub fs: Arc<ZoneFs>,
 }
 
 /// Why a stack could not be opened: the file system or the database said so.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum OpenError {
+    /// The file system could not be mounted (or its cleaner started).
     Fs(zkv_zonefs::fs::FsError),
+    /// The database could not be opened.
     Db(zkv_engine::Error),
 }
 
@@ -224,6 +242,7 @@ pub fn is_out_of_space(e: &zkv_engine::Error) -> bool {
 }
 
 impl OpenError {
+    /// Whether the open failed for want of space (see [`is_out_of_space`]).
     pub fn is_out_of_space(&self) -> bool {
         match self {
             OpenError::Fs(e) => e.is_out_of_space(),
@@ -327,22 +346,28 @@ impl Stack {
     }
 }
 
-crate::counters! {
+crate::counters::counters! {
     /// Work the engine and the file layer did (during one open of a store, or summed).
     pub struct Activity {
+        /// Memtable flushes.
         flushes,
+        /// Compactions that rewrote files.
         compactions,
+        /// Compactions that moved a file to the next level without rewriting it.
         trivial_moves,
-        /// Cleaning runs, zones cleaned (victims), valid bytes the cleaner copied out of
-        /// them, victims reset.
+        /// Zone cleaning runs.
         gc_runs,
+        /// Zones cleaned (victims).
         gc_victims,
+        /// Valid bytes the cleaner copied out of its victims.
         gc_copy_bytes,
+        /// Victims reset.
         gc_resets,
         /// Data zones reset, by the cleaner or because nothing live was left in them.
         zone_resets,
-        /// Blob files written by flushes and compactions, and deleted once dropped.
+        /// Blob files written by flushes and compactions.
         blob_files_created,
+        /// Blob files deleted once dropped.
         blob_files_deleted,
     }
 }

@@ -4,11 +4,14 @@
 
 use crate::setup::{Activity, CrashKind};
 
-crate::counters! {
+crate::counters::counters! {
     /// What the harness did and saw.
     pub struct Counts {
+        /// Crash points of kill stores: child processes killed.
         crash_points_kill,
+        /// Crash points of power-cut stores: power cuts.
         crash_points_power,
+        /// Crash points of crash-point stores: emulator deaths between two storage steps.
         crash_points_crashpoint,
         /// Crashes that hit before the store was open again (mount, recovery, a child's
         /// start).
@@ -25,8 +28,9 @@ crate::counters! {
         /// Acknowledged operations a check found lost where that is allowed (no WAL sync,
         /// after the last flush): the lost suffix of the prefix guarantee.
         unsynced_ops_lost,
-        /// The operation in flight at the crash, found applied or not.
+        /// The operation in flight at the crash, found applied.
         in_flight_applied,
+        /// The operation in flight at the crash, found absent.
         in_flight_absent,
         /// Reads (gets, scanned keys) compared with the oracle while the store ran.
         reads_checked,
@@ -39,10 +43,12 @@ crate::counters! {
     }
 }
 
-crate::counters! {
+crate::counters::counters! {
     /// What must stay 0.
     pub struct Failures {
+        /// Acknowledged durable writes a recovered store lost.
         lost_acked_writes,
+        /// Durable deletes a recovered store undid (an older value came back).
         resurrected_deletes,
         /// Values of a version no write produced (or of another key).
         phantom_values,
@@ -59,10 +65,15 @@ crate::counters! {
     }
 }
 
+/// Everything the harness counts, for one store or summed over many; printed by
+/// [`Totals::report`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
+    /// What the harness did and saw.
     pub counts: Counts,
+    /// What must stay 0.
     pub failures: Failures,
+    /// Work the engine and the file layer did.
     pub activity: Activity,
     /// The first failure, described.
     pub first_failure: Option<String>,
@@ -83,6 +94,7 @@ impl Totals {
         }
     }
 
+    /// Crash points of every kind.
     pub fn crash_points(&self) -> u64 {
         let c = &self.counts;
         c.crash_points_kill + c.crash_points_power + c.crash_points_crashpoint
@@ -115,6 +127,8 @@ impl Totals {
         self.failures.sum() > 0 || self.first_failure.is_some()
     }
 
+    /// Adds `o`'s counters; keeps the first failure, out-of-space error and stuck store
+    /// (this one's, else `o`'s).
     pub fn add(&mut self, o: &Totals) {
         self.counts.add(&o.counts);
         self.failures.add(&o.failures);

@@ -13,12 +13,17 @@ use crate::value::{self, Version};
 
 /// What the writer does next.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Action {
+    /// A write operation (or a flush), recorded in the oracle.
     Write(Op),
+    /// A get of this key, checked against the oracle.
     Get(u32),
     /// A scan of keys `from..from + len`.
     Scan {
+        /// The first key.
         from: u32,
+        /// How many keys.
         len: u32,
     },
 }
@@ -31,6 +36,7 @@ pub struct Generator {
 }
 
 impl Generator {
+    /// A generator over keys `0..keys`; the same seed gives the same actions.
     pub fn new(seed: u64, keys: u32) -> Generator {
         Generator {
             rng: ChaCha8Rng::seed_from_u64(seed),
@@ -111,7 +117,9 @@ pub fn apply(db: &Db, op: &Op, sync: bool, max_value: usize) -> zkv_engine::Resu
 /// Where a writer records intents and acknowledgements besides its oracle (a child
 /// process's log file, which outlives a kill).
 pub trait Journal {
+    /// `op` is about to be issued.
     fn intent(&mut self, op: &Op) -> std::io::Result<()>;
+    /// The operation last announced by [`Journal::intent`] returned `Ok`.
     fn acked(&mut self) -> std::io::Result<()>;
     /// `keys` keys were read and found as the oracle says.
     fn read(&mut self, _keys: u32) -> std::io::Result<()> {
@@ -134,6 +142,7 @@ impl Journal for NoJournal {
 
 /// How a run of actions ended.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum End {
     /// Every action was issued.
     Done,
@@ -157,7 +166,9 @@ pub struct Done {
 /// The writer's settings.
 #[derive(Clone, Copy, Debug)]
 pub struct Writer {
+    /// Sync the WAL on every write.
     pub sync: bool,
+    /// Largest value body, in bytes.
     pub max_value: usize,
 }
 

@@ -9,7 +9,9 @@ use crate::types::{Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneState};
 
 /// What a case needs from the device beyond the basic commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Needs {
+    /// Only the basic commands.
     Nothing,
     /// Fault injection (the emulators).
     Faults,
@@ -44,11 +46,16 @@ impl Needs {
     }
 }
 
+/// A case's outcome: `Err` names the rule the device broke.
 pub type CaseResult = Result<(), String>;
 
+/// One check of the suite.
 pub struct Case {
+    /// The case's name (its function's).
     pub name: &'static str,
+    /// What it needs beyond the basic commands; skipped on a device without it.
     pub needs: Needs,
+    /// Runs the case on a device.
     pub run: fn(&dyn ZonedDevice) -> CaseResult,
 }
 
@@ -106,8 +113,11 @@ pub fn cases() -> Vec<Case> {
 /// Outcome of running the suite.
 #[derive(Debug, Default)]
 pub struct Summary {
+    /// Cases that passed.
     pub passed: usize,
+    /// Cases that failed: name and message.
     pub failed: Vec<(String, String)>,
+    /// Cases skipped because the device cannot provide what they need.
     pub skipped: Vec<String>,
 }
 

@@ -14,6 +14,7 @@ use crate::types::{Geometry, IoCategory, ZoneInfo, ZoneOp};
 /// All methods take `&self`: a device is shared by many threads. Each command either
 /// succeeds completely or fails and changes nothing.
 pub trait ZonedDevice: Send + Sync {
+    /// The device's fixed shape.
     fn geometry(&self) -> Geometry;
 
     /// A short description of the backend, e.g. `mem`, `file:/tmp/zns.img`.
@@ -51,6 +52,7 @@ pub trait ZonedDevice: Send + Sync {
         None
     }
 
+    /// The descriptor of one zone; [`crate::ZnsError::NoSuchZone`] past the last.
     fn zone_info(&self, zone: u32) -> Result<ZoneInfo> {
         let geo = self.geometry();
         if zone >= geo.zones {
@@ -66,18 +68,22 @@ pub trait ZonedDevice: Send + Sync {
         })
     }
 
+    /// Opens the zone explicitly ([`ZoneOp::Open`]).
     fn open_zone(&self, zone: u32) -> Result<()> {
         self.zone_op(zone, ZoneOp::Open)
     }
 
+    /// Closes the open zone ([`ZoneOp::Close`]).
     fn close_zone(&self, zone: u32) -> Result<()> {
         self.zone_op(zone, ZoneOp::Close)
     }
 
+    /// Makes the zone FULL ([`ZoneOp::Finish`]).
     fn finish_zone(&self, zone: u32) -> Result<()> {
         self.zone_op(zone, ZoneOp::Finish)
     }
 
+    /// Empties the zone ([`ZoneOp::Reset`]).
     fn reset_zone(&self, zone: u32) -> Result<()> {
         self.zone_op(zone, ZoneOp::Reset)
     }
@@ -90,20 +96,27 @@ pub struct DeviceStats {
     pub write_bytes: [u64; 7],
     /// Bytes read, indexed by [`IoCategory::index`].
     pub read_bytes: [u64; 7],
+    /// Write and append commands.
     pub writes: u64,
+    /// Read commands.
     pub reads: u64,
+    /// Zone resets.
     pub resets: u64,
+    /// Zone finishes.
     pub finishes: u64,
+    /// Syncs (flushes).
     pub syncs: u64,
     /// Resets per zone (wear), since the device was opened.
     pub zone_resets: Vec<u64>,
 }
 
 impl DeviceStats {
+    /// Bytes written for `cat`.
     pub fn written(&self, cat: IoCategory) -> u64 {
         *cat.pick(&self.write_bytes)
     }
 
+    /// Bytes read for `cat`.
     pub fn read(&self, cat: IoCategory) -> u64 {
         *cat.pick(&self.read_bytes)
     }
@@ -113,16 +126,20 @@ impl DeviceStats {
         self.zone_resets.get(zone as usize).copied().unwrap_or(0)
     }
 
+    /// Bytes written, all categories.
     pub fn total_written(&self) -> u64 {
         self.write_bytes.iter().sum()
     }
 
+    /// Bytes read, all categories.
     pub fn total_read(&self) -> u64 {
         self.read_bytes.iter().sum()
     }
 }
 
-/// Lock-free counters shared by the backends.
+/// Lock-free counters for a [`ZonedDevice`] (or any store of zoned-device I/O) to keep its
+/// [`DeviceStats`] with: the backends update them as commands complete and
+/// [`Counters::snapshot`] reads them.
 #[derive(Debug)]
 pub struct Counters {
     write_bytes: [AtomicU64; 7],
@@ -136,6 +153,7 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Zeroed counters for a device of `zones` zones (resets are counted per zone).
     pub fn new(zones: u32) -> Counters {
         Counters {
             write_bytes: Default::default(),
@@ -149,17 +167,21 @@ impl Counters {
         }
     }
 
+    /// Counts a write of `len` bytes of category `cat`.
     pub fn on_write(&self, cat: IoCategory, len: u64) {
         cat.pick(&self.write_bytes)
             .fetch_add(len, Ordering::Relaxed);
         self.writes.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a read of `len` bytes of category `cat`.
     pub fn on_read(&self, cat: IoCategory, len: u64) {
         cat.pick(&self.read_bytes).fetch_add(len, Ordering::Relaxed);
         self.reads.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a reset of `zone` (a zone past the count given to [`Counters::new`] counts
+    /// only in the total).
     pub fn on_reset(&self, zone: u32) {
         self.resets.fetch_add(1, Ordering::Relaxed);
         if let Some(c) = self.zone_resets.get(zone as usize) {
@@ -167,14 +189,17 @@ impl Counters {
         }
     }
 
+    /// Counts a zone finish.
     pub fn on_finish(&self) {
         self.finishes.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a sync.
     pub fn on_sync(&self) {
         self.syncs.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The counters now.
     pub fn snapshot(&self) -> DeviceStats {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         DeviceStats {

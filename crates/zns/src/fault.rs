@@ -14,24 +14,34 @@ use crate::types::ZoneOp;
 
 /// What happens to writes that were not yet made durable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TearMode {
     /// Every non-durable write is lost.
     Drop,
     /// Per zone, a random block-aligned prefix of the non-durable tail survives.
-    Tear { seed: u64 },
+    Tear {
+        /// Fixes which prefixes survive: the same seed, the same tears.
+        seed: u64,
+    },
 }
 
 /// Which command an injected error hits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum FaultOp {
+    /// `read`.
     Read,
     /// `write` or `append`.
     Write,
+    /// That zone management command.
     Zone(ZoneOp),
+    /// `sync` (the flush).
     Sync,
 }
 
 impl FaultOp {
+    /// The command's name, as [`crate::ZnsError::Injected`] reports it: `read`, `write`,
+    /// `open`, `close`, `finish`, `reset` or `sync`.
     pub fn name(self) -> &'static str {
         match self {
             FaultOp::Read => "read",
@@ -57,6 +67,7 @@ pub trait FaultControl: Send + Sync {
     /// scheduled cut: a power cycle starts from a clean slate.
     fn restart(&self);
 
+    /// Whether the power is on (no cut since the last restart).
     fn is_powered(&self) -> bool;
 
     /// Makes the `nth` (1-based) next command of kind `op` (on `zone`, if given) fail with an

@@ -8,10 +8,16 @@ use crate::emu::{FileDevice, MemDevice};
 use crate::error::{Result, ZnsError};
 use crate::types::Geometry;
 
+/// A device as named on the command line; parse one with `str::parse`, open it with
+/// [`open_device`]. Displays as it is written.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DeviceSpec {
+    /// `mem`: an in-memory emulated device, empty at every open.
     Mem,
+    /// `file:PATH`: an emulated device in one image file.
     File(PathBuf),
+    /// `zbd:/dev/DEV`: a Linux zoned block device.
     Zbd(PathBuf),
 }
 

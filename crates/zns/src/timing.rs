@@ -66,37 +66,56 @@ const MAX_DIES: u64 = 1 << 16;
 
 /// The kind of a device command, as the timing model sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum IoKind {
+    /// A read: page reads on the zone's dies.
     Read,
+    /// A write or append: programs on the zone's dies.
     Write,
+    /// A zone reset: erases of the zone's blocks.
     Reset,
+    /// A zone finish: the program of a partial unit, padded.
     Finish,
 }
 
 /// One completed device command, as the timing model sees it.
 #[derive(Clone, Copy, Debug)]
 pub struct IoEvent {
+    /// The command's kind.
     pub kind: IoKind,
+    /// The zone it addressed.
     pub zone: u32,
     /// Offset within the zone.
     pub offset: u64,
+    /// Bytes read or written (0 for a reset or finish).
     pub len: u64,
+    /// What the I/O was for.
     pub cat: IoCategory,
 }
 
 /// Errors of the timing model's configuration.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum TimingError {
+    /// A preset name that is none of [`TimingPreset::NAMES`].
     #[error("unknown timing preset `{name}` (valid: {valid})", valid = TimingPreset::NAMES.join(", "))]
-    UnknownPreset { name: String },
+    UnknownPreset {
+        /// The name given.
+        name: String,
+    },
 
+    /// NAND parameters that break a rule of [`NandParams::validate`].
     #[error("invalid NAND timing parameters: {reason}")]
-    InvalidParams { reason: String },
+    InvalidParams {
+        /// The rule broken.
+        reason: String,
+    },
 }
 
 /// A named set of NAND parameters. `None` means: no timing model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum TimingPreset {
     /// No timing model.
     None,
@@ -109,6 +128,7 @@ pub enum TimingPreset {
 }
 
 impl TimingPreset {
+    /// Every preset, [`TimingPreset::None`] first.
     pub const ALL: [TimingPreset; 4] = [
         TimingPreset::None,
         TimingPreset::Confzns,
@@ -119,6 +139,7 @@ impl TimingPreset {
     /// The names accepted by [`FromStr`], in the order of [`TimingPreset::ALL`].
     pub const NAMES: [&'static str; 4] = ["none", "confzns", "femu-tlc", "zn540"];
 
+    /// The preset's name, as `--timing` takes it.
     pub fn name(self) -> &'static str {
         match self {
             TimingPreset::None => "none",
@@ -211,7 +232,9 @@ impl FromStr for TimingPreset {
 /// The NAND layout and latencies the model works with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NandParams {
+    /// Channels between the controller and the dies.
     pub channels: u32,
+    /// Dies on each channel.
     pub dies_per_channel: u32,
     /// Width of a zone: how many dies its data is striped over. Divides the number of dies.
     pub dies_per_zone: u32,
@@ -355,6 +378,7 @@ pub struct CategoryTime {
     pub bytes: u64,
     /// Die time (read + program) spent on this category's data.
     pub busy_ns: u64,
+    /// The part of `busy_ns` spent on page reads.
     pub read_busy_ns: u64,
     /// Includes the program of a partial unit padded by a finish (charged to the category
     /// that wrote the zone last).
@@ -370,16 +394,24 @@ pub struct CategoryTime {
 /// [`CategoryTime`] for every [`IoCategory`], named as in JSON reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CategoryTimes {
+    /// [`IoCategory::User`].
     pub user: CategoryTime,
+    /// [`IoCategory::Wal`].
     pub wal: CategoryTime,
+    /// [`IoCategory::Flush`].
     pub flush: CategoryTime,
+    /// [`IoCategory::Compaction`].
     pub compaction: CategoryTime,
+    /// [`IoCategory::GcCopy`].
     pub gc_copy: CategoryTime,
+    /// [`IoCategory::Metadata`].
     pub metadata: CategoryTime,
+    /// [`IoCategory::Blob`].
     pub blob: CategoryTime,
 }
 
 impl CategoryTimes {
+    /// The time of category `cat`.
     pub fn get(&self, cat: IoCategory) -> &CategoryTime {
         match cat {
             IoCategory::User => &self.user,
@@ -432,7 +464,9 @@ pub struct TimingReport {
     pub elapsed_ns: u64,
     /// Die busy time summed over all dies: reads, programs and erases.
     pub busy_ns: u64,
+    /// Die and channel time by command kind.
     pub by_kind: KindTimes,
+    /// Time by I/O category.
     pub by_category: CategoryTimes,
     /// Time foreground writes (user, WAL, flush) waited for the device: their latency beyond
     /// what each takes on an idle device.
@@ -449,6 +483,7 @@ pub struct TimingReport {
     pub foreground_clock_ns: u64,
     /// Final clock of the background stream.
     pub background_clock_ns: u64,
+    /// Page reads (read units).
     pub pages_read: u64,
     /// Program operations (program units).
     pub pages_programmed: u64,
@@ -456,6 +491,7 @@ pub struct TimingReport {
     pub die_erases: u64,
     /// Reset commands, including those that found nothing to erase.
     pub resets: u64,
+    /// Finish commands.
     pub finishes: u64,
 }
 
@@ -508,6 +544,7 @@ impl TimingModel {
         self
     }
 
+    /// Whether the emulator sleeps for the modeled latencies ([`TimingModel::with_realtime`]).
     pub fn realtime(&self) -> bool {
         self.realtime
     }
@@ -517,6 +554,7 @@ impl TimingModel {
         self.label
     }
 
+    /// The NAND parameters; `None` for a model of [`TimingPreset::None`].
     pub fn params(&self) -> Option<NandParams> {
         self.engine.as_ref().map(|e| e.plan.params)
     }
@@ -543,6 +581,7 @@ impl TimingModel {
         self.engine.as_ref().map_or(0, |e| *e.clocks.get(stream))
     }
 
+    /// What the model measured so far (zeros without parameters).
     pub fn report(&self) -> TimingReport {
         match self.engine.as_ref() {
             Some(e) => e.report(self.label),

@@ -10,12 +10,19 @@ use crate::error::{Result, ZnsError};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ZoneState {
+    /// Nothing written since the last reset; uses no resource.
     Empty,
+    /// Opened by a write; the device may close it to make room for another open zone.
     ImplicitOpen,
+    /// Opened by an open command; stays open until closed, finished or reset.
     ExplicitOpen,
+    /// Partly written and not open: holds an active resource, not an open one.
     Closed,
+    /// Written to capacity, or finished: readable, not writable until reset.
     Full,
+    /// Readable only (a failing zone); no write or zone command is accepted.
     ReadOnly,
+    /// Unusable: neither readable nor writable.
     Offline,
 }
 
@@ -67,6 +74,7 @@ impl ZoneState {
         }
     }
 
+    /// The state of a [`ZoneState::code`]; `None` for a byte that is no code.
     pub fn from_code(code: u8) -> Option<ZoneState> {
         Some(match code {
             1 => ZoneState::Empty,
@@ -90,13 +98,18 @@ impl fmt::Display for ZoneState {
 /// Zone management commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ZoneOp {
+    /// Open the zone explicitly (EMPTY, IMPLICIT OPEN or CLOSED to EXPLICIT OPEN).
     Open,
+    /// Close an open zone (to CLOSED, or EMPTY if nothing was written).
     Close,
+    /// Make the zone FULL: the rest of its capacity can no longer be written.
     Finish,
+    /// Empty the zone: its data is gone, its write pointer back at its start.
     Reset,
 }
 
 impl ZoneOp {
+    /// The command's name: `open`, `close`, `finish`, `reset`.
     pub fn name(self) -> &'static str {
         match self {
             ZoneOp::Open => "open",
@@ -117,18 +130,26 @@ impl fmt::Display for ZoneOp {
 /// bytes (and, with a timing model, busy time) per category.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum IoCategory {
     /// Untagged or direct user I/O (e.g. the `zkv zone` command).
     User,
+    /// The engine's write-ahead log.
     Wal,
+    /// Memtable flushes: new level-0 tables.
     Flush,
+    /// Compactions: tables rewritten into the next level.
     Compaction,
+    /// Valid data the zone cleaner copies out of its victims.
     GcCopy,
+    /// The file layer's metadata: its superblock and metadata log.
     Metadata,
+    /// Blob files (BlobDB's values kept apart from the tables).
     Blob,
 }
 
 impl IoCategory {
+    /// Every category, in [`IoCategory::index`] order.
     pub const ALL: [IoCategory; 7] = [
         IoCategory::User,
         IoCategory::Wal,
@@ -139,6 +160,8 @@ impl IoCategory {
         IoCategory::Blob,
     ];
 
+    /// The category's position in [`IoCategory::ALL`] (and in per-category arrays such as
+    /// [`crate::DeviceStats::write_bytes`]).
     pub fn index(self) -> usize {
         self as usize
     }
@@ -157,6 +180,7 @@ impl IoCategory {
         }
     }
 
+    /// The category's name in reports and JSON (`gc_copy`, say).
     pub fn name(self) -> &'static str {
         match self {
             IoCategory::User => "user",
@@ -173,13 +197,18 @@ impl IoCategory {
 /// One zone as `report zones` describes it. `start`, `wp` are absolute byte addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ZoneInfo {
+    /// The zone's number.
     pub zone: u32,
+    /// The zone's first byte, an absolute address.
     pub start: u64,
+    /// The zone's size in the address space, in bytes.
     pub size: u64,
+    /// Bytes the zone can hold (≤ `size`).
     pub capacity: u64,
     /// Write pointer. As Linux reports it, a FULL zone's write pointer is the zone end
     /// (`start + size`), so callers must not use it to learn how much a full zone holds.
     pub wp: u64,
+    /// The zone's condition.
     pub state: ZoneState,
 }
 
@@ -207,6 +236,7 @@ pub const MAX_ZONES: u32 = 1 << 20;
 /// The fixed shape of a zoned device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Geometry {
+    /// Number of zones.
     pub zones: u32,
     /// Zone size in bytes, a power of two.
     pub zone_size: u64,
@@ -234,17 +264,20 @@ impl Geometry {
         }
     }
 
+    /// The same geometry with `capacity` writable bytes per zone.
     pub fn with_capacity(mut self, capacity: u64) -> Geometry {
         self.zone_capacity = capacity;
         self
     }
 
+    /// The same geometry with these open and active zone limits (0: unlimited).
     pub fn with_limits(mut self, max_open: u32, max_active: u32) -> Geometry {
         self.max_open = max_open;
         self.max_active = max_active;
         self
     }
 
+    /// The same geometry with `block_size`-byte blocks.
     pub fn with_block_size(mut self, block_size: u32) -> Geometry {
         self.block_size = block_size;
         self
@@ -317,6 +350,7 @@ impl Geometry {
         u64::from(self.zones) * self.zone_capacity
     }
 
+    /// The absolute address of zone `zone`'s first byte.
     pub fn zone_start(&self, zone: u32) -> u64 {
         u64::from(zone) * self.zone_size
     }

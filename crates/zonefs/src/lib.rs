@@ -12,6 +12,7 @@
     not(test),
     deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
 )]
+#![deny(missing_docs)]
 
 pub mod fs;
 pub mod meta;

@@ -40,6 +40,7 @@ fn views() -> impl Strategy<Value = Vec<ZoneView>> {
                     ZoneUse::Empty => (CAPACITY, 0),
                     ZoneUse::Active => (remaining, valid * 1000),
                     ZoneUse::Full => (0, valid * 1000),
+                    other => unreachable!("only three uses are drawn, not {other:?}"),
                 };
                 ZoneView {
                     zone,
@@ -135,6 +136,7 @@ fn check(policy: &dyn PlacementPolicy, ctx: &PlacementCtx<'_>) -> Result<(), Tes
                 policy.name()
             );
         }
+        _ => prop_assert!(false, "a decision this test does not know: {d:?}"),
     }
     if ctx.hint.neighbors.is_none() {
         prop_assert_eq!(&d, &liza, "{} without neighbours", policy.name());
@@ -237,6 +239,7 @@ fn check_prophet(p: &Prophet, ctx: &PlacementCtx<'_>) -> Result<(), TestCaseErro
                 "{d:?} opens without a free resource"
             );
         }
+        _ => prop_assert!(false, "a decision this test does not know: {d:?}"),
     }
     Ok(())
 }
@@ -351,6 +354,7 @@ fn check_split(files: &str, ctx: &PlacementCtx<'_>) -> Result<(), TestCaseError>
                 prop_assert!(view(f).is_some_and(|v| v.state == ZoneUse::Active && !v.busy));
             }
         }
+        _ => prop_assert!(false, "a decision this test does not know: {d:?}"),
     }
     Ok(())
 }

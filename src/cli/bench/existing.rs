@@ -13,6 +13,7 @@ use zkv_zonefs::meta::MetaError;
 
 use super::ycsb::PropertiesFile;
 use super::{timed, BenchArgs, Plan, YcsbPhase};
+use crate::cli::device::refuse_unknown;
 use crate::cli::error::{CliError, CliResult};
 use crate::cli::fsview::fs_error;
 
@@ -66,6 +67,7 @@ impl BenchArgs {
                     self.device
                 )))
             }
+            _ => return Err(refuse_unknown(&self.device)),
         };
         if path.symlink_metadata().is_err() {
             return Err(CliError::invalid(format!(

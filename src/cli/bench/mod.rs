@@ -46,7 +46,7 @@ use zkv_zonefs::fs::{CleanerThread, FsError, FsOptions, ZoneFs};
 use zkv_zonefs::meta::DEFAULT_META_ZONES;
 
 use super::compare::schemes::{scheme_name, Parts};
-use super::device::parse_device;
+use super::device::{parse_device, refuse_unknown};
 use super::error::{CliError, CliResult};
 use super::fsview::fs_error;
 use super::geometry::{create_image, GeometryArgs};
@@ -1016,6 +1016,11 @@ impl BenchArgs {
                         run,
                     }
                 }
+                other => {
+                    return Err(CliError::invalid(format!(
+                        "--workload: {other:?} is not supported by zkv bench"
+                    )))
+                }
             });
         }
         Ok(jobs)
@@ -1334,6 +1339,9 @@ impl BenchArgs {
                 | DbBenchWorkload::ReadReverse
                 | DbBenchWorkload::SeekRandom
                 | DbBenchWorkload::DeleteRandom => 0.0,
+                // A workload this estimate does not know: assume it writes every key, the
+                // estimate that never lets a run through that does not fit.
+                _ => return self.num,
             };
         }
         (num * (1.0 - (-random_writes / num).exp())).ceil() as u64
@@ -1373,6 +1381,7 @@ impl BenchArgs {
                 "--device {}: zkv bench runs on mem or a new file: image so far",
                 self.device
             ))),
+            _ => Err(refuse_unknown(&self.device)),
         }
     }
 

@@ -1062,6 +1062,12 @@ impl<'a> Client<'a> {
             OpKind::Delete => self.delete(&op.key, r, shared)?,
             OpKind::Next => return self.next_entry(r, false),
             OpKind::Prev => return self.next_entry(r, true),
+            // A kind of a newer workload crate that this runner cannot issue.
+            other => {
+                return Err(zkv_engine::Error::InvalidArgument(format!(
+                    "operation {other:?} is not supported by the bench runner"
+                )))
+            }
         }
         Ok(true)
     }

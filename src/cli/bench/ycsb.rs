@@ -176,6 +176,9 @@ impl BenchArgs {
                 });
                 load || (run && writes_in_run)
             }
+            // A workload this runner does not know: assume it writes (the run refuses
+            // what it cannot run, with its own error).
+            _ => true,
         }
     }
 

@@ -24,6 +24,8 @@ struct Window {
     lock: Mutex<()>,
 }
 
+/// YCSB's `AcknowledgedCounterGenerator`: hands out insert numbers and tracks the highest
+/// one below which all are acknowledged. Clones share one counter and window.
 #[derive(Debug, Clone)]
 pub struct AcknowledgedCounterGenerator {
     counter: CounterGenerator,
@@ -41,6 +43,8 @@ impl Window {
 }
 
 impl AcknowledgedCounterGenerator {
+    /// A counter whose first number is `count_start`; nothing is acknowledged yet, so the
+    /// limit starts at `count_start - 1`.
     pub fn new(count_start: i64) -> Self {
         let slots = (0..WINDOW_SIZE).map(|_| AtomicBool::new(false)).collect();
         AcknowledgedCounterGenerator {

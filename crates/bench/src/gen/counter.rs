@@ -6,12 +6,14 @@ use std::sync::Arc;
 
 use super::{NumberGenerator, RngCore};
 
+/// YCSB's `CounterGenerator`: consecutive numbers, shared by its clones.
 #[derive(Debug, Clone)]
 pub struct CounterGenerator {
     counter: Arc<AtomicI64>,
 }
 
 impl CounterGenerator {
+    /// A counter whose first number is `count_start`.
     pub fn new(count_start: i64) -> Self {
         CounterGenerator {
             counter: Arc::new(AtomicI64::new(count_start)),

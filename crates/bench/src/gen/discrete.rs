@@ -5,6 +5,8 @@
 use super::{next_double, RngCore};
 use crate::error::{Error, Result};
 
+/// YCSB's `DiscreteGenerator`: one of a few values, each drawn with probability weight /
+/// sum of weights.
 #[derive(Debug, Clone)]
 pub struct DiscreteGenerator<T> {
     values: Vec<(f64, T)>,
@@ -65,6 +67,7 @@ impl<T: Clone> DiscreteGenerator<T> {
         self.last_positive.clone()
     }
 
+    /// The values with their weights (not normalised), in the order they were given.
     pub fn values(&self) -> impl Iterator<Item = (f64, &T)> {
         self.values.iter().map(|(w, v)| (*w, v))
     }

@@ -10,6 +10,8 @@
 use super::{abs_mod, next_double, range_len, NumberGenerator, RngCore};
 use crate::error::{Error, Result};
 
+/// YCSB's `HotspotIntegerGenerator`: uniform draws from a hot set (the range's low end) with
+/// probability `hot_opn_fraction`, from the rest of the range otherwise.
 #[derive(Debug, Clone)]
 pub struct HotspotIntegerGenerator {
     lower_bound: i64,
@@ -22,6 +24,9 @@ pub struct HotspotIntegerGenerator {
 }
 
 impl HotspotIntegerGenerator {
+    /// Numbers of `lower_bound..=upper_bound` (swapped if reversed), the lowest
+    /// `hotset_fraction` of them hot and drawn `hot_opn_fraction` of the time. Both fractions
+    /// must lie in [0, 1], and a set drawn from with positive probability must not be empty.
     pub fn new(
         lower_bound: i64,
         upper_bound: i64,
@@ -54,10 +59,12 @@ impl HotspotIntegerGenerator {
         })
     }
 
+    /// The range's lowest number (the first of the hot set).
     pub fn lower_bound(&self) -> i64 {
         self.lower_bound
     }
 
+    /// The range's highest number.
     pub fn upper_bound(&self) -> i64 {
         self.upper_bound
     }
@@ -67,10 +74,12 @@ impl HotspotIntegerGenerator {
         self.hot_interval
     }
 
+    /// The share of the range that is hot, in [0, 1].
     pub fn hotset_fraction(&self) -> f64 {
         self.hotset_fraction
     }
 
+    /// The share of draws that go to the hot set, in [0, 1].
     pub fn hot_opn_fraction(&self) -> f64 {
         self.hot_opn_fraction
     }

@@ -48,7 +48,9 @@ pub fn rng_from_seed(seed: u64) -> BenchRng {
 /// A generator of numbers, as YCSB's `NumberGenerator`: `next_value` draws, `last_value`
 /// repeats the previous result without drawing.
 pub trait NumberGenerator {
+    /// Draws the next number from `rng`.
     fn next_value(&mut self, rng: &mut dyn RngCore) -> i64;
+    /// The number the last draw returned (the generator's start value before any draw).
     fn last_value(&self) -> i64;
 }
 

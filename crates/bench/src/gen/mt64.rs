@@ -55,6 +55,7 @@ fn temper(mut z: u64) -> u64 {
 }
 
 impl Mt19937_64 {
+    /// The generator C++ builds as `std::mt19937_64(seed)`.
     pub fn new(seed: u64) -> Self {
         let mut word = seed;
         // `from_fn` fills the words in ascending order, each from the one before.
@@ -67,6 +68,7 @@ impl Mt19937_64 {
         Mt19937_64 { state, index: N }
     }
 
+    /// The next output, as `operator()` of `std::mt19937_64` returns it.
     pub fn next_u64(&mut self) -> u64 {
         let z = match self.state.get(self.index) {
             Some(&z) => z,

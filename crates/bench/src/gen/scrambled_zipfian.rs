@@ -20,6 +20,8 @@ pub const USED_ZIPFIAN_CONSTANT: f64 = 0.99;
 /// `0..=ITEM_COUNT`, as in YCSB, so it holds ITEM_COUNT + 1 ranks).
 pub const ITEM_COUNT: i64 = 10_000_000_000;
 
+/// YCSB's `ScrambledZipfianGenerator`: zipfian popularity over `min..=max`, the popular
+/// items spread over the range by hashing.
 #[derive(Debug, Clone)]
 pub struct ScrambledZipfianGenerator {
     gen: ZipfianGenerator,
@@ -62,10 +64,12 @@ impl ScrambledZipfianGenerator {
         })
     }
 
+    /// The lowest item.
     pub fn min(&self) -> i64 {
         self.min
     }
 
+    /// The highest item.
     pub fn max(&self) -> i64 {
         self.max
     }

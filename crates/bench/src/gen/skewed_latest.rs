@@ -12,6 +12,8 @@ use super::zipfian::{ZipfianGenerator, ZIPFIAN_CONSTANT};
 use super::{AcknowledgedCounterGenerator, NumberGenerator, RngCore};
 use crate::error::{Error, Result};
 
+/// YCSB's `SkewedLatestGenerator`: zipfian over recency, the basis' last value the most
+/// popular.
 #[derive(Debug, Clone)]
 pub struct SkewedLatestGenerator<B: NumberGenerator = AcknowledgedCounterGenerator> {
     basis: B,
@@ -38,10 +40,12 @@ impl<B: NumberGenerator> SkewedLatestGenerator<B> {
         })
     }
 
+    /// The generator whose last value is the newest record.
     pub fn basis(&self) -> &B {
         &self.basis
     }
 
+    /// The zipfian generator of distances from the newest record.
     pub fn zipfian(&self) -> &ZipfianGenerator {
         &self.zipfian
     }

@@ -5,6 +5,7 @@
 use super::{abs_mod, range_len, NumberGenerator, RngCore};
 use crate::error::{Error, Result};
 
+/// YCSB's `UniformLongGenerator`: numbers of `lb..=ub`, each equally likely.
 #[derive(Debug, Clone)]
 pub struct UniformLongGenerator {
     lb: i64,
@@ -14,6 +15,8 @@ pub struct UniformLongGenerator {
 }
 
 impl UniformLongGenerator {
+    /// Numbers of `lb..=ub`; an empty range (`ub < lb`) or one wider than an `i64` holds
+    /// is an error.
     pub fn new(lb: i64, ub: i64) -> Result<Self> {
         let interval = range_len(lb, ub).ok_or(Error::EmptyRange {
             what: "uniform range",
@@ -28,10 +31,12 @@ impl UniformLongGenerator {
         })
     }
 
+    /// The lowest number.
     pub fn lb(&self) -> i64 {
         self.lb
     }
 
+    /// The highest number.
     pub fn ub(&self) -> i64 {
         self.ub
     }

@@ -13,6 +13,8 @@ use crate::error::{Error, Result};
 /// YCSB's default zipfian constant.
 pub const ZIPFIAN_CONSTANT: f64 = 0.99;
 
+/// YCSB's `ZipfianGenerator`: items of `min..=max`, the lowest the most popular, drawn with
+/// Gray et al.'s method.
 #[derive(Debug, Clone)]
 pub struct ZipfianGenerator {
     /// Item count fixed at construction. YCSB keeps using it in `eta` even after the item
@@ -121,18 +123,22 @@ impl ZipfianGenerator {
         self.eta = eta(self.items, self.theta, self.zeta2theta, self.zetan);
     }
 
+    /// The item count at construction (which `eta` keeps using, as in YCSB).
     pub fn items(&self) -> i64 {
         self.items
     }
 
+    /// The zipfian constant: probabilities fall as 1 / rank^theta.
     pub fn theta(&self) -> f64 {
         self.theta
     }
 
+    /// zeta(n, theta), summed over [`ZipfianGenerator::count_for_zeta`] items.
     pub fn zetan(&self) -> f64 {
         self.zetan
     }
 
+    /// Gray et al.'s eta, from the item count at construction and the current zeta.
     pub fn eta(&self) -> f64 {
         self.eta
     }

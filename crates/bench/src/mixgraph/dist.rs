@@ -10,8 +10,11 @@
 /// density (1/σ)(1 + k(x − θ)/σ)^−(1/k + 1); the exponential distribution when k = 0).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Pareto {
+    /// Location θ.
     pub theta: f64,
+    /// Shape k.
     pub k: f64,
+    /// Scale σ.
     pub sigma: f64,
 }
 

@@ -22,9 +22,13 @@ use crate::gen::mt64::{mt19937_64_first, Mt19937_64};
 /// f(x) = a·e^(b·x) + c·e^(d·x): db_bench's `keyrange_dist_a` .. `keyrange_dist_d`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TwoTermExp {
+    /// `keyrange_dist_a`.
     pub a: f64,
+    /// `keyrange_dist_b`.
     pub b: f64,
+    /// `keyrange_dist_c`.
     pub c: f64,
+    /// `keyrange_dist_d`.
     pub d: f64,
 }
 
@@ -38,6 +42,7 @@ impl TwoTermExp {
         d: -0.08082,
     };
 
+    /// f(x).
     pub fn at(&self, x: f64) -> f64 {
         self.a * (self.b * x).exp() + self.c * (self.d * x).exp()
     }
@@ -57,8 +62,11 @@ const MAX_SLOTS: f64 = (1u64 << 52) as f64;
 /// One key range: the slots it owns, and the x of f(x) it was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyRange {
+    /// Its first slot: the slots of the ranges before it, summed.
     pub start: i64,
+    /// Slots it owns (its weight).
     pub slots: i64,
+    /// The x (1 to `keyrange_num`) of f(x) its weight comes from.
     pub x: i64,
 }
 

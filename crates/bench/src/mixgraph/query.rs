@@ -11,21 +11,29 @@ use crate::error::{check_weight, Error, Result};
 
 /// What one mixgraph operation does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum QueryKind {
+    /// A get of the key.
     Get,
+    /// A put of a value of the drawn size.
     Put,
+    /// A seek to the key and a scan of the drawn length.
     Seek,
 }
 
 impl QueryKind {
+    /// Every kind, in db_bench's order (the order of the slot table).
     pub const ALL: [QueryKind; 3] = [QueryKind::Get, QueryKind::Put, QueryKind::Seek];
 }
 
 /// `mix_get_ratio`, `mix_put_ratio`, `mix_seek_ratio` (weights: db_bench normalises them).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QueryRatios {
+    /// `mix_get_ratio`.
     pub get: f64,
+    /// `mix_put_ratio`.
     pub put: f64,
+    /// `mix_seek_ratio`.
     pub seek: f64,
 }
 
@@ -51,6 +59,7 @@ pub struct QueryMix {
 }
 
 impl QueryMix {
+    /// The table of `r`; each ratio must be finite and not negative, their sum positive.
     pub fn new(r: QueryRatios) -> Result<QueryMix> {
         let ratios = [
             ("mix_get_ratio", r.get),

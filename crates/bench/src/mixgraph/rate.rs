@@ -18,10 +18,15 @@ use std::time::Duration;
 /// f(t) = a·sin(b·t + c) + d operations per second, re-evaluated every `interval_ms`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SineRate {
+    /// `sine_a`: the amplitude, in operations per second.
     pub a: f64,
+    /// `sine_b`: the angular frequency, in radians per second.
     pub b: f64,
+    /// `sine_c`: the phase, in radians.
     pub c: f64,
+    /// `sine_d`: the offset, in operations per second.
     pub d: f64,
+    /// `sine_mix_rate_interval_milliseconds`: how often the rate is set again.
     pub interval_ms: u64,
 }
 
@@ -66,6 +71,7 @@ impl RateSchedule {
         }
     }
 
+    /// The rate function it follows.
     pub fn sine(&self) -> SineRate {
         self.sine
     }

@@ -19,7 +19,9 @@ pub const WORKLOAD_CLASS: &str = "workload";
 pub struct Property {
     /// 1-based line number, for messages.
     pub line: usize,
+    /// The property's name (before `=`, `:` or a blank).
     pub name: String,
+    /// Its value, trimmed.
     pub value: String,
 }
 
@@ -27,7 +29,9 @@ pub struct Property {
 /// name wins, as in YCSB), and those it does not read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WorkloadFile {
+    /// The properties zkv sets (see [`crate::ycsb::PROPERTIES`]), in file order.
     pub settings: Vec<Property>,
+    /// Properties zkv does not read (database and measurement settings, among others).
     pub ignored: Vec<Property>,
 }
 

@@ -50,6 +50,8 @@ const GENERATION_MASK: u32 = 0x00ff_ffff;
 /// Reads of the zone table (or of an entry) a reader makes to catch two that agree.
 const STEADY_READS: usize = 1000;
 
+/// The storage of a [`crate::FileDevice`]: one image file holding a header, the zone table
+/// and the zones' bytes (sparse: unwritten space takes no room on disk).
 #[derive(Debug)]
 pub struct FileStorage {
     path: PathBuf,
@@ -353,6 +355,7 @@ impl FileStorage {
         Ok((storage, geo, zones))
     }
 
+    /// The image file.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -7,12 +7,14 @@ use super::Storage;
 use crate::error::{zone_entry, Result};
 use crate::types::ZoneState;
 
+/// The storage of a [`crate::MemDevice`]: the zones' bytes in memory, gone with it.
 #[derive(Debug)]
 pub struct MemStorage {
     zones: Vec<RwLock<Vec<u8>>>,
 }
 
 impl MemStorage {
+    /// Storage for `zones` empty zones.
     pub fn new(zones: u32) -> MemStorage {
         MemStorage {
             zones: (0..zones).map(|_| RwLock::new(Vec::new())).collect(),

@@ -32,8 +32,10 @@ use crate::types::{split_at_wp, Geometry, IoCategory, ZoneInfo, ZoneOp, ZoneStat
 /// Where an emulated device keeps its bytes. Offsets are relative to the zone start.
 /// The state machine guarantees that writes arrive in order at the write pointer.
 pub trait Storage: Send + Sync {
+    /// The storage as a device spec names it (`mem`, `file:PATH`).
     fn describe(&self) -> String;
 
+    /// Stores `data` at `off` in `zone` (at its write pointer).
     fn write(&self, zone: u32, off: u64, data: &[u8]) -> Result<()>;
 
     /// Reads bytes the state machine knows to be written (below the write pointer).
@@ -59,6 +61,7 @@ pub trait Storage: Send + Sync {
     /// no zone command ever rewrites data.
     fn overwrite(&self, zone: u32, off: u64, data: &[u8]) -> Result<()>;
 
+    /// Makes every stored byte and zone record durable.
     fn sync(&self) -> Result<()>;
 
     /// False for storage opened read-only: every mutating command is refused up front.
@@ -70,6 +73,7 @@ pub trait Storage: Send + Sync {
 /// A zone's condition as the state machine keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ZoneRec {
+    /// The zone's condition.
     pub state: ZoneState,
     /// Bytes written since the last reset (the write pointer, relative to the zone start).
     /// For a finished zone it stays what was written, so reads past it return zeros.
@@ -81,6 +85,7 @@ pub struct ZoneRec {
 }
 
 impl ZoneRec {
+    /// A zone in `state` holding `written` bytes, all of them durable.
     pub fn new(state: ZoneState, written: u64) -> ZoneRec {
         ZoneRec {
             state,
@@ -188,6 +193,7 @@ impl<S: Storage> Emulated<S> {
         self
     }
 
+    /// Where the device keeps its bytes.
     pub fn storage(&self) -> &S {
         &self.storage
     }

@@ -16,6 +16,7 @@ pub struct FsFinding {
     pub damage: bool,
     /// The zone it is about, if one.
     pub zone: Option<u32>,
+    /// What was found, in words.
     pub what: String,
 }
 

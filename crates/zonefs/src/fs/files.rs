@@ -164,6 +164,7 @@ impl ZoneFs {
         Ok(())
     }
 
+    /// Whether a file of that name exists.
     pub fn exists(&self, name: &str) -> bool {
         self.shared.lock_meta().state.file_id(name).is_some()
     }
@@ -176,6 +177,7 @@ impl ZoneFs {
         files
     }
 
+    /// What [`ZoneFs::list`] tells about one file; [`FsError::NotFound`] if there is none.
     pub fn file_info(&self, name: &str) -> FsResult<FileInfo> {
         let meta = self.shared.lock_meta();
         let id = meta.state.file_id(name).ok_or_else(|| not_found(name))?;

@@ -34,6 +34,7 @@ use super::ZoneFs;
 /// - The file system keeps the source alive: an engine that owns the file system should
 ///   hand in an object holding a weak reference to itself.
 pub trait HintSource: Send + Sync {
+    /// The placement hint of the file `name`, or `None` (see the contract above).
     fn hint_of(&self, name: &str) -> Option<PlacementHint>;
 }
 
@@ -43,6 +44,8 @@ impl ZoneFs {
         self.shared.cleaner.hints.set(Some(source));
     }
 
+    /// Removes the hint source: migrated files are then placed by the hint rebuilt from
+    /// their metadata (kind, level, lifetime class).
     pub fn clear_hint_source(&self) {
         self.shared.cleaner.hints.set(None);
     }

@@ -63,12 +63,17 @@ pub struct ZoneFs {
 /// What `list` tells about a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileInfo {
+    /// The file's name.
     pub name: String,
+    /// What kind of file the engine said it is.
     pub kind: FileKind,
     /// Size as of the file's last sync.
     pub size: u64,
+    /// The LSM level the engine gave it, if any.
     pub level: Option<u8>,
+    /// Its lifetime class ([`crate::placement::Lifetime::code`]).
     pub lifetime: u8,
+    /// Extents (contiguous runs in one zone) it is made of.
     pub extents: usize,
 }
 
@@ -93,6 +98,7 @@ impl ZoneFs {
         self.shared.lock_meta().sync(&context)
     }
 
+    /// The device it is mounted on.
     pub fn device(&self) -> &Arc<dyn ZonedDevice> {
         &self.shared.dev
     }

@@ -58,26 +58,31 @@ impl Default for FsOptions {
 }
 
 impl FsOptions {
+    /// The same options with [`FsOptions::meta_zones`] set.
     pub fn with_meta_zones(mut self, zones: u32) -> Self {
         self.meta_zones = zones;
         self
     }
 
+    /// The same options with [`FsOptions::reserved_zones`] set.
     pub fn with_reserved_zones(mut self, zones: u32) -> Self {
         self.reserved_zones = zones;
         self
     }
 
+    /// The same options with [`FsOptions::placement`] set.
     pub fn with_placement(mut self, name: impl Into<String>) -> Self {
         self.placement = name.into();
         self
     }
 
+    /// The same options with [`FsOptions::blob_placement`] set.
     pub fn with_blob_placement(mut self, name: impl Into<String>) -> Self {
         self.blob_placement = name.into();
         self
     }
 
+    /// The same options with [`FsOptions::finish_threshold`] set.
     pub fn with_finish_threshold(mut self, percent: Option<u8>) -> Self {
         self.finish_threshold = percent;
         self
@@ -90,6 +95,7 @@ impl FsOptions {
         self
     }
 
+    /// The same options with [`FsOptions::gc_mode`] set.
     pub fn with_gc_mode(mut self, mode: CleaningMode) -> Self {
         self.gc_mode = mode;
         self

@@ -21,6 +21,8 @@ use super::shared::{MetaStore, Shared};
 use super::table::ZoneTable;
 use super::writer::default_category;
 
+/// Reads one file: a snapshot of its content as of its last sync before
+/// [`ZoneFs::open`](super::ZoneFs::open). Later appends are not seen.
 pub struct FileReader {
     shared: Arc<Shared>,
     view: Arc<ReaderView>,
@@ -131,10 +133,12 @@ impl FileReader {
         }
     }
 
+    /// The file's name when it was opened.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The file's kind.
     pub fn kind(&self) -> FileKind {
         self.kind
     }
@@ -144,6 +148,8 @@ impl FileReader {
         self.view.size
     }
 
+    /// Counts this reader's reads under `cat` from now on (by default from the file's
+    /// kind and level).
     pub fn set_category(&mut self, cat: IoCategory) {
         self.cat = cat;
     }

@@ -80,6 +80,7 @@ impl ZoneFs {
         self.blob_zone_ybiz().into_iter().map(|(_, y)| y).min()
     }
 
+    /// The file system's counters since the mount, and the device's.
     pub fn stats(&self) -> FsStats {
         let sh = &self.shared;
         let dev = sh.dev.stats();

@@ -19,30 +19,49 @@ use crate::meta::MetaLogStats;
 /// A snapshot of the file layer's counters and space figures.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FsStats {
+    /// Bytes the device wrote since the mount, per [`IoCategory::index`].
     pub device_write_bytes: [u64; 7],
+    /// Bytes the device read since the mount, per [`IoCategory::index`].
     pub device_read_bytes: [u64; 7],
+    /// Data zones reset by this mount.
     pub zone_resets: u64,
+    /// Data zones reset without the cleaner having copied valid data out of them.
     pub zero_copy_resets: u64,
+    /// Data zones finished by the allocator (policy, finish threshold, mount).
     pub finishes: u64,
+    /// Placement decisions taken.
     pub placement_decisions: u64,
+    /// Time spent in the placement policy, in nanoseconds.
     pub placement_ns: u64,
+    /// Room left in empty and active data zones, minus the reserve, in bytes.
     pub free_bytes: u64,
+    /// Capacity of the writable data zones, minus the reserve, in bytes.
     pub usable_bytes: u64,
+    /// `free_bytes / usable_bytes` (0 without usable bytes).
     pub free_ratio: f64,
+    /// Files in the metadata.
     pub files: usize,
+    /// Files with an open writer.
     pub open_writers: usize,
+    /// Zones that are not metadata zones.
     pub data_zones: u32,
+    /// Data zones' worth of capacity kept in reserve ([`crate::fs::FsOptions::reserved_zones`]).
     pub reserved_zones: u32,
+    /// Empty data zones.
     pub empty_zones: u32,
+    /// Active (open or closed) data zones.
     pub active_zones: u32,
+    /// Full (or finished) data zones.
     pub full_zones: u32,
-    /// Times a writer waited for a zone, and the total wait.
+    /// Times a writer waited for a zone.
     pub lease_waits: u64,
+    /// Total time writers waited for a zone, in nanoseconds.
     pub lease_wait_ns: u64,
     /// Idle writers whose zone was taken back for another writer.
     pub lease_revocations: u64,
     /// The zone cleaner's counters.
     pub gc: GcStats,
+    /// The metadata log's counters.
     pub meta: MetaLogStats,
 }
 
@@ -73,8 +92,9 @@ pub struct GcStats {
     pub victim_copy_bytes: Vec<u64>,
     /// Time writers spent blocked on the cleaner: waiting for a run of another thread
     /// (background or inline) when they found no zone, or running one themselves in
-    /// inline mode, in nanoseconds; and how many times that happened.
+    /// inline mode, in nanoseconds.
     pub blocking_ns: u64,
+    /// How many times writers were blocked on the cleaner.
     pub blocking_events: u64,
     /// Calls of the engine's compaction callback.
     pub compaction_requests: u64,
@@ -97,18 +117,22 @@ pub struct FreeSpaceSample {
 /// zone capacity, sorted ascending. A finished zone's unwritten rest counts as invalid.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct InvalidRatios {
+    /// One ratio in [0, 1] per full data zone, ascending.
     pub ratios: Vec<f64>,
 }
 
 impl InvalidRatios {
+    /// Full data zones counted.
     pub fn len(&self) -> usize {
         self.ratios.len()
     }
 
+    /// Whether no data zone is full.
     pub fn is_empty(&self) -> bool {
         self.ratios.is_empty()
     }
 
+    /// The mean ratio (0 without full zones).
     pub fn mean(&self) -> f64 {
         if self.ratios.is_empty() {
             return 0.0;
@@ -134,10 +158,12 @@ impl InvalidRatios {
 }
 
 impl FsStats {
+    /// Bytes the device wrote for `cat` since the mount.
     pub fn device_written(&self, cat: IoCategory) -> u64 {
         *cat.pick(&self.device_write_bytes)
     }
 
+    /// Bytes the device wrote since the mount, every category.
     pub fn device_written_total(&self) -> u64 {
         self.device_write_bytes.iter().sum()
     }
@@ -167,6 +193,7 @@ pub struct SettlePlan {
 }
 
 impl SettlePlan {
+    /// Whether settling would change nothing.
     pub fn is_empty(&self) -> bool {
         self.reclaimable.is_empty() && self.finish.is_empty() && self.cleared_classes.is_empty()
     }
@@ -175,6 +202,7 @@ impl SettlePlan {
 /// One data zone's figures.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZoneStat {
+    /// The zone's number.
     pub zone: u32,
     /// The device's state of the zone.
     pub state: ZoneState,

@@ -85,10 +85,12 @@ impl FileWriter {
         }
     }
 
+    /// The file's name.
     pub fn name(&self) -> &str {
         &self.meta.name
     }
 
+    /// The file's kind.
     pub fn kind(&self) -> FileKind {
         self.meta.kind
     }
@@ -104,6 +106,7 @@ impl FileWriter {
         self.cat
     }
 
+    /// Counts this file's writes under `cat` from now on (see [`FileWriter::category`]).
     pub fn set_category(&mut self, cat: IoCategory) {
         self.cat = cat;
     }

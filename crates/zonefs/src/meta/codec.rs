@@ -7,22 +7,43 @@
 
 /// Why a payload could not be decoded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeError {
+    /// The input ends before the value does.
     #[error("truncated {what}: needs {need} bytes, {have} left")]
     Truncated {
+        /// What was being decoded.
         what: &'static str,
+        /// Bytes the value needs.
         need: u64,
+        /// Bytes left in the input.
         have: u64,
     },
 
+    /// A code byte that stands for nothing this build knows.
     #[error("unknown {what} code {code}")]
-    UnknownCode { what: &'static str, code: u8 },
+    UnknownCode {
+        /// What was being decoded.
+        what: &'static str,
+        /// The byte found.
+        code: u8,
+    },
 
+    /// A string whose bytes are not UTF-8.
     #[error("{what} is not valid UTF-8")]
-    BadUtf8 { what: &'static str },
+    BadUtf8 {
+        /// What was being decoded.
+        what: &'static str,
+    },
 
+    /// Bytes left over after a value that should end its input.
     #[error("{count} unexpected bytes after {what}")]
-    TrailingBytes { what: &'static str, count: usize },
+    TrailingBytes {
+        /// What was being decoded.
+        what: &'static str,
+        /// Bytes left over.
+        count: usize,
+    },
 }
 
 /// The little-endian `u32` at byte `at` of `buf`; `None` if `buf` ends before it does.
@@ -37,9 +58,16 @@ pub fn u64_at(buf: &[u8], at: usize) -> Option<u64> {
 
 /// Why a value could not be encoded (a length does not fit its 32-bit field).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EncodeError {
+    /// A string or list longer than its 32-bit length field can say.
     #[error("{what} is too long to encode ({len} bytes or items)")]
-    TooLong { what: &'static str, len: u64 },
+    TooLong {
+        /// What was being encoded.
+        what: &'static str,
+        /// Its length, in bytes or items.
+        len: u64,
+    },
 }
 
 /// Reads values from a byte slice, front to back.

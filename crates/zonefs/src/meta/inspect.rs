@@ -16,13 +16,16 @@ pub struct FrameInfo {
     pub offset: u64,
     /// Total bytes of the frame, header included.
     pub len: u64,
+    /// What the frame holds.
     pub kind: FrameKind,
 }
 
 /// The readable contents of a metadata zone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZoneDump {
+    /// The metadata zone.
     pub zone: u32,
+    /// Its device state.
     pub state: ZoneState,
     /// Bytes examined (the write pointer, or the capacity of a full zone).
     pub written: u64,

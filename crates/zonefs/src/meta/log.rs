@@ -46,11 +46,13 @@ pub struct MetaLogStats {
 pub struct MountReport {
     /// The metadata zone replayed and its superblock sequence number.
     pub zone: u32,
+    /// The replayed zone's superblock sequence number.
     pub seq: u64,
     /// Number of the last committed batch replayed.
     pub commit: u64,
-    /// Delta batches and records replayed after the snapshot.
+    /// Delta batches replayed after the snapshot.
     pub batches: u64,
+    /// Delta records replayed after the snapshot.
     pub records: u64,
     /// Offset in `zone` of an interrupted last write that was ignored.
     pub torn_tail: Option<u64>,
@@ -201,14 +203,17 @@ impl MetaLog {
         self.reset_stale()
     }
 
+    /// Which zones hold files.
     pub fn layout(&self) -> ZoneLayout {
         self.layout
     }
 
+    /// Zones at the start of the device that hold the log.
     pub fn meta_zones(&self) -> u32 {
         self.layout.meta_zones
     }
 
+    /// The device the log is on.
     pub fn device(&self) -> &Arc<dyn ZonedDevice> {
         &self.dev
     }
@@ -239,6 +244,7 @@ impl MetaLog {
         self.geo.zone_capacity - self.write_off
     }
 
+    /// The log's counters since it was formatted or mounted.
     pub fn stats(&self) -> MetaLogStats {
         self.stats
     }

@@ -20,8 +20,9 @@ pub struct StoredOptions {
     pub placement: String,
     /// Percent of a zone's capacity below which idle active zones are finished.
     pub finish_threshold: Option<u8>,
-    /// Zone cleaning thresholds, percent of the usable capacity.
+    /// Zone cleaning starts below this percentage of free usable capacity.
     pub gc_start: u8,
+    /// A cleaning run stops at this percentage of free usable capacity.
     pub gc_stop: u8,
     /// Cleaning mode name.
     pub gc_mode: String,

@@ -18,25 +18,34 @@ pub const FRAME_HEADER_LEN: usize = 8;
 
 /// One change of the metadata state.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Record {
     /// The whole state (first record of every metadata zone).
     Snapshot(Snapshot),
     /// Creates the file or replaces all of its metadata.
     FileUpdate {
+        /// The file.
         id: FileId,
+        /// All of its metadata.
         meta: FileMeta,
     },
+    /// Deletes the file.
     FileDelete {
+        /// The file.
         id: FileId,
     },
     /// Renames a file, deleting any other file that has the new name.
     FileRename {
+        /// The file.
         id: FileId,
+        /// Its new name.
         name: String,
     },
     /// Sets (or, with the empty value, clears) a data zone's placement metadata.
     ZoneMeta {
+        /// The data zone.
         zone: u32,
+        /// Its placement metadata.
         placement: ZonePlacement,
     },
     /// Replaces the recorded file-system options.
@@ -59,24 +68,36 @@ pub struct Commit {
 
 /// What one frame holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Frame {
+    /// A change of the state.
     Record(Record),
+    /// The end of a batch.
     Commit(Commit),
 }
 
 /// The frame type byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FrameKind {
+    /// [`Record::Snapshot`].
     Snapshot,
+    /// [`Record::FileUpdate`].
     FileUpdate,
+    /// [`Record::FileDelete`].
     FileDelete,
+    /// [`Record::FileRename`].
     FileRename,
+    /// [`Record::ZoneMeta`].
     ZoneMeta,
+    /// [`Record::Options`].
     Options,
+    /// [`Frame::Commit`].
     Commit,
 }
 
 impl FrameKind {
+    /// Every kind, in code order.
     pub const ALL: [FrameKind; 7] = [
         FrameKind::Snapshot,
         FrameKind::FileUpdate,
@@ -87,6 +108,7 @@ impl FrameKind {
         FrameKind::Commit,
     ];
 
+    /// The type byte written in the frame.
     pub fn code(self) -> u8 {
         match self {
             FrameKind::Snapshot => 1,
@@ -99,6 +121,7 @@ impl FrameKind {
         }
     }
 
+    /// The kind of that type byte; `None` for a byte that is none.
     pub fn from_code(code: u8) -> Option<FrameKind> {
         FrameKind::ALL.into_iter().find(|k| k.code() == code)
     }
@@ -106,25 +129,52 @@ impl FrameKind {
 
 /// Why bytes are not a frame.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FrameError {
+    /// A zero length word: padding or unwritten space, no frame.
     #[error("zero length word (padding or unwritten space)")]
     Empty,
 
+    /// The frame's length word says more bytes than there are.
     #[error("frame needs {need} bytes but only {have} remain")]
-    Truncated { need: u64, have: u64 },
+    Truncated {
+        /// Bytes the frame needs.
+        need: u64,
+        /// Bytes left.
+        have: u64,
+    },
 
+    /// The stored checksum does not match the frame's bytes.
     #[error("checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
-    Checksum { stored: u32, computed: u32 },
+    Checksum {
+        /// The CRC32C recorded.
+        stored: u32,
+        /// The CRC32C of the bytes read.
+        computed: u32,
+    },
 
+    /// A type byte this build does not know (with a matching checksum).
     #[error("unknown frame type {code}")]
-    UnknownType { code: u8 },
+    UnknownType {
+        /// The type byte.
+        code: u8,
+    },
 
+    /// A commit whose record count is not the number of records before it.
     #[error("commit counts {counted} records, found {found}")]
-    CountMismatch { counted: u32, found: u32 },
+    CountMismatch {
+        /// Records the commit counts.
+        counted: u32,
+        /// Records found in its batch.
+        found: u32,
+    },
 
+    /// A frame whose payload cannot be decoded (with a matching checksum).
     #[error("undecodable {kind:?} payload: {source}")]
     Payload {
+        /// The frame's kind.
         kind: FrameKind,
+        /// Why the payload cannot be decoded.
         #[source]
         source: DecodeError,
     },
@@ -143,6 +193,7 @@ impl FrameError {
 }
 
 impl Record {
+    /// The frame kind the record is written as.
     pub fn kind(&self) -> FrameKind {
         match self {
             Record::Snapshot(_) => FrameKind::Snapshot,
@@ -217,6 +268,7 @@ impl Record {
 }
 
 impl Commit {
+    /// Appends the commit as a complete frame.
     pub fn encode_frame(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         encode_frame(out, FrameKind::Commit, |o| {
             put_u64(o, self.seq);
@@ -243,6 +295,7 @@ impl Commit {
 }
 
 impl Frame {
+    /// The frame's kind.
     pub fn kind(&self) -> FrameKind {
         match self {
             Frame::Record(r) => r.kind(),
@@ -250,6 +303,7 @@ impl Frame {
         }
     }
 
+    /// Appends the frame, complete.
     pub fn encode(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
         match self {
             Frame::Record(r) => r.encode_frame(out),

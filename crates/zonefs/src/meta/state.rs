@@ -32,15 +32,22 @@ impl fmt::Display for FileId {
 
 /// What a file holds; placement policies treat kinds differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum FileKind {
+    /// A write-ahead log.
     Wal,
+    /// The engine's manifest (its version edits).
     Manifest,
+    /// A sorted table.
     Sst,
+    /// A blob file (BlobDB's values).
     Blob,
+    /// Anything else (the engine's small files, files of other users).
     Other,
 }
 
 impl FileKind {
+    /// Every kind, in code order.
     pub const ALL: [FileKind; 5] = [
         FileKind::Wal,
         FileKind::Manifest,
@@ -60,6 +67,7 @@ impl FileKind {
         }
     }
 
+    /// The kind of that [`FileKind::code`]; `None` for a byte that is none.
     pub fn from_code(code: u8) -> Option<FileKind> {
         FileKind::ALL.into_iter().find(|k| k.code() == code)
     }
@@ -68,9 +76,11 @@ impl FileKind {
 /// A contiguous run of a file's bytes inside one zone (an extent never spans zones).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Extent {
+    /// The zone holding it.
     pub zone: u32,
     /// Offset from the zone start.
     pub offset: u64,
+    /// Its length, in bytes.
     pub len: u64,
 }
 
@@ -84,7 +94,9 @@ impl Extent {
 /// Everything persisted about one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileMeta {
+    /// The file's name (1 to [`MAX_NAME_LEN`] bytes).
     pub name: String,
+    /// What the file holds.
     pub kind: FileKind,
     /// Logical size; at most the bytes of the extents (the last one may hold padding).
     pub size: u64,
@@ -131,7 +143,9 @@ impl FileMeta {
 /// class byte (e.g. a lifetime hint) and an opaque blob only the policy interprets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ZonePlacement {
+    /// The zone's class (0: none).
     pub class: u8,
+    /// The policy's own bytes (at most [`MAX_POLICY_LEN`]).
     pub policy: Vec<u8>,
 }
 
@@ -145,12 +159,17 @@ impl ZonePlacement {
 /// Which zones hold files: zones `meta_zones .. zones`, each with `zone_capacity` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ZoneLayout {
+    /// Zones of the device.
     pub zones: u32,
+    /// Bytes each zone holds.
     pub zone_capacity: u64,
+    /// Metadata zones at the start of the device.
     pub meta_zones: u32,
 }
 
 impl ZoneLayout {
+    /// A layout of `zones` zones of `zone_capacity` bytes, the first `meta_zones` of them
+    /// for the metadata.
     pub fn new(zones: u32, zone_capacity: u64, meta_zones: u32) -> ZoneLayout {
         ZoneLayout {
             zones,
@@ -159,14 +178,17 @@ impl ZoneLayout {
         }
     }
 
+    /// The layout of a device of geometry `geo` with `meta_zones` metadata zones.
     pub fn of_device(geo: &Geometry, meta_zones: u32) -> ZoneLayout {
         ZoneLayout::new(geo.zones, geo.zone_capacity, meta_zones)
     }
 
+    /// The zones that hold files.
     pub fn data_zones(&self) -> Range<u32> {
         self.meta_zones.min(self.zones)..self.zones
     }
 
+    /// Whether `zone` holds files.
     pub fn is_data_zone(&self, zone: u32) -> bool {
         self.data_zones().contains(&zone)
     }
@@ -175,79 +197,151 @@ impl ZoneLayout {
 /// The persisted form of a whole [`FsState`] (the payload of a snapshot record).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
+    /// The zone layout the state was made for.
     pub layout: ZoneLayout,
+    /// The id the next created file takes.
     pub next_file_id: u64,
     /// The file-system options, once the file layer recorded them.
     pub options: Option<StoredOptions>,
+    /// Every file, in id order.
     pub files: Vec<(FileId, FileMeta)>,
+    /// Every zone with placement metadata, in zone order.
     pub zones: Vec<(u32, ZonePlacement)>,
 }
 
 /// Why a record cannot be applied (or a state is inconsistent).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
+    /// A record names a file that does not exist.
     #[error("{id} does not exist")]
-    UnknownFile { id: FileId },
-
-    #[error("name '{name}' is already used by {existing}")]
-    DuplicateName { name: String, existing: FileId },
-
-    #[error("{id} cannot be created: ids below {next} were already handed out")]
-    StaleFileId { id: FileId, next: u64 },
-
-    #[error("{id} appears twice in a snapshot")]
-    DuplicateFileId { id: FileId },
-
-    #[error("invalid file name: {reason}")]
-    InvalidName { reason: &'static str },
-
-    #[error("zone {zone} is not a data zone (data zones are {first}..{end})")]
-    NotDataZone { zone: u32, first: u32, end: u32 },
-
-    #[error("{id}: bad extent (zone {zone}, offset {offset}, length {len}): {reason}")]
-    BadExtent {
+    UnknownFile {
+        /// The file.
         id: FileId,
-        zone: u32,
-        offset: u64,
-        len: u64,
+    },
+
+    /// Another file has the name.
+    #[error("name '{name}' is already used by {existing}")]
+    DuplicateName {
+        /// The name.
+        name: String,
+        /// The file that has it.
+        existing: FileId,
+    },
+
+    /// A new file with an id handed out before.
+    #[error("{id} cannot be created: ids below {next} were already handed out")]
+    StaleFileId {
+        /// The new file's id.
+        id: FileId,
+        /// The first id not handed out.
+        next: u64,
+    },
+
+    /// A snapshot lists a file twice.
+    #[error("{id} appears twice in a snapshot")]
+    DuplicateFileId {
+        /// The file.
+        id: FileId,
+    },
+
+    /// A name that is empty or too long.
+    #[error("invalid file name: {reason}")]
+    InvalidName {
+        /// What is wrong with it.
         reason: &'static str,
     },
 
+    /// A zone number outside the data zones.
+    #[error("zone {zone} is not a data zone (data zones are {first}..{end})")]
+    NotDataZone {
+        /// The zone.
+        zone: u32,
+        /// The first data zone.
+        first: u32,
+        /// One past the last data zone.
+        end: u32,
+    },
+
+    /// An extent that is empty or does not fit its zone.
+    #[error("{id}: bad extent (zone {zone}, offset {offset}, length {len}): {reason}")]
+    BadExtent {
+        /// The file.
+        id: FileId,
+        /// The zone.
+        zone: u32,
+        /// The extent's offset in the zone.
+        offset: u64,
+        /// The extent's length.
+        len: u64,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+
+    /// An extent that covers bytes of another file's extent.
     #[error("{id}: extent at zone {zone} offset {offset} overlaps bytes of {other}")]
     Overlap {
+        /// The file.
         id: FileId,
+        /// The file whose bytes it covers.
         other: FileId,
+        /// The zone.
         zone: u32,
+        /// The extent's offset in the zone.
         offset: u64,
     },
 
+    /// A file size beyond the bytes its extents hold.
     #[error("{id}: size {size} exceeds the {extent_bytes} bytes of its extents")]
     SizeBeyondExtents {
+        /// The file.
         id: FileId,
+        /// Its size.
         size: u64,
+        /// The bytes of its extents.
         extent_bytes: u64,
     },
 
+    /// A zone's policy bytes longer than [`MAX_POLICY_LEN`].
     #[error("zone {zone}: placement metadata of {len} bytes exceeds {max}")]
-    PolicyTooLarge { zone: u32, len: usize, max: usize },
-
-    #[error("file system options: a {what} name of {len} bytes (1 to {max} allowed)")]
-    BadOptionName {
-        what: &'static str,
+    PolicyTooLarge {
+        /// The zone.
+        zone: u32,
+        /// Their length.
         len: usize,
+        /// The most allowed.
         max: usize,
     },
 
+    /// A policy or cleaning-mode name in the options that is empty or too long.
+    #[error("file system options: a {what} name of {len} bytes (1 to {max} allowed)")]
+    BadOptionName {
+        /// Which name.
+        what: &'static str,
+        /// Its length.
+        len: usize,
+        /// The most allowed.
+        max: usize,
+    },
+
+    /// A snapshot made for another zone layout.
     #[error("snapshot layout {found:?} does not match this device's {expected:?}")]
     LayoutMismatch {
+        /// The layout of the device.
         expected: ZoneLayout,
+        /// The layout the snapshot records.
         found: ZoneLayout,
     },
 
+    /// A derived structure disagrees with the files ([`FsState::check_invariants`]).
     #[error("invariant broken: {reason}")]
-    Invariant { reason: String },
+    Invariant {
+        /// Which rule is broken.
+        reason: String,
+    },
 }
 
+/// `Result` with [`StateError`].
 pub type StateResult<T> = Result<T, StateError>;
 
 /// The metadata state of the file layer.
@@ -276,6 +370,7 @@ impl FsState {
         }
     }
 
+    /// Which zones hold files.
     pub fn layout(&self) -> ZoneLayout {
         self.layout
     }
@@ -285,10 +380,12 @@ impl FsState {
         FileId(self.next_file_id)
     }
 
+    /// The file of that id, if it exists.
     pub fn file(&self, id: FileId) -> Option<&FileMeta> {
         self.files.get(&id)
     }
 
+    /// The id of the file of that name, if any.
     pub fn file_id(&self, name: &str) -> Option<FileId> {
         self.names.get(name).copied()
     }
@@ -298,10 +395,12 @@ impl FsState {
         self.files.iter().map(|(id, m)| (*id, m))
     }
 
+    /// Number of files.
     pub fn file_count(&self) -> usize {
         self.files.len()
     }
 
+    /// The placement metadata of `zone`, if it has any.
     pub fn placement(&self, zone: u32) -> Option<&ZonePlacement> {
         self.placements.get(&zone)
     }

@@ -23,6 +23,7 @@ use zkv_zns::Geometry;
 
 use super::codec::{u32_at, u64_at};
 
+/// The first 8 bytes of every superblock.
 pub const MAGIC: [u8; 8] = *b"ZKVMETA\0";
 /// The format this build writes. Version 2 added the file-system options (the `Options`
 /// record and the options of the snapshot); version 3 keeps two copies of everything: the
@@ -33,6 +34,7 @@ pub const FORMAT_VERSION: u32 = 3;
 /// The oldest format this build reads. A read-write mount of a version 2 generation rolls
 /// to a new generation, written in the current format.
 pub const MIN_READ_VERSION: u32 = 2;
+/// Bytes of an encoded superblock.
 pub const SUPERBLOCK_LEN: usize = 64;
 const CRC_AT: usize = SUPERBLOCK_LEN - 4;
 
@@ -49,34 +51,57 @@ pub fn frames_start(version: u32, block: usize) -> usize {
 /// A decoded superblock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Superblock {
+    /// The metadata format version of the zone.
     pub version: u32,
+    /// The device's block size, in bytes.
     pub block_size: u32,
+    /// The device's zone size, in bytes.
     pub zone_size: u64,
+    /// The device's zone capacity, in bytes.
     pub zone_capacity: u64,
+    /// Zones of the device.
     pub zones: u32,
+    /// Metadata zones of the layout.
     pub meta_zones: u32,
+    /// The metadata zone this superblock heads.
     pub zone: u32,
+    /// The generation's sequence number (1 after format, +1 per roll).
     pub seq: u64,
 }
 
 /// Why the first bytes of a zone are not a usable superblock.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SuperblockError {
+    /// The bytes do not start with [`MAGIC`] (an empty or foreign zone).
     #[error("no superblock (magic missing)")]
     NoMagic,
 
+    /// The stored checksum does not match the bytes.
     #[error("superblock checksum mismatch (stored {stored:#010x}, computed {computed:#010x})")]
-    Checksum { stored: u32, computed: u32 },
+    Checksum {
+        /// The CRC32C recorded.
+        stored: u32,
+        /// The CRC32C of the bytes read.
+        computed: u32,
+    },
 
+    /// Fewer bytes than [`SUPERBLOCK_LEN`].
     #[error("superblock truncated ({have} bytes)")]
-    Truncated { have: usize },
+    Truncated {
+        /// Bytes there are.
+        have: usize,
+    },
 }
 
 /// A field of the superblock that disagrees with the device (or the requested layout).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mismatch {
+    /// The field's name.
     pub field: &'static str,
+    /// The value the superblock records.
     pub on_disk: u64,
+    /// The value of the device or layout.
     pub expected: u64,
 }
 
@@ -95,6 +120,7 @@ impl Superblock {
         }
     }
 
+    /// The superblock's bytes, checksum included.
     pub fn encode(&self) -> [u8; SUPERBLOCK_LEN] {
         let mut out = [0u8; SUPERBLOCK_LEN];
         out[0..8].copy_from_slice(&MAGIC);

@@ -20,6 +20,7 @@ use super::{Decision, PlacementCtx, PlacementHint, PlacementPolicy, ZoneUse, Zon
 /// it, without the blob bit).
 pub const BAZA_CLASS: u8 = 1;
 
+/// BAZA: blob files fill zones in ascending blob file number (see the module's text).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Baza;
 

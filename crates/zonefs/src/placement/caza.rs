@@ -22,6 +22,8 @@ use std::cmp::Reverse;
 use super::key_range::{closest_zone, has_room, open_empty};
 use super::{Decision, Liza, PlacementCtx, PlacementPolicy, SstRef};
 
+/// CAZA: an SST goes to the zone of the SSTs it will be compacted with (see the module's
+/// text).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Caza;
 

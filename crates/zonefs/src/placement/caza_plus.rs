@@ -22,6 +22,8 @@
 use super::key_range::{closest_zone, first_zone_with_room, open_empty};
 use super::{Decision, Liza, Neighbors, PlacementCtx, PlacementPolicy, SstRef};
 
+/// CAZA+: CAZA steered by the levels' compaction scores and the SSTs' sizes (see the
+/// module's text).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CazaPlus;
 

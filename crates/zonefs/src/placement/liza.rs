@@ -17,6 +17,7 @@ use super::{Decision, Lifetime, PlacementCtx, PlacementPolicy, ZoneUse, ZoneView
 const COULD_BE_WORSE: u32 = 50;
 const NOT_GOOD: u32 = 100;
 
+/// LIZA: ZenFS's placement by lifetime class (see the module's text).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Liza;
 

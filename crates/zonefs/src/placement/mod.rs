@@ -32,20 +32,28 @@ use crate::meta::FileKind;
 /// RocksDB's write-lifetime hints, with RocksDB's numbering (ZenFS compares the numbers).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Lifetime {
+    /// No hint given.
     #[default]
     NotSet = 0,
+    /// Explicitly no expected lifetime.
     None = 1,
+    /// Short-lived (WAL, manifest).
     Short = 2,
+    /// Medium (L0 and base-level SSTs).
     Medium = 3,
+    /// Long (SSTs one level below the base).
     Long = 4,
+    /// Extreme (deeper SSTs).
     Extreme = 5,
 }
 
 impl Lifetime {
+    /// RocksDB's number of the hint, as recorded in a zone's class.
     pub fn code(self) -> u8 {
         self as u8
     }
 
+    /// The hint of that [`Lifetime::code`]; `None` for a number that is none.
     pub fn from_code(code: u8) -> Option<Lifetime> {
         Some(match code {
             0 => Lifetime::NotSet,
@@ -77,15 +85,20 @@ impl Lifetime {
 /// Policies read what they need and ignore the rest.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PlacementHint {
+    /// The file's kind, if the engine said.
     pub kind: Option<FileKind>,
+    /// The SST's (or blob file's) output level, if any.
     pub level: Option<u8>,
+    /// RocksDB's write-lifetime hint for the file.
     pub lifetime: Lifetime,
     /// Bytes still to be placed under this hint: the expected file size when the file is
     /// created (exact for SSTs built in memory; 0 = unknown). A writer lowers it by what it
     /// already wrote each time it asks for another zone, and the cleaner sets it to the
     /// extent it moves, so a policy can ask for a zone with room for the rest.
     pub size: u64,
+    /// The SST's smallest user key (empty when unknown or not an SST).
     pub smallest_key: Vec<u8>,
+    /// The SST's largest user key (empty when unknown or not an SST).
     pub largest_key: Vec<u8>,
     /// The SSTs around this one when it was created, for key-range-aware policies (CAZA,
     /// CAZA+). `None` when the policy does not want them
@@ -110,6 +123,7 @@ pub struct PlacementHint {
 /// The engine job writing a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct WriterJob {
+    /// Flush or compaction.
     pub kind: JobKind,
     /// The job's number among jobs of its kind (from 1 since the database opened).
     pub id: u64,
@@ -120,8 +134,11 @@ pub struct WriterJob {
 
 /// What kind of job writes a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum JobKind {
+    /// A memtable flush.
     Flush,
+    /// A compaction (or blob garbage collection within one).
     Compaction,
 }
 
@@ -148,9 +165,13 @@ pub struct SstRef {
     pub name: String,
     /// The engine's file number.
     pub number: u64,
+    /// Its LSM level.
     pub level: u8,
+    /// Its size, in bytes.
     pub size: u64,
+    /// Its smallest user key.
     pub smallest_key: Vec<u8>,
+    /// Its largest user key.
     pub largest_key: Vec<u8>,
     /// The zones holding it and its bytes in each, in zone order (`ZoneFs::zones_of`).
     pub zones: Vec<(u32, u64)>,
@@ -176,6 +197,7 @@ pub struct Neighbors {
 
 /// How a data zone is used right now, as the allocator sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ZoneUse {
     /// Nothing written: can be opened for a new class.
     Empty,
@@ -188,7 +210,9 @@ pub enum ZoneUse {
 /// One data zone in the placement view.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZoneView {
+    /// The zone's number.
     pub zone: u32,
+    /// How it is used now.
     pub state: ZoneUse,
     /// Bytes still writable.
     pub remaining: u64,
@@ -211,6 +235,7 @@ pub struct ZoneView {
 /// Everything a policy may look at to decide.
 #[derive(Clone, Copy, Debug)]
 pub struct PlacementCtx<'a> {
+    /// What the engine said about the file.
     pub hint: &'a PlacementHint,
     /// The data zones, in zone order.
     pub zones: &'a [ZoneView],
@@ -224,6 +249,7 @@ pub struct PlacementCtx<'a> {
 
 /// What the allocator should do.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Decision {
     /// Append to this (active, not busy) zone.
     Use(u32),
@@ -231,16 +257,22 @@ pub enum Decision {
     /// logged, and seen again in [`ZoneView`]); first finish `finish` (if any) to free an
     /// active resource.
     OpenEmpty {
+        /// The zone's class (for LIZA a [`Lifetime`] code).
         class: u8,
+        /// The policy's own facts about the zone (may be empty).
         policy: Vec<u8>,
+        /// An idle active zone to finish first, if any.
         finish: Option<u32>,
     },
 }
 
 /// The one decision of placement.
 pub trait PlacementPolicy: Send + Sync {
+    /// The policy's name, as options and the metadata record it (`liza`, `caza`, ...).
     fn name(&self) -> &'static str;
 
+    /// The decision for the file `ctx.hint` describes, from the zones in `ctx.zones`. It
+    /// must be one the allocator can carry out (else [`crate::fs::FsError::Placement`]).
     fn place(&self, ctx: &PlacementCtx<'_>) -> Decision;
 
     /// Whether the policy reads [`PlacementHint::neighbors`]. Finding the overlapping SSTs

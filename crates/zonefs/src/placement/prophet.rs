@@ -39,8 +39,11 @@ pub const WINDOW_CLASS: u8 = 17;
 /// (both on in `prophet` and `prophet-gc`, both off in `prophet-gc-no`).
 #[derive(Clone, Copy, Debug)]
 pub struct Prophet {
+    /// The policy's name: `prophet`, `prophet-gc` or `prophet-gc-no`.
     pub name: &'static str,
+    /// Windows start at multiples of their length (else at the file's predicted death).
     pub rounding: bool,
+    /// Short-lived files get zones of their own.
     pub segregation: bool,
 }
 
@@ -82,7 +85,9 @@ impl Prophet {
 /// A zone's range of predicted deletion ticks, inclusive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Window {
+    /// The first tick of the window.
     pub lo: u64,
+    /// The last tick of the window.
     pub hi: u64,
 }
 
@@ -108,6 +113,7 @@ impl Window {
         })
     }
 
+    /// Whether `tick` lies in the window.
     pub fn holds(self, tick: u64) -> bool {
         self.lo <= tick && tick <= self.hi
     }

@@ -78,6 +78,7 @@ impl Model {
             Record::Snapshot(_) | Record::Options(_) => {
                 panic!("the generator never logs snapshots or options")
             }
+            other => panic!("the model does not know the record {other:?}"),
         }
     }
 

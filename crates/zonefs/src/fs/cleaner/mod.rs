@@ -61,6 +61,7 @@ pub use thread::CleanerThread;
 
 /// What the cleaner does with a victim zone's valid data (DESIGN 6.6).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum CleaningMode {
     /// Migrate every valid extent to another zone, then reset the victim.
     #[default]
@@ -74,6 +75,7 @@ pub enum CleaningMode {
 }
 
 impl CleaningMode {
+    /// Every mode, in the order `--help` lists them.
     pub const ALL: [CleaningMode; 3] = [
         CleaningMode::Copy,
         CleaningMode::Compact,
@@ -89,6 +91,7 @@ impl CleaningMode {
         }
     }
 
+    /// The mode of that [`CleaningMode::name`], if any.
     pub fn from_name(name: &str) -> Option<CleaningMode> {
         CleaningMode::ALL.into_iter().find(|m| m.name() == name)
     }
@@ -103,7 +106,9 @@ impl fmt::Display for CleaningMode {
 /// A valid SST of a victim zone, offered to the engine for compaction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompactionCandidate {
+    /// The file's name.
     pub name: String,
+    /// The file's LSM level, if the engine gave one.
     pub level: Option<u8>,
     /// The file's size (as of its last sync).
     pub size: u64,
@@ -129,6 +134,8 @@ pub struct CompactionCandidate {
 /// - The file system keeps the requester alive: an engine that owns the file system should
 ///   hand in an object holding a weak reference to itself.
 pub trait CompactionRequester: Send + Sync {
+    /// Compacts what it agrees to of `files` (the valid SSTs of zone `victim`) and returns
+    /// the names of the files it compacted (and deleted).
     fn request(
         &self,
         victim: u32,
@@ -139,6 +146,7 @@ pub trait CompactionRequester: Send + Sync {
 
 /// Why a cleaning run stopped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum CleanStop {
     /// The free-space ratio is at or above `gc_stop`.
     Reached,
@@ -158,6 +166,7 @@ pub enum CleanStop {
 /// What one victim cost and gave.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VictimReport {
+    /// The victim zone.
     pub zone: u32,
     /// Valid bytes when it was picked.
     pub valid: u64,
@@ -178,13 +187,17 @@ pub struct VictimReport {
 /// What a cleaning run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CleanReport {
+    /// Victim zones picked.
     pub victims: u32,
     /// Victims left without valid data.
     pub cleaned: u32,
     /// Victims reset during the run.
     pub reset: u32,
+    /// Valid bytes moved to other zones.
     pub copied_bytes: u64,
+    /// Bytes freed by the engine's compactions.
     pub compacted_bytes: u64,
+    /// Why the run stopped.
     pub stop: CleanStop,
 }
 
@@ -200,6 +213,7 @@ impl CleanReport {
 
 /// When a writer cleans zones itself (no background cleaner).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InlineCleaning {
     /// Never: without a background cleaner, a writer that finds no zone fails.
     #[default]

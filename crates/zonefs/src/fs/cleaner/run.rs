@@ -194,6 +194,7 @@ impl ZoneFs {
         self.shared.cleaner.requester.set(Some(requester));
     }
 
+    /// Removes the compaction callback: `compact` and `compensate` then copy everything.
     pub fn clear_compaction_requester(&self) {
         self.shared.cleaner.requester.set(None);
     }
