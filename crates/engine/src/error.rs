@@ -26,7 +26,7 @@ pub enum Error {
     /// has freed space; in threaded mode the job waits for the cleaner and retries.
     #[error("{context}: {source}")]
     NoRoomForOutput {
-        /// The job and the table it was writing.
+        /// The step and the output file (table or blob file) it was writing.
         context: String,
         /// The file layer's out-of-space error.
         #[source]

@@ -20,7 +20,7 @@ pub const TRAILER_LEN: usize = 8;
 /// 0x11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ValueKind {
-    /// A tombstone: the key has no value from this sequence number on.
+    /// A tombstone: the key has no value as of this entry.
     Delete = 0,
     /// The entry's value is the key's value.
     Put = 1,

@@ -16,8 +16,8 @@ const DELETION_WEIGHT: u64 = 2;
 pub struct LevelScore {
     /// Level number (0 = L0).
     pub level: usize,
-    /// RocksDB's score: L0 files / trigger, Ln bytes / target; at least 1 means the level
-    /// needs compaction.
+    /// RocksDB's score (see [`compute_scores`]); at least 1 means the level needs
+    /// compaction.
     pub score: f64,
 }
 

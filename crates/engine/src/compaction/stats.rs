@@ -22,7 +22,7 @@ pub struct JobOutput {
     pub files_written: u64,
     /// Entries read (RocksDB's KeyIn).
     pub records_in: u64,
-    /// Entries dropped: overwritten, deleted or obsolete tombstones (RocksDB's KeyDrop).
+    /// Entries read but not written (RocksDB's KeyDrop).
     pub records_dropped: u64,
     /// Wall time of the job (0 where time is not measured).
     pub micros: u64,
