@@ -10,13 +10,19 @@
 
 /// Why a value could not be decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// The input ends inside a varint.
     Truncated,
     /// The varint has more bytes, or its value more bits, than its width allows.
     Overlong,
     /// A length prefix of `len` bytes with only `left` bytes after it.
-    PastEnd { len: u64, left: usize },
+    PastEnd {
+        /// The length the prefix announces, in bytes.
+        len: u64,
+        /// The bytes left in the input after the prefix.
+        left: usize,
+    },
 }
 
 /// Masks a CRC so that a CRC computed over data that embeds CRCs stays strong (LevelDB's

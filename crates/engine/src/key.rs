@@ -20,7 +20,9 @@ pub const TRAILER_LEN: usize = 8;
 /// 0x11).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ValueKind {
+    /// A tombstone: the key has no value as of this entry.
     Delete = 0,
+    /// The entry's value is the key's value.
     Put = 1,
     /// The value lives in a blob file; the entry's value is the encoded
     /// [`BlobIndex`](crate::blob::BlobIndex) that finds it.
@@ -31,6 +33,7 @@ impl ValueKind {
     /// The largest kind: a seek key with it sorts before every entry of the same sequence.
     pub const FOR_SEEK: ValueKind = ValueKind::BlobIndex;
 
+    /// The kind stored as `code` in a trailer; `None` for an unknown code.
     pub fn from_code(code: u8) -> Option<ValueKind> {
         match code {
             0 => Some(ValueKind::Delete),
@@ -49,8 +52,11 @@ impl ValueKind {
 /// A decoded internal key borrowing its user key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ParsedKey<'a> {
+    /// The key as the user wrote it.
     pub user_key: &'a [u8],
+    /// The sequence number of the write.
     pub seq: SeqNo,
+    /// What the entry says about the key.
     pub kind: ValueKind,
 }
 
@@ -117,14 +123,17 @@ pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
 pub struct InternalKey(pub Vec<u8>);
 
 impl InternalKey {
+    /// The internal key `(user_key, seq, kind)`.
     pub fn new(user_key: &[u8], seq: SeqNo, kind: ValueKind) -> InternalKey {
         InternalKey(internal_key(user_key, seq, kind))
     }
 
+    /// The user key, without the trailer.
     pub fn user_key(&self) -> &[u8] {
         user_key(&self.0)
     }
 
+    /// The encoded key: user key followed by the 8-byte trailer.
     pub fn as_bytes(&self) -> &[u8] {
         &self.0
     }

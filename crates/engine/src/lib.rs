@@ -20,6 +20,7 @@
 // Library code returns errors instead of panicking on I/O and decoding paths; unit tests
 // may unwrap.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![deny(missing_docs)]
 
 pub mod batch;
 pub mod blob;

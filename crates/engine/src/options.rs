@@ -37,6 +37,7 @@ pub enum BlobGcCutoffMode {
 }
 
 impl BlobGcCutoffMode {
+    /// The mode's name (the command line's and the reports'): `fixed` or `zone`.
     pub fn name(self) -> &'static str {
         match self {
             BlobGcCutoffMode::Fixed => "fixed",
@@ -44,6 +45,7 @@ impl BlobGcCutoffMode {
         }
     }
 
+    /// The mode named `name`; `None` for an unknown name.
     pub fn from_name(name: &str) -> Option<BlobGcCutoffMode> {
         [BlobGcCutoffMode::Fixed, BlobGcCutoffMode::Zone]
             .into_iter()
@@ -52,6 +54,8 @@ impl BlobGcCutoffMode {
 }
 
 impl ExecMode {
+    /// The mode's name (the command line's and the reports'): `threaded` or
+    /// `deterministic`.
     pub fn name(self) -> &'static str {
         match self {
             ExecMode::Threaded => "threaded",
@@ -59,6 +63,7 @@ impl ExecMode {
         }
     }
 
+    /// The mode named `name`; `None` for an unknown name.
     pub fn from_name(name: &str) -> Option<ExecMode> {
         [ExecMode::Threaded, ExecMode::Deterministic]
             .into_iter()
@@ -122,6 +127,7 @@ impl WalRecoveryMode {
         "skip-any-corrupted-records",
     ];
 
+    /// The mode's name, one of [`WalRecoveryMode::NAMES`].
     pub fn name(self) -> &'static str {
         match self {
             WalRecoveryMode::AbsoluteConsistency => Self::NAMES[0],
@@ -131,6 +137,7 @@ impl WalRecoveryMode {
         }
     }
 
+    /// The mode named `name`; `None` for an unknown name.
     pub fn from_name(name: &str) -> Option<WalRecoveryMode> {
         Self::ALL.into_iter().find(|m| m.name() == name)
     }
@@ -159,6 +166,9 @@ impl PartialEq for PickerRef {
     }
 }
 
+/// How the database is opened and run: the memtables, the levels and their compaction, the
+/// tables, blob files, the WAL and the execution mode. Given at open; [`Options::check`]
+/// rejects impossible combinations.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
     /// Create the database if the file system holds none.
@@ -281,17 +291,21 @@ pub struct Options {
 /// "Deterministic mode").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SimCosts {
+    /// Nanoseconds per foreground write (batch), whatever its size.
     pub write_op_ns: u64,
     /// Picoseconds per byte of a write's WAL record.
     pub write_byte_ps: u64,
+    /// Nanoseconds per read: a `get`, or creating an iterator.
     pub read_op_ns: u64,
     /// Fixed cost of every background job.
     pub job_ns: u64,
     /// Picoseconds per byte of the memtables a flush writes.
     pub flush_byte_ps: u64,
+    /// Nanoseconds per memtable entry a flush writes.
     pub flush_entry_ns: u64,
     /// Picoseconds per input byte of a compaction (reading it and writing its output).
     pub compaction_byte_ps: u64,
+    /// Nanoseconds per input entry of a compaction.
     pub compaction_entry_ns: u64,
     /// Picoseconds per valid byte of a zone the cleaner cleans (copying it out).
     pub clean_byte_ps: u64,

@@ -53,11 +53,14 @@ impl<T: ReadableFile + ?Sized> RandomAccess for T {
 /// An in-memory file (tests, and tables read back right after they are built).
 #[derive(Clone, Debug)]
 pub struct MemFile {
+    /// The name errors use for it.
     pub name: String,
+    /// Its contents.
     pub data: Arc<Vec<u8>>,
 }
 
 impl MemFile {
+    /// A file named `name` holding `data`.
     pub fn new(name: impl Into<String>, data: Vec<u8>) -> MemFile {
         MemFile {
             name: name.into(),

@@ -17,6 +17,8 @@ pub trait BlobGcCutoff: Send + Sync {
 /// RocksDB's `blob_garbage_collection_age_cutoff`: a fixed fraction of the live blob files.
 #[derive(Clone, Copy, Debug)]
 pub struct FixedCutoff {
+    /// The fraction of the live blob files, oldest first, whose blobs are relocated
+    /// (0..=1; the count is rounded down).
     pub age_cutoff: f64,
 }
 
@@ -45,6 +47,7 @@ pub trait BlobZones: Send + Sync {
 /// zone, nothing is relocated: no zone is a cleaning victim yet, and the paper derives the
 /// cutoff from full zones only.
 pub struct ZoneCutoff<Z: BlobZones> {
+    /// The file layer's view of the full blob zones.
     pub zones: Z,
 }
 

@@ -23,6 +23,7 @@ use super::{blob_record_bytes, BlobFileWriter, BlobIndex};
 
 /// Where a job's new blob files come from, and how a finished one is closed.
 pub trait BlobSinks {
+    /// Where one blob file's bytes go.
     type Sink: LogSink;
     /// A new blob file: its number and where its bytes go.
     fn create(&mut self) -> Result<(u64, Self::Sink)>;
@@ -45,7 +46,9 @@ pub struct BlobRules {
 /// Blobs and bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BlobCount {
+    /// Blobs.
     pub count: u64,
+    /// Their bytes as stored (record header, key and value each).
     pub bytes: u64,
 }
 
@@ -60,7 +63,9 @@ impl BlobCount {
 /// What a job's stage did: the blob files it wrote, the garbage it made, what it moved.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BlobOutcome {
+    /// The blob files the job wrote, for the version edit.
     pub added: Vec<BlobFileMeta>,
+    /// Blobs of older files that the job's outputs no longer reference, per file.
     pub garbage: Vec<BlobGarbage>,
     /// Blobs garbage collection read and wrote again.
     pub relocated: BlobCount,

@@ -77,6 +77,7 @@ pub struct Compaction {
     pub trivial_move: bool,
     /// Score of `level` when the compaction was picked.
     pub score: f64,
+    /// Why it was picked.
     pub reason: CompactionReason,
     /// No deeper level holds keys of the compaction's range: tombstones can be dropped
     /// (unless a snapshot still needs them).

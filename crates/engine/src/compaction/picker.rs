@@ -35,10 +35,13 @@ impl ZoneLookup for NoZones {
 /// What a picker and the builder see: the version, the options, the files already taken by
 /// running compactions, the zone layout and the round-robin cursors.
 pub struct PickCtx<'a> {
+    /// The version the compaction is picked from.
     pub version: &'a Version,
+    /// The database's options (level targets, triggers, `compaction_pri`).
     pub options: &'a Options,
     /// Numbers of the files that running compactions use (RocksDB's `being_compacted`).
     pub compacting: &'a HashSet<u64>,
+    /// Which zones hold each SST ([`NoZones`] when the file system has no zones).
     pub zones: &'a dyn ZoneLookup,
     /// Free space of the file layer, 0..=1: free / usable bytes, the ratio the zone
     /// cleaner's start and stop thresholds compare with (the adaptive picker switches on it).

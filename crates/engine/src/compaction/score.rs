@@ -14,7 +14,10 @@ const DELETION_WEIGHT: u64 = 2;
 /// The compaction score of one level.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LevelScore {
+    /// Level number (0 = L0).
     pub level: usize,
+    /// RocksDB's score (see [`compute_scores`]); at least 1 means the level needs
+    /// compaction.
     pub score: f64,
 }
 

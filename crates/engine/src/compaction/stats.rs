@@ -16,10 +16,13 @@ const GIB: f64 = KIB * KIB * KIB;
 /// What one flush or compaction wrote (the job's result).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JobOutput {
+    /// Bytes of the tables the job wrote.
     pub bytes_written: u64,
+    /// Tables the job wrote.
     pub files_written: u64,
-    /// Entries read and entries dropped (RocksDB's KeyIn / KeyDrop).
+    /// Entries read (RocksDB's KeyIn).
     pub records_in: u64,
+    /// Entries read but not written (RocksDB's KeyDrop).
     pub records_dropped: u64,
     /// Wall time of the job (0 where time is not measured).
     pub micros: u64,
@@ -32,19 +35,26 @@ pub struct LevelStats {
     pub bytes_read_non_output: u64,
     /// Bytes read from this level (Rnp1).
     pub bytes_read_output: u64,
+    /// Bytes written to this level by flushes and compactions (Write).
     pub bytes_written: u64,
     /// Bytes that arrived by trivial move (Moved).
     pub bytes_moved: u64,
+    /// Files read from levels other than this one.
     pub files_read_non_output: u64,
+    /// Files read from this level.
     pub files_read_output: u64,
+    /// Files written to this level.
     pub files_written: u64,
     /// Flushes and compactions that wrote this level (Comp(cnt); trivial moves excluded,
     /// as in RocksDB).
     pub count: u64,
     /// Trivial moves into this level.
     pub moves: u64,
+    /// Entries the jobs writing this level read (KeyIn).
     pub records_in: u64,
+    /// Entries those jobs dropped (KeyDrop).
     pub records_dropped: u64,
+    /// Time those jobs took, in microseconds (Comp(sec)).
     pub micros: u64,
 }
 

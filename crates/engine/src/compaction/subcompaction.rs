@@ -28,7 +28,9 @@ pub type Bounds<'a> = (Option<&'a [u8]>, Option<&'a [u8]>);
 /// A user key that ends a range of a table, and the bytes of the range.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Anchor {
+    /// The user key the range ends at.
     pub user_key: Vec<u8>,
+    /// Bytes of the table's data blocks in the range.
     pub bytes: u64,
 }
 
@@ -48,7 +50,9 @@ fn splits_levels(level: usize, output_level: usize, trivial_move: bool, max: u32
 /// the anchors' bytes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Split {
+    /// The user keys between ranges, ascending: one fewer than the ranges.
     pub bounds: Vec<Vec<u8>>,
+    /// Bytes of each range, one per range.
     pub bytes: Vec<u64>,
 }
 
@@ -121,7 +125,7 @@ pub fn split(mut anchors: Vec<Anchor>, planned: usize, min_range: u64) -> Split 
 
 /// The input of one range: the entries of `inner` whose user keys lie in
 /// `[start, end)`.
-pub struct RangeIter<'a> {
+pub(crate) struct RangeIter<'a> {
     inner: &'a mut dyn InternalIterator,
     start: Option<Vec<u8>>,
     end: Option<Vec<u8>>,

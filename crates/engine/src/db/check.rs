@@ -42,7 +42,9 @@ pub enum Severity {
 /// User keys, both ends included.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyRange {
+    /// The first user key.
     pub smallest: Vec<u8>,
+    /// The last user key.
     pub largest: Vec<u8>,
 }
 
@@ -65,9 +67,11 @@ impl KeyRange {
 /// One thing a check found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
+    /// Whether data is lost or not.
     pub severity: Severity,
     /// The file it is about; `None` for the database as a whole.
     pub file: Option<String>,
+    /// What is wrong, in a sentence for the user.
     pub what: String,
     /// For damage: the user keys whose newest writes the damaged part may hold (`None`:
     /// not known, e.g. a WAL record, or every key when the manifest is lost).
@@ -79,21 +83,32 @@ pub struct Finding {
 pub struct CheckReport {
     /// The manifest CURRENT names, if it could be read.
     pub manifest: Option<String>,
+    /// The last sequence number the manifest records, if it could be read.
     pub last_sequence: Option<u64>,
     /// Whether the live files came from the manifest (false: it could not be read, and
     /// every table and WAL on the file system was checked).
     pub version_known: bool,
+    /// Tables opened.
     pub tables: u64,
+    /// Size in bytes of those tables.
     pub table_bytes: u64,
+    /// Data blocks read.
     pub data_blocks: u64,
+    /// Entries in those blocks.
     pub entries: u64,
+    /// WALs read.
     pub wals: u64,
+    /// Size in bytes of those WALs.
     pub wal_bytes: u64,
+    /// Records read from those WALs.
     pub wal_records: u64,
-    /// Blob files read, their bytes and the blobs in them.
+    /// Blob files read.
     pub blob_files: u64,
+    /// Size in bytes of those blob files.
     pub blob_bytes: u64,
+    /// Blobs in those files.
     pub blobs: u64,
+    /// Everything found, in the order it was found.
     pub findings: Vec<Finding>,
 }
 

@@ -70,6 +70,7 @@ impl Counters {
 /// Files and bytes of one level now, with its compaction score.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LevelShape {
+    /// Level number (0 = L0).
     pub level: usize,
     /// Files of the level.
     pub files: usize,
@@ -107,14 +108,17 @@ pub struct CompactionOutput {
 pub struct CompactionRecord {
     /// 1 for the first compaction of this database handle, and so on.
     pub id: u64,
-    /// The level the compaction started from, and the level it wrote.
+    /// The level the compaction started from.
     pub level: usize,
+    /// The level it wrote.
     pub output_level: usize,
     /// Asked for by the zone cleaner (`compact`/`compensate` cleaning).
     pub requested: bool,
     /// Why it ran (`CompactionReason::name`).
     pub reason: &'static str,
+    /// Files it read, of every input level.
     pub inputs: Vec<CompactionInput>,
+    /// Files it wrote.
     pub outputs: Vec<CompactionOutput>,
     /// Bytes of the inputs in each zone holding them (S_m), by zone.
     pub zone_bytes: Vec<(u32, u64)>,
@@ -179,20 +183,25 @@ pub struct DbStats {
     pub user_bytes: u64,
     /// Bytes appended to WALs (record headers included).
     pub wal_bytes: u64,
-    /// Write calls (batches), puts and deletes in them.
+    /// Write calls (batches).
     pub writes: u64,
+    /// Puts in those batches.
     pub puts: u64,
+    /// Deletes in those batches.
     pub deletes: u64,
-    /// Bytes of the L0 files flushes wrote, and the number of flushes.
+    /// Bytes of the L0 files flushes wrote.
     pub flush_bytes: u64,
+    /// Flushes, those recovery made at open included.
     pub flushes: u64,
-    /// Bytes compactions read (input files) and wrote (output files).
+    /// Bytes compactions read (input files).
     pub compaction_read_bytes: u64,
+    /// Bytes compactions wrote (output files).
     pub compaction_write_bytes: u64,
     /// Compactions that merged files (trivial moves excluded).
     pub compactions: u64,
-    /// Files moved down a level without rewriting, and their bytes.
+    /// Files moved down a level without rewriting.
     pub trivial_moves: u64,
+    /// Bytes of those files.
     pub trivial_move_bytes: u64,
     /// Key ranges run by compactions split into subcompactions (those not split count
     /// nothing).
@@ -205,9 +214,11 @@ pub struct DbStats {
     pub requested_compactions: u64,
     /// Bytes appended to manifests.
     pub manifest_bytes: u64,
-    /// Time writers spent stopped or delayed, in nanoseconds, and how often each happened.
+    /// Time writers spent stopped or delayed, in nanoseconds.
     pub stall_ns: u64,
+    /// Writes stopped until flushes or compactions caught up.
     pub stall_stops: u64,
+    /// Writes paused to slow the write rate down.
     pub stall_delays: u64,
     /// Threaded writers that waited for the zone cleaner (low free space).
     pub space_stalls: u64,
@@ -218,13 +229,16 @@ pub struct DbStats {
     /// Wall time spent in `Picker::order` while picking compactions, and the number of
     /// those calls (policy cost; measured in both modes, so it varies from run to run).
     pub picker_ns: u64,
+    /// Calls of `Picker::order` that `picker_ns` covers.
     pub picker_calls: u64,
     /// Wall time spent computing the neighbourhood of placement hints (new SSTs and the
-    /// zone cleaner's `hint_of`), and the number of those computations.
+    /// zone cleaner's `hint_of`), in nanoseconds.
     pub neighbors_ns: u64,
+    /// Neighbourhood computations that `neighbors_ns` covers.
     pub neighbors_calls: u64,
-    /// Wall time spent predicting SST lifetimes, and the number of predictions.
+    /// Wall time spent predicting SST lifetimes, in nanoseconds.
     pub prediction_ns: u64,
+    /// Lifetime predictions that `prediction_ns` covers.
     pub prediction_calls: u64,
     /// The lifetime clock and the accuracy of the predictions whose files died since the
     /// database opened; `None` when it predicts nothing.
@@ -246,33 +260,41 @@ pub struct DbStats {
 /// Blob files since the open, and in the version now.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BlobStats {
-    /// Blob files flushes and compactions wrote, and their bytes.
+    /// Blob files flushes and compactions wrote.
     pub files_created: u64,
+    /// Bytes of those blob files.
     pub bytes_written: u64,
     /// Blob files deleted once the version dropped them.
     pub files_deleted: u64,
-    /// Blobs and their bytes that garbage collection read and wrote again.
+    /// Blobs that garbage collection read and wrote again.
     pub gc_relocated: u64,
+    /// Bytes of those blobs.
     pub gc_relocated_bytes: u64,
-    /// In the version now: blob files, their file bytes, their blob bytes and the
-    /// garbage among them.
+    /// Blob files in the version now.
     pub live_files: u64,
+    /// Size in bytes of those files.
     pub file_bytes: u64,
+    /// Blob bytes written to those files (record header, key and value each).
     pub total_bytes: u64,
+    /// Blob bytes among `total_bytes` that no table references any more.
     pub garbage_bytes: u64,
 }
 
 /// The lifetime clock now and how the predictions fared.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LifetimeSummary {
+    /// The lifetime clock now.
     pub clock: Clock,
-    /// The cycle C and the expected deaths per tick (C_rate × D_num) now.
+    /// The cycle C now, in ticks.
     pub cycle: u64,
+    /// The expected deaths per tick (C_rate × D_num) now.
     pub deaths_per_tick: f64,
-    /// Ticks and seconds of the database's clock (virtual in deterministic mode) since the
-    /// open: the mean rate of the clock, Table I's conversion between the two.
+    /// Ticks since the open; with `seconds_since_open`, the mean rate of the clock
+    /// (Table I's conversion between ticks and seconds).
     pub ticks_since_open: u64,
+    /// Seconds of the database's clock (virtual in deterministic mode) since the open.
     pub seconds_since_open: f64,
+    /// The accuracy of the predictions whose files died since the open.
     pub stats: LifetimeStats,
 }
 

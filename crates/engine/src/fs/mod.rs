@@ -33,6 +33,7 @@ pub use posix::PosixFs;
 ///
 /// [`close`]: WritableFile::close
 pub trait WritableFile: Send + Sync {
+    /// The file's name on its file system.
     fn name(&self) -> &str;
 
     /// Bytes appended so far.
@@ -51,6 +52,7 @@ pub trait WritableFile: Send + Sync {
 /// A file opened for reading: a snapshot of its first [`size`](ReadableFile::size) bytes.
 /// It stays readable if the file is deleted or replaced meanwhile.
 pub trait ReadableFile: Send + Sync {
+    /// The file's name on its file system.
     fn name(&self) -> &str;
 
     /// The file's size when it was opened.
@@ -100,8 +102,11 @@ pub trait FileSystem: Send + Sync + std::fmt::Debug {
     /// Renames `old` to `new`, replacing an existing `new` in the same atomic step.
     fn rename(&self, old: &str, new: &str) -> FsResult<()>;
 
+    /// Deletes a file (`FsError::NotFound` if there is none); files open for reading stay
+    /// readable.
     fn delete(&self, name: &str) -> FsResult<()>;
 
+    /// Whether a file named `name` exists.
     fn exists(&self, name: &str) -> bool;
 
     /// The names of every file, in name order.
@@ -166,6 +171,7 @@ impl<T: ReadableFile + ?Sized> ReadableFile for Box<T> {
 /// A shared handle on a file system, as the database's entry points take it: an
 /// `Arc<ZoneFs>`, an `Arc<PosixFs>`, an `Arc<dyn FileSystem>`.
 pub trait SharedFileSystem {
+    /// Another handle on the same file system.
     fn shared(&self) -> Arc<dyn FileSystem>;
 }
 

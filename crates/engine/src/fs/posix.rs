@@ -71,6 +71,7 @@ impl PosixFs {
         })
     }
 
+    /// The directory holding the database's files.
     pub fn dir(&self) -> &Path {
         &self.shared.dir
     }

@@ -28,9 +28,11 @@ pub struct Clock {
 pub struct Outcome {
     /// The SST's file number.
     pub number: u64,
+    /// What was predicted for it at creation.
     pub file: FileLifetime,
     /// The tick of the compaction that deleted it.
     pub died: u64,
+    /// How it died.
     pub death: Death,
     /// The level it was deleted from.
     pub level: u8,

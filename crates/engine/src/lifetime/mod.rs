@@ -6,7 +6,7 @@
 //!   compact, files deleted per compaction (D_num) and, per level, the mean lifetime of
 //!   files deleted passively (by a compaction started in the level above). It is stored in
 //!   the manifest with every edit that ticks, so a reopen continues it.
-//! - [`predict`]: the cases c1, c2A, c2B, c3 and the predicted deletion tick of a new SST.
+//! - `predict`: the cases c1, c2A, c2B, c3 and the predicted deletion tick of a new SST.
 //! - [`LifetimeStats`]: the accuracy of the predictions, as files die.
 //!
 //! This module knows nothing of zones; the database turns a prediction into a placement
@@ -18,7 +18,7 @@ mod predict;
 mod stats;
 
 pub use clock::{Clock, Outcome};
-pub use predict::{predict, rank_in_level, PredictCtx};
+pub(crate) use predict::{predict, PredictCtx};
 pub use stats::{CaseCell, LifetimeStats, ERROR_BIN, LIFETIME_BIN, MISS_FACTOR};
 
 /// How the predictor expects an SST to die.
@@ -38,6 +38,7 @@ pub enum Case {
 }
 
 impl Case {
+    /// Every case, in code order.
     pub const ALL: [Case; 4] = [Case::C1, Case::C2A, Case::C2B, Case::C3];
 
     /// The paper's name: `P1`, `P2A`, `P2B`, `P3`.
@@ -50,7 +51,8 @@ impl Case {
         }
     }
 
-    pub fn code(self) -> u64 {
+    /// The case's code in the manifest (1 to 4).
+    pub(crate) fn code(self) -> u64 {
         match self {
             Case::C1 => 1,
             Case::C2A => 2,
@@ -59,7 +61,8 @@ impl Case {
         }
     }
 
-    pub fn from_code(code: u64) -> Option<Case> {
+    /// The case stored as `code`; `None` for an unknown code.
+    pub(crate) fn from_code(code: u64) -> Option<Case> {
         Case::ALL.into_iter().find(|c| c.code() == code)
     }
 }
@@ -74,6 +77,7 @@ pub enum Death {
 }
 
 impl Death {
+    /// The paper's name: `D1`, `D2`.
     pub fn name(self) -> &'static str {
         match self {
             Death::D1 => "D1",
@@ -90,6 +94,7 @@ pub struct FileLifetime {
     pub created: u64,
     /// The predicted lifetime PL, in ticks.
     pub lifetime: u64,
+    /// How the predictor expected it to die.
     pub case: Case,
     /// The level it was created in.
     pub level: u8,

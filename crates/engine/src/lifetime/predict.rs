@@ -30,13 +30,15 @@ use super::{Case, Clock, FileLifetime};
 
 /// Everything a prediction reads: the version the new file is created in, the picker and
 /// its cursors, the clock, and the job creating the file.
-pub struct PredictCtx<'a> {
+pub(crate) struct PredictCtx<'a> {
     pub version: &'a Version,
     pub options: &'a Options,
     pub picker: &'a dyn Picker,
+    /// Round-robin compaction cursor per level, as in [`PickCtx`].
     pub cursors: &'a [Option<Vec<u8>>],
     pub compacting: &'a HashSet<u64>,
     pub zones: &'a dyn ZoneLookup,
+    /// Free space of the file layer, 0..=1, as in [`PickCtx`].
     pub free_ratio: f64,
     pub clock: &'a Clock,
     /// Files the job creating the SST deletes (of any level).
@@ -56,7 +58,7 @@ impl PredictCtx<'_> {
 }
 
 /// The prediction for `new`, an SST about to be created in `level`.
-pub fn predict(ctx: &PredictCtx<'_>, level: usize, new: &FileMeta) -> FileLifetime {
+pub(crate) fn predict(ctx: &PredictCtx<'_>, level: usize, new: &FileMeta) -> FileLifetime {
     let c = ctx.clock.cycle(ctx.flush_num());
     if level + 1 >= ctx.version.num_levels() {
         return last_level(ctx, level, new, c);
@@ -173,7 +175,7 @@ fn below(ctx: &PredictCtx<'_>, level: usize, c: u64) -> u64 {
 /// `level` (≥ 1) once the job ends: without the job's inputs, with its outputs, and with
 /// `file` itself if it is `new`. Round-robin answers from its cursor by binary search
 /// (the paper's formula 1); other pickers are asked for their order of that level.
-pub fn rank_in_level(ctx: &PredictCtx<'_>, level: usize, file: &FileMeta, new: bool) -> usize {
+fn rank_in_level(ctx: &PredictCtx<'_>, level: usize, file: &FileMeta, new: bool) -> usize {
     if ctx.picker.round_robin() {
         round_robin_rank(ctx, level, file, new)
     } else {

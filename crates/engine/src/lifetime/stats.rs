@@ -29,6 +29,7 @@ pub const MISS_FACTOR: f64 = 3.0;
 /// One cell of the case table.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CaseCell {
+    /// Files of the cell that died.
     pub count: u64,
     /// Within the error bar of the file's level.
     pub correct: u64,
@@ -39,11 +40,13 @@ pub struct CaseCell {
 /// Accumulated prediction outcomes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LifetimeStats {
+    /// Files with a prediction that died.
     pub deleted: u64,
     /// Within ±`ACCURACY_TICKS` (20) ticks.
     pub correct: u64,
     /// Per level of creation: (deleted, within 5 × (level + 1), Σ real lifetime).
     pub per_level: Vec<(u64, u64, u64)>,
+    /// Per predicted case and real death: the case table (the paper's Table II).
     pub cases: BTreeMap<(Case, Death), CaseCell>,
     /// Real lifetime bin start → files.
     pub lifetimes: BTreeMap<u64, u64>,
@@ -65,6 +68,7 @@ pub fn error_bar(level: u8) -> u64 {
 }
 
 impl LifetimeStats {
+    /// Counts the death of one file with a prediction.
     pub fn add(&mut self, o: &Outcome) {
         let error = o.error();
         let within = |bar: u64| error.unsigned_abs() <= bar;

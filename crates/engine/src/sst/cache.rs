@@ -58,9 +58,13 @@ impl std::fmt::Debug for BlockCache {
 /// Hits and misses so far, and what the cache holds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BlockCacheStats {
+    /// The most bytes of blocks the cache holds.
     pub capacity: u64,
+    /// Bytes of the blocks it holds now.
     pub bytes: u64,
+    /// Block reads the cache answered.
     pub hits: u64,
+    /// Block reads that went to the file.
     pub misses: u64,
 }
 
@@ -107,6 +111,7 @@ impl BlockCache {
         self.inner.insert((file, offset), block);
     }
 
+    /// The cache's fill and its hits and misses since it was made.
     pub fn stats(&self) -> BlockCacheStats {
         BlockCacheStats {
             capacity: self.inner.capacity(),
@@ -120,7 +125,9 @@ impl BlockCache {
 /// Where a table's blocks are cached: the database's cache and the table's file number.
 #[derive(Clone, Debug)]
 pub struct CacheSlot {
+    /// The database's block cache.
     pub cache: Arc<BlockCache>,
+    /// The table's file number, which keys its blocks in the cache.
     pub file: u64,
 }
 

@@ -17,10 +17,14 @@ use super::format::{get_varint32, put_varint32, BLOCK_TYPE_RAW};
 /// How data blocks are compressed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum CompressionType {
+    /// Blocks are stored as they are.
     #[default]
     None,
+    /// Snappy (RocksDB's block type 1).
     Snappy,
+    /// LZ4 (RocksDB's block type 4).
     Lz4,
+    /// Zstandard at level 3 (RocksDB's block type 7).
     Zstd,
 }
 
@@ -36,6 +40,7 @@ impl CompressionType {
     /// The names `compression_type` takes (db_bench's spellings).
     pub const NAMES: [&'static str; 4] = ["none", "snappy", "lz4", "zstd"];
 
+    /// The type's name, one of [`CompressionType::NAMES`].
     pub fn name(self) -> &'static str {
         match self {
             CompressionType::None => "none",
@@ -45,6 +50,7 @@ impl CompressionType {
         }
     }
 
+    /// The type named `name` (also `no` for none); `None` for an unknown name.
     pub fn from_name(name: &str) -> Option<CompressionType> {
         Some(match name {
             "none" | "no" => CompressionType::None,

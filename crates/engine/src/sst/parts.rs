@@ -21,8 +21,11 @@ pub type Handle = (u64, u64);
 /// The block handles a footer holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FooterHandles {
+    /// The bloom filter block.
     pub filter: Handle,
+    /// The index block.
     pub index: Handle,
+    /// The properties block.
     pub props: Handle,
 }
 

@@ -10,17 +10,22 @@ pub struct FileMeta {
     pub number: u64,
     /// File size in bytes.
     pub size: u64,
-    /// Smallest and largest internal keys.
+    /// Smallest internal key.
     pub smallest: Vec<u8>,
+    /// Largest internal key.
     pub largest: Vec<u8>,
-    /// Smallest and largest sequence numbers of its entries.
+    /// Smallest sequence number of its entries.
     pub smallest_seq: u64,
+    /// Largest sequence number of its entries.
     pub largest_seq: u64,
-    /// Entries, deletions (tombstones) among them, and raw key/value bytes (table
-    /// properties; RocksDB's compensated size uses them).
+    /// Entries (table property; RocksDB's compensated size uses it, as the three below).
     pub entries: u64,
+    /// Deletions (tombstones) among the entries.
     pub deletions: u64,
+    /// Σ key bytes of the entries, uncompressed (internal keys).
     pub raw_key_size: u64,
+    /// Σ value bytes of the entries as the table holds them, uncompressed (a blob value
+    /// counts its blob index).
     pub raw_value_size: u64,
     /// The lifetime predicted when the file was created, when the database predicts
     /// lifetimes (Prophet); kept in the manifest.
@@ -32,10 +37,12 @@ pub struct FileMeta {
 }
 
 impl FileMeta {
+    /// The user key of [`FileMeta::smallest`].
     pub fn smallest_user_key(&self) -> &[u8] {
         key::user_key(&self.smallest)
     }
 
+    /// The user key of [`FileMeta::largest`].
     pub fn largest_user_key(&self) -> &[u8] {
         key::user_key(&self.largest)
     }
@@ -70,11 +77,13 @@ pub fn sst_file_name(number: u64) -> String {
 pub struct BlobFileMeta {
     /// File number; the file is named `{number:06}.blob`.
     pub number: u64,
-    /// Blobs written and their bytes (record header, key and value each).
+    /// Blobs written.
     pub total_count: u64,
+    /// Their bytes (record header, key and value each).
     pub total_bytes: u64,
-    /// Blobs and bytes no table references any more.
+    /// Blobs no table references any more.
     pub garbage_count: u64,
+    /// Their bytes, counted as `total_bytes` is.
     pub garbage_bytes: u64,
     /// The file's size in bytes.
     pub file_size: u64,
@@ -96,7 +105,10 @@ impl BlobFileMeta {
 /// `BlobFileGarbage`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BlobGarbage {
+    /// The blob file's number.
     pub number: u64,
+    /// Blobs that became garbage.
     pub count: u64,
+    /// Their bytes (record header, key and value each).
     pub bytes: u64,
 }

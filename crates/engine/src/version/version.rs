@@ -62,8 +62,9 @@ pub struct FileTotals {
     pub bytes: u128,
     /// Σ entries that are not deletions.
     pub values: u128,
-    /// Σ raw key and raw value bytes.
+    /// Σ raw key bytes.
     pub raw_key_size: u128,
+    /// Σ raw value bytes.
     pub raw_value_size: u128,
     /// Σ [`FileMeta::surplus_deletions`] (what compensation adds bytes for).
     pub surplus_deletions: u128,
