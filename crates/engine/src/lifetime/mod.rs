@@ -18,7 +18,7 @@ mod predict;
 mod stats;
 
 pub use clock::{Clock, Outcome};
-pub(crate) use predict::{predict, PredictCtx};
+pub use predict::{predict, PredictCtx};
 pub use stats::{CaseCell, LifetimeStats, ERROR_BIN, LIFETIME_BIN, MISS_FACTOR};
 
 /// How the predictor expects an SST to die.

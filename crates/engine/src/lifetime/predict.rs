@@ -30,16 +30,22 @@ use super::{Case, Clock, FileLifetime};
 
 /// Everything a prediction reads: the version the new file is created in, the picker and
 /// its cursors, the clock, and the job creating the file.
-pub(crate) struct PredictCtx<'a> {
+pub struct PredictCtx<'a> {
+    /// The version the new file is created in.
     pub version: &'a Version,
+    /// The database's options (level targets, the L0 trigger that sets the cycle).
     pub options: &'a Options,
+    /// The picker whose order decides which file of a level is compacted next.
     pub picker: &'a dyn Picker,
     /// Round-robin compaction cursor per level, as in [`PickCtx`].
     pub cursors: &'a [Option<Vec<u8>>],
+    /// Numbers of the files running compactions use.
     pub compacting: &'a HashSet<u64>,
+    /// Where the file layer keeps each SST, for zone-aware pickers.
     pub zones: &'a dyn ZoneLookup,
     /// Free space of the file layer, 0..=1, as in [`PickCtx`].
     pub free_ratio: f64,
+    /// The FC-tick clock (flushes and compactions so far).
     pub clock: &'a Clock,
     /// Files the job creating the SST deletes (of any level).
     pub job_inputs: &'a [Arc<FileMeta>],
@@ -58,7 +64,7 @@ impl PredictCtx<'_> {
 }
 
 /// The prediction for `new`, an SST about to be created in `level`.
-pub(crate) fn predict(ctx: &PredictCtx<'_>, level: usize, new: &FileMeta) -> FileLifetime {
+pub fn predict(ctx: &PredictCtx<'_>, level: usize, new: &FileMeta) -> FileLifetime {
     let c = ctx.clock.cycle(ctx.flush_num());
     if level + 1 >= ctx.version.num_levels() {
         return last_level(ctx, level, new, c);
