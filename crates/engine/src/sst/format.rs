@@ -93,16 +93,14 @@ pub(crate) struct Footer {
 const FOOTER_CHECKED_LEN: usize = 52;
 
 fn le_u64(bytes: &[u8], at: usize) -> u64 {
-    let mut buf = [0u8; 8];
-    buf.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(buf)
+    let field = bytes.get(at..).and_then(<[u8]>::first_chunk);
+    field.map_or(0, |b| u64::from_le_bytes(*b))
 }
 
 /// The u32 LE at `at`; the caller checked that 4 bytes are there.
 pub(crate) fn le_u32(bytes: &[u8], at: usize) -> u32 {
-    let mut buf = [0u8; 4];
-    buf.copy_from_slice(&bytes[at..at + 4]);
-    u32::from_le_bytes(buf)
+    let field = bytes.get(at..).and_then(<[u8]>::first_chunk);
+    field.map_or(0, |b| u32::from_le_bytes(*b))
 }
 
 impl Footer {
@@ -130,7 +128,7 @@ impl Footer {
             return Err(format!("bad magic number {magic:#018x}: not a zkv table"));
         }
         let stored = le_u32(bytes, FOOTER_CHECKED_LEN);
-        let actual = footer_checksum(&bytes[..FOOTER_CHECKED_LEN]);
+        let actual = footer_checksum(bytes.get(..FOOTER_CHECKED_LEN).unwrap_or_default());
         if stored != actual {
             return Err(format!(
                 "footer checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
