@@ -92,6 +92,13 @@ pub(crate) struct Footer {
 
 const FOOTER_CHECKED_LEN: usize = 52;
 
+/// A block with its trailer: the contents, the block type and the stored checksum; `None`
+/// if it is shorter than a trailer.
+pub(crate) fn split_trailer(block: &[u8]) -> Option<(&[u8], u8, u32)> {
+    let (contents, &[block_type, c0, c1, c2, c3]) = block.split_last_chunk::<5>()?;
+    Some((contents, block_type, u32::from_le_bytes([c0, c1, c2, c3])))
+}
+
 fn le_u64(bytes: &[u8], at: usize) -> u64 {
     let field = bytes.get(at..).and_then(<[u8]>::first_chunk);
     field.map_or(0, |b| u64::from_le_bytes(*b))

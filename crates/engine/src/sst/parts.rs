@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::block::{Block, BlockCursor, KeyBounds};
 use super::filter::Bloom;
-use super::format::{block_checksum, BlockHandle, Footer};
+use super::format::{block_checksum, split_trailer, BlockHandle, Footer};
 use super::TableProps;
 use crate::{Error, Result};
 
@@ -129,13 +129,12 @@ pub fn block_contents(table: &[u8], handle: Handle) -> Result<Vec<u8>> {
     let Some(bytes) = range.and_then(|r| table.get(r)) else {
         return Err(bad(format!("{} bytes pass the end of the table", h.size)));
     };
-    let Some((contents, &[block_type, c0, c1, c2, c3])) = bytes.split_last_chunk::<5>() else {
+    let Some((contents, block_type, stored)) = split_trailer(bytes) else {
         return Err(bad(format!(
             "{} bytes, shorter than a block trailer",
             h.size
         )));
     };
-    let stored = u32::from_le_bytes([c0, c1, c2, c3]);
     let actual = block_checksum(contents, block_type);
     if stored != actual {
         return Err(bad(format!(

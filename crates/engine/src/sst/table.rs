@@ -8,7 +8,9 @@ use super::block::{Block, BlockCursor, KeyBounds};
 use super::cache::CacheSlot;
 use super::filter::Bloom;
 use super::format::BLOCK_TYPE_RAW;
-use super::format::{block_checksum, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
+use super::format::{
+    block_checksum, split_trailer, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
+};
 use super::TableProps;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind, MAX_SEQ};
@@ -220,13 +222,12 @@ impl Table {
         };
         let mut buf = vec![0u8; len + BLOCK_TRAILER_LEN as usize];
         self.file.read_exact_at(handle.offset, &mut buf)?;
-        let Some((contents, &[block_type, c0, c1, c2, c3])) = buf.split_last_chunk::<5>() else {
+        let Some((contents, block_type, stored)) = split_trailer(&buf) else {
             return Err(bad(format!(
                 "{} bytes, shorter than a block trailer",
                 buf.len()
             )));
         };
-        let stored = u32::from_le_bytes([c0, c1, c2, c3]);
         let actual = block_checksum(contents, block_type);
         if stored != actual {
             return Err(bad(format!(
