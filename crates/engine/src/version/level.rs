@@ -177,7 +177,11 @@ impl Link {
                         (*old, *new) = (i, j);
                     }
                 }
-                Change::Added(j) => dirty.get_mut(j).into_iter().for_each(|d| *d = true),
+                Change::Added(j) => {
+                    if let Some(d) = dirty.get_mut(j) {
+                        *d = true;
+                    }
+                }
                 Change::Removed(_) => {}
             },
         );
@@ -193,12 +197,13 @@ impl Link {
             let Some(g) = g else { return };
             let (lo, hi) = (g.smallest_user_key(), g.largest_user_key());
             let (from, to) = run_meeting(&files.files, Some(lo), Some(hi));
-            dirty
-                .get_mut(from..to)
-                .into_iter()
-                .for_each(|run| run.fill(true));
+            if let Some(run) = dirty.get_mut(from..to) {
+                run.fill(true);
+            }
             let after = files.files.partition_point(|f| f.smallest_user_key() <= hi);
-            shift.get_mut(after).into_iter().for_each(|s| *s += by);
+            if let Some(s) = shift.get_mut(after) {
+                *s += by;
+            }
         });
         let mut link = Link {
             runs: Vec::with_capacity(n),
