@@ -122,14 +122,17 @@ impl WriteBatch {
 
     /// Sets the sequence number of the first operation.
     pub fn set_sequence(&mut self, seq: SeqNo) {
-        self.rep[..8].copy_from_slice(&seq.to_le_bytes());
+        // `rep` always holds the header (every constructor writes it).
+        if let Some(head) = self.rep.first_chunk_mut::<8>() {
+            *head = seq.to_le_bytes();
+        }
     }
 
     /// The sequence number of the first operation.
     pub fn sequence(&self) -> SeqNo {
-        let mut seq = [0u8; 8];
-        seq.copy_from_slice(&self.rep[..8]);
-        u64::from_le_bytes(seq)
+        self.rep
+            .first_chunk::<8>()
+            .map_or(0, |b| u64::from_le_bytes(*b))
     }
 
     /// The encoded batch (what the WAL stores).
@@ -140,17 +143,15 @@ impl WriteBatch {
     /// Decodes an encoded batch, validating all of it: the header, every tag and length,
     /// the count, no trailing bytes. Anything else is [`Error::Corruption`].
     pub fn from_data(data: Vec<u8>) -> Result<WriteBatch> {
-        if data.len() < HEADER_LEN {
-            return Err(Error::corruption(
-                WHAT,
-                format!(
-                    "{} bytes, shorter than its {HEADER_LEN}-byte header",
-                    data.len()
-                ),
-            ));
-        }
-        let declared = u32::from_le_bytes([data[8], data[9], data[10], data[11]]);
-        let (count, user_bytes) = validate_ops(&data)?;
+        let Some((seq_bytes, rest)) = data.split_first_chunk::<8>() else {
+            return Err(short_header(data.len()));
+        };
+        let Some((count_bytes, ops)) = rest.split_first_chunk::<4>() else {
+            return Err(short_header(data.len()));
+        };
+        let sequence = u64::from_le_bytes(*seq_bytes);
+        let declared = u32::from_le_bytes(*count_bytes);
+        let (count, user_bytes) = validate_ops(ops)?;
         if count != u64::from(declared) {
             return Err(Error::corruption(
                 WHAT,
@@ -160,9 +161,6 @@ impl WriteBatch {
         // Operation `i` takes sequence number `sequence + i`, and internal keys hold 56-bit
         // sequence numbers: a batch whose numbers pass `MAX_SEQ` was not written by zkv,
         // and replaying it would overflow.
-        let sequence = u64::from_le_bytes([
-            data[0], data[1], data[2], data[3], data[4], data[5], data[6], data[7],
-        ]);
         let last = sequence.checked_add(u64::from(declared.saturating_sub(1)));
         if last.is_none_or(|last| last > MAX_SEQ) {
             return Err(Error::corruption(
@@ -183,7 +181,7 @@ impl WriteBatch {
     /// The operations in order.
     pub fn ops(&self) -> BatchOps<'_> {
         BatchOps {
-            rest: &self.rep[HEADER_LEN..],
+            rest: self.rep.get(HEADER_LEN..).unwrap_or_default(),
             left: self.count,
         }
     }
@@ -195,7 +193,8 @@ impl WriteBatch {
 
     /// Appends the operations of `other` after this batch's (this sequence number stays).
     pub fn append(&mut self, other: &WriteBatch) {
-        self.rep.extend_from_slice(&other.rep[HEADER_LEN..]);
+        self.rep
+            .extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or_default());
         self.user_bytes += other.user_bytes;
         self.bump_count(other.count);
     }
@@ -204,7 +203,9 @@ impl WriteBatch {
         // A batch of 2^32 operations would need tens of GiB; saturating keeps it a
         // detectable count mismatch instead of an overflow.
         self.count = self.count.saturating_add(n);
-        self.rep[8..HEADER_LEN].copy_from_slice(&self.count.to_le_bytes());
+        if let Some(count) = self.rep.get_mut(8..HEADER_LEN) {
+            count.copy_from_slice(&self.count.to_le_bytes());
+        }
     }
 }
 
@@ -222,7 +223,7 @@ pub fn op_encoded_len(kind: ValueKind, key_len: usize, value_len: usize) -> usiz
 fn get_slice(data: &[u8], at: usize) -> Result<(&[u8], &[u8])> {
     let mut pos = 0;
     match get_length_prefixed(data, &mut pos) {
-        Ok(slice) => Ok((slice, &data[pos..])),
+        Ok(slice) => Ok((slice, data.get(pos..).unwrap_or_default())),
         Err(DecodeError::PastEnd { len, left }) => Err(Error::corruption(
             WHAT,
             format!("length {len} at offset {at} passes the end of the batch ({left} bytes left)"),
@@ -255,12 +256,19 @@ fn decode_op(data: &[u8], at: usize) -> Result<(BatchOp<'_>, &[u8])> {
     Ok((BatchOp { kind, key, value }, rest))
 }
 
-/// Decodes every operation after the header: (count, user bytes).
-fn validate_ops(data: &[u8]) -> Result<(u64, u64)> {
-    let mut rest = &data[HEADER_LEN..];
+fn short_header(len: usize) -> Error {
+    Error::corruption(
+        WHAT,
+        format!("{len} bytes, shorter than its {HEADER_LEN}-byte header"),
+    )
+}
+
+/// Decodes every operation of `ops`, the bytes after the header: (count, user bytes).
+fn validate_ops(ops: &[u8]) -> Result<(u64, u64)> {
+    let mut rest = ops;
     let (mut count, mut user_bytes) = (0u64, 0u64);
     while !rest.is_empty() {
-        let (op, next) = decode_op(rest, data.len() - rest.len())?;
+        let (op, next) = decode_op(rest, HEADER_LEN + ops.len() - rest.len())?;
         if op.kind == ValueKind::Put {
             user_bytes += (op.key.len() + op.value.len()) as u64;
         }

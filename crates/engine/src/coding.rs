@@ -94,19 +94,19 @@ pub fn get_varint32(data: &[u8], pos: &mut usize) -> Option<u32> {
 pub fn get_varint(data: &[u8]) -> Option<(u64, &[u8])> {
     let mut pos = 0;
     let v = get_varint64(data, &mut pos)?;
-    Some((v, &data[pos..]))
+    Some((v, data.get(pos..)?))
 }
 
 /// Decodes a length-prefixed string at `*pos`, advancing `*pos` past it.
 pub fn get_length_prefixed<'a>(data: &'a [u8], pos: &mut usize) -> Result<&'a [u8], DecodeError> {
     let len = read_varint(data, pos, 64)?;
-    let left = data.len() - *pos;
-    let fits = usize::try_from(len).ok().filter(|&l| l <= left);
-    let Some(len) = fits else {
+    let rest = data.get(*pos..).unwrap_or_default();
+    let left = rest.len();
+    let fits = usize::try_from(len).ok().and_then(|l| rest.get(..l));
+    let Some(bytes) = fits else {
         return Err(DecodeError::PastEnd { len, left });
     };
-    let bytes = &data[*pos..*pos + len];
-    *pos += len;
+    *pos += bytes.len();
     Ok(bytes)
 }
 

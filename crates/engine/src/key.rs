@@ -100,14 +100,17 @@ pub fn parse(ikey: &[u8]) -> Option<ParsedKey<'_>> {
 /// The user key of an internal key (the whole slice if it is too short to hold a trailer;
 /// callers that need validation use [`parse`]).
 pub fn user_key(ikey: &[u8]) -> &[u8] {
-    &ikey[..ikey.len().saturating_sub(TRAILER_LEN)]
+    ikey.split_at_checked(ikey.len().saturating_sub(TRAILER_LEN))
+        .map_or(ikey, |(user, _)| user)
 }
 
 fn trailer(ikey: &[u8]) -> u64 {
-    let start = ikey.len().saturating_sub(TRAILER_LEN);
+    if let Some(tail) = ikey.last_chunk::<TRAILER_LEN>() {
+        return u64::from_le_bytes(*tail);
+    }
+    // Too short for a trailer: the whole key, zero-padded.
     let mut buf = [0u8; TRAILER_LEN];
-    let tail = &ikey[start..];
-    buf[..tail.len()].copy_from_slice(tail);
+    buf.iter_mut().zip(ikey).for_each(|(b, k)| *b = *k);
     u64::from_le_bytes(buf)
 }
 

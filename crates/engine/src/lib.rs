@@ -19,7 +19,10 @@
 
 // Library code returns errors instead of panicking on I/O and decoding paths; unit tests
 // may unwrap.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 #![deny(missing_docs)]
 
 pub mod batch;

@@ -350,18 +350,19 @@ enum Parsed<'a> {
 
 fn parse_at(data: &[u8], pos: usize) -> Parsed<'_> {
     let rest = data.get(pos..).unwrap_or_default();
-    let Some(header) = rest.get(..HEADER_LEN) else {
+    let Some(header) = rest.first_chunk::<HEADER_LEN>() else {
         let have = rest.len() as u64;
         let defect = LogDefect::PartialHeader { have };
         return Parsed::Bad { defect, end: None };
     };
-    let field = |at: usize| [header[at], header[at + 1], header[at + 2], header[at + 3]];
-    if u32::from_le_bytes(field(0)) != mask_crc(crc32c::crc32c(&header[4..])) {
+    let [h0, h1, h2, h3, c0, c1, c2, c3, l0, l1, l2, l3, kind] = *header;
+    let (header_crc, payload_crc, len_bytes) =
+        ([h0, h1, h2, h3], [c0, c1, c2, c3], [l0, l1, l2, l3]);
+    if u32::from_le_bytes(header_crc) != mask_crc(crc32c::crc32c(&header[4..])) {
         let defect = LogDefect::HeaderChecksum;
         return Parsed::Bad { defect, end: None };
     }
-    let len = u32::from_le_bytes(field(8)) as usize;
-    let kind = header[12];
+    let len = u32::from_le_bytes(len_bytes) as usize;
     let payload = HEADER_LEN
         .checked_add(len)
         .and_then(|end| rest.get(HEADER_LEN..end));
@@ -375,7 +376,7 @@ fn parse_at(data: &[u8], pos: usize) -> Parsed<'_> {
     };
     let end = pos + HEADER_LEN + len;
     let len = len as u64;
-    if u32::from_le_bytes(field(4)) != record_crc(kind, field(8), payload) {
+    if u32::from_le_bytes(payload_crc) != record_crc(kind, len_bytes, payload) {
         let defect = LogDefect::PayloadChecksum { len };
         return Parsed::Bad {
             defect,

@@ -73,11 +73,11 @@ impl Entry {
     }
 
     fn key(&self) -> &[u8] {
-        &self.buf[..self.key_len]
+        self.buf.get(..self.key_len).unwrap_or_default()
     }
 
     fn value(&self) -> &[u8] {
-        &self.buf[self.key_len..]
+        self.buf.get(self.key_len..).unwrap_or_default()
     }
 }
 

@@ -135,18 +135,16 @@ impl BlobIndex {
     }
 }
 
-/// The u32 LE at `at`; the caller checked that 4 bytes are there.
+/// The u32 LE at `at`; callers pass fixed-size parts with the field inside them.
 fn le_u32(bytes: &[u8], at: usize) -> u32 {
-    let mut buf = [0u8; 4];
-    buf.copy_from_slice(&bytes[at..at + 4]);
-    u32::from_le_bytes(buf)
+    let field = bytes.get(at..).and_then(<[u8]>::first_chunk);
+    field.map_or(0, |b| u32::from_le_bytes(*b))
 }
 
-/// The u64 LE at `at`; the caller checked that 8 bytes are there.
+/// The u64 LE at `at`; callers pass fixed-size parts with the field inside them.
 fn le_u64(bytes: &[u8], at: usize) -> u64 {
-    let mut buf = [0u8; 8];
-    buf.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(buf)
+    let field = bytes.get(at..).and_then(<[u8]>::first_chunk);
+    field.map_or(0, |b| u64::from_le_bytes(*b))
 }
 
 /// The masked CRC32C of `parts` one after the other.
@@ -157,9 +155,11 @@ fn checksum(parts: &[&[u8]]) -> u32 {
 /// Checks the checksum stored in the last 4 bytes of a fixed-width part against the bytes
 /// before it; the error text says what is wrong.
 fn check_trailing_crc(bytes: &[u8], part: &str) -> std::result::Result<(), String> {
-    let at = bytes.len() - 4;
-    let stored = le_u32(bytes, at);
-    let actual = checksum(&[&bytes[..at]]);
+    let Some((covered, stored)) = bytes.split_last_chunk::<4>() else {
+        return Err(format!("{part} of {} bytes has no checksum", bytes.len()));
+    };
+    let stored = u32::from_le_bytes(*stored);
+    let actual = checksum(&[covered]);
     if stored != actual {
         return Err(format!(
             "{part} checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
@@ -250,9 +250,8 @@ impl RecordHeader {
         out
     }
 
-    /// The header in the first [`RECORD_HEADER_LEN`] bytes of `bytes` (the caller checked
-    /// they are there).
-    pub fn decode(bytes: &[u8]) -> RecordHeader {
+    /// The header in the [`RECORD_HEADER_LEN`] bytes of `bytes`.
+    pub fn decode(bytes: &[u8; RECORD_HEADER_LEN as usize]) -> RecordHeader {
         RecordHeader {
             crc: le_u32(bytes, 0),
             key_len: le_u32(bytes, 4),

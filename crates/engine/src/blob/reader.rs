@@ -111,7 +111,12 @@ impl BlobFileReader {
         // Bounded by the file size: record_start checked the record lies inside the file.
         let mut record = vec![0u8; value_at + index.size as usize];
         self.file.read_exact_at(start, &mut record)?;
-        let header = RecordHeader::decode(&record);
+        let Some((header_bytes, body)) =
+            record.split_first_chunk::<{ RECORD_HEADER_LEN as usize }>()
+        else {
+            return Err(Error::corruption(what, "record shorter than its header"));
+        };
+        let header = RecordHeader::decode(header_bytes);
         let lengths = (u64::from(header.key_len), u64::from(header.value_len));
         if lengths != (key_len as u64, index.size) {
             return Err(Error::corruption(
@@ -123,9 +128,9 @@ impl BlobFileReader {
             ));
         }
         header
-            .check(&[&record[4..]])
+            .check(&[&header_bytes[4..], body])
             .map_err(|d| Error::corruption(what.as_str(), d))?;
-        if &record[RECORD_HEADER_LEN as usize..value_at] != user_key {
+        if body.get(..key_len) != Some(user_key) {
             return Err(Error::corruption(
                 what,
                 "the record holds another key than the one the index was read with",

@@ -27,7 +27,7 @@ pub fn marked_files(
     let (Some(oldest), true) = (blobs.first(), cutoff > 0) else {
         return Vec::new();
     };
-    let batch = &blobs[..cutoff.min(blobs.len())];
+    let batch = blobs.get(..cutoff).unwrap_or(&blobs);
     let total: u64 = batch.iter().map(|b| b.total_bytes).sum();
     let garbage: u64 = batch.iter().map(|b| b.garbage_bytes).sum();
     // Unlike RocksDB, a batch without garbage is never forced, whatever the threshold: a

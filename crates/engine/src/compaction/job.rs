@@ -164,7 +164,7 @@ pub fn run_job_staged(
     stage: &mut dyn ValueStage,
     emit: &mut dyn FnMut(BuiltTable) -> Result<()>,
 ) -> Result<JobStats> {
-    if !params.snapshots.windows(2).all(|w| w[0] <= w[1]) {
+    if !params.snapshots.is_sorted() {
         return Err(Error::InvalidArgument(
             "compaction snapshots must be ascending".into(),
         ));
@@ -503,7 +503,9 @@ impl<'p> GrandparentOverlap<'p> {
     /// Whether `user_key` is still within file `index`: below its largest key, or equal to
     /// it and not also the start of the next file (then the key belongs to the last one).
     fn inside(&self, user_key: &[u8], index: usize) -> bool {
-        let largest = self.files[index].largest_user_key();
+        let Some(largest) = self.files.get(index).map(|f| f.largest_user_key()) else {
+            return false;
+        };
         user_key < largest
             || (user_key == largest
                 && self
@@ -523,8 +525,8 @@ impl<'p> GrandparentOverlap<'p> {
         if self.in_gap {
             return 0;
         }
-        let holding = self.files[..=self.index]
-            .iter()
+        // Outside a gap `index` is a file of the level.
+        let holding = (self.files.get(..=self.index).unwrap_or_default().iter())
             .rev()
             .enumerate()
             .take_while(|(i, f)| *i == 0 || f.largest_user_key() == user_key);

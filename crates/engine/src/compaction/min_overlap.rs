@@ -32,14 +32,13 @@ impl Picker for MinOverlap {
         let v = ctx.version;
         if level == 0 {
             let ratio = overlap_ratios(v, level);
-            return sorted_indexes(v.files(level), |a, b| ratio[a].cmp(&ratio[b]));
+            return sorted_indexes(v.files(level), &ratio);
         }
         // On a deep level the sweep below counts for each file the next-level files whose
         // internal-key range meets its own, which the version keeps.
         let comp = Compensation::of(v);
-        let files = v.files(level);
-        ranked_order(v, level, &RANK, |i| {
-            min_overlap_key(&comp, &files[i], v.next_level_bytes(level, i).by_sweep)
+        ranked_order(v, level, &RANK, |i, f| {
+            min_overlap_key(&comp, f, v.next_level_bytes(level, i).by_sweep)
         })
     }
 }
@@ -79,12 +78,15 @@ fn overlapping_bytes(
     let mut out = Vec::with_capacity(files.len());
     for f in files {
         let mut bytes = 0u64;
-        while j < next.len() && key::compare(&next[j].largest, &f.smallest) == Ordering::Less {
+        let before = |g: &FileMeta| key::compare(&g.largest, &f.smallest) == Ordering::Less;
+        while next.get(j).is_some_and(|g| before(g)) {
             j += 1;
         }
-        while j < next.len() && key::compare(&next[j].smallest, &f.largest) == Ordering::Less {
-            bytes = bytes.saturating_add(next[j].size);
-            if key::compare(&next[j].largest, &f.largest) == Ordering::Greater {
+        let meets =
+            |g: &&std::sync::Arc<FileMeta>| key::compare(&g.smallest, &f.largest) == Ordering::Less;
+        while let Some(g) = next.get(j).filter(meets) {
+            bytes = bytes.saturating_add(g.size);
+            if key::compare(&g.largest, &f.largest) == Ordering::Greater {
                 break;
             }
             j += 1;

@@ -20,8 +20,7 @@ impl Picker for OldestLargestSeq {
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        let files = ctx.version.files(level);
-        ranked_order(ctx.version, level, &RANK, |i| [files[i].largest_seq, 0])
+        ranked_order(ctx.version, level, &RANK, |_, f| [f.largest_seq, 0])
     }
 }
 

@@ -20,8 +20,7 @@ impl Picker for OldestSmallestSeq {
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        let files = ctx.version.files(level);
-        ranked_order(ctx.version, level, &RANK, |i| [files[i].smallest_seq, 0])
+        ranked_order(ctx.version, level, &RANK, |_, f| [f.smallest_seq, 0])
     }
 }
 

@@ -178,7 +178,8 @@ fn pick_forced_blob_gc(ctx: &PickCtx<'_>) -> Option<Compaction> {
             clean_cut(ctx, level, vec![file])?
         };
         let grandparents = grandparents_of(ctx.version, level, &inputs, &[]);
-        let score = scores_by_level(ctx.version, ctx.options, ctx.compacting)[level];
+        let scores = scores_by_level(ctx.version, ctx.options, ctx.compacting);
+        let score = scores.get(level).copied().unwrap_or_default();
         let shape = Shape {
             level,
             output_level: level,
@@ -231,7 +232,8 @@ pub fn pick_requested(ctx: &PickCtx<'_>, level: usize, numbers: &[u64]) -> Optio
         output_inputs = output_overlap(ctx, output_level, &inputs)?;
         grandparents = grandparents_of(v, output_level, &inputs, &output_inputs);
     }
-    let score = scores_by_level(v, ctx.options, ctx.compacting)[level];
+    let scores = scores_by_level(v, ctx.options, ctx.compacting);
+    let score = scores.get(level).copied().unwrap_or_default();
     Some(finish(
         ctx,
         Shape {
@@ -253,9 +255,8 @@ pub fn pick_requested(ctx: &PickCtx<'_>, level: usize, numbers: &[u64]) -> Optio
 pub fn level0_non_overlapping(version: &Version) -> bool {
     let mut files: Vec<&Arc<FileMeta>> = version.files(0).iter().collect();
     files.sort_by(|a, b| key::compare(&a.smallest, &b.smallest));
-    files
-        .windows(2)
-        .all(|w| key::compare(&w[0].largest, &w[1].smallest) == Ordering::Less)
+    (files.iter().zip(files.iter().skip(1)))
+        .all(|(a, b)| key::compare(&a.largest, &b.smallest) == Ordering::Less)
 }
 
 /// The first choice of start-level files (RocksDB's `PickFileToCompact` result).
@@ -469,14 +470,15 @@ fn try_extend_trivial_move(
 ) -> Vec<Arc<FileMeta>> {
     let v = ctx.version;
     let files = v.files(level);
-    let first = Arc::clone(&inputs[0]);
+    let Some(first) = inputs.first().cloned() else {
+        return inputs;
+    };
     let mut total = first.size;
     let mut run = inputs;
-    for i in start + 1..files.len() {
+    for (i, next) in files.iter().enumerate().skip(start + 1) {
         if run.len() >= MAX_MULTI_TRIVIAL_MOVE {
             break;
         }
-        let next = &files[i];
         if ctx.is_compacting(next) {
             break;
         }
@@ -716,22 +718,23 @@ fn clean_files_within(v: &Version, level: usize, b: &[u8], e: &[u8]) -> Vec<Arc<
         return Vec::new();
     }
     let files = v.files(level);
-    let n = files.len();
+    // Whether files `i - 1` and `i` share a user key (false at either end of the level).
+    let shared = |i: usize| {
+        let before = i.checked_sub(1).and_then(|p| files.get(p));
+        before
+            .zip(files.get(i))
+            .is_some_and(|(a, b)| a.largest_user_key() == b.smallest_user_key())
+    };
     let mut start = files.partition_point(|f| f.smallest_user_key() < b);
-    while start > 0
-        && start < n
-        && files[start - 1].largest_user_key() == files[start].smallest_user_key()
-    {
+    while shared(start) {
         start += 1;
     }
-    let mut end = start + files[start..].partition_point(|f| f.largest_user_key() <= e);
-    while end < n
-        && end > start
-        && files[end - 1].largest_user_key() == files[end].smallest_user_key()
-    {
+    let rest = files.get(start..).unwrap_or_default();
+    let mut end = start + rest.partition_point(|f| f.largest_user_key() <= e);
+    while end > start && shared(end) {
         end -= 1;
     }
-    files[start..end].to_vec()
+    files.get(start..end).unwrap_or_default().to_vec()
 }
 
 /// RocksDB's `GetGrandparents`: the files of the first level below the output level that
@@ -756,16 +759,17 @@ fn grandparents_of(
 fn pick_intra_l0(ctx: &PickCtx<'_>, score: f64) -> Option<Compaction> {
     let files = ctx.version.files(0);
     let trigger = ctx.options.level0_file_num_compaction_trigger as usize;
-    if files.len() < trigger + 2 || ctx.is_compacting(&files[0]) {
+    let (first, rest) = files.split_first()?;
+    if files.len() < trigger + 2 || ctx.is_compacting(first) {
         return None;
     }
-    let mut bytes = files[0].size;
+    let mut bytes = first.size;
     let mut per_removed = u64::MAX;
     let mut limit = 1;
-    while limit < files.len() {
-        bytes = bytes.saturating_add(files[limit].size);
+    for file in rest {
+        bytes = bytes.saturating_add(file.size);
         let next_per_removed = bytes / limit as u64;
-        let stop = ctx.is_compacting(&files[limit])
+        let stop = ctx.is_compacting(file)
             || next_per_removed > per_removed
             || bytes > ctx.options.max_compaction_bytes();
         if stop {
@@ -781,7 +785,7 @@ fn pick_intra_l0(ctx: &PickCtx<'_>, score: f64) -> Option<Compaction> {
     let shape = Shape {
         level: 0,
         output_level: 0,
-        inputs: files[..limit].to_vec(),
+        inputs: files.iter().take(limit).cloned().collect(),
         output_inputs: Vec::new(),
         grandparents: Vec::new(),
         trivial_move: false,

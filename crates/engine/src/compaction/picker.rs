@@ -2,7 +2,6 @@
 //! orders the files of a level; the builder ([`super::pick_compaction`]) tries them as the
 //! seed of a compaction in that order and takes the first one that can run.
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -65,8 +64,8 @@ impl PickCtx<'_> {
     pub fn busy_flags(&self, level: usize) -> Vec<bool> {
         let mut busy = vec![false; self.version.num_files(level)];
         for &n in self.compacting {
-            if let Some(i) = self.version.position(level, n) {
-                busy[i] = true;
+            if let Some(flag) = (self.version.position(level, n)).and_then(|i| busy.get_mut(i)) {
+                *flag = true;
             }
         }
         busy
@@ -104,39 +103,38 @@ pub trait Picker: Send + Sync {
     }
 }
 
-/// Indexes of `files` sorted by `cmp`, ties broken by the smaller smallest key and then the
-/// smaller file number, so every order is total and reproducible.
-pub(super) fn sorted_indexes(
-    files: &[Arc<FileMeta>],
-    mut cmp: impl FnMut(usize, usize) -> Ordering,
-) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by(|&a, &b| {
-        cmp(a, b)
-            .then_with(|| key::compare(&files[a].smallest, &files[b].smallest))
-            .then_with(|| files[a].number.cmp(&files[b].number))
+/// Indexes of `files` sorted by `keys` (one per file), ties broken by the smaller smallest
+/// key and then the smaller file number, so every order is total and reproducible.
+pub(super) fn sorted_indexes<K: Ord>(files: &[Arc<FileMeta>], keys: &[K]) -> Vec<usize> {
+    let mut order: Vec<(usize, (&Arc<FileMeta>, &K))> =
+        files.iter().zip(keys).enumerate().collect();
+    order.sort_by(|(_, (fa, ka)), (_, (fb, kb))| {
+        ka.cmp(kb)
+            .then_with(|| key::compare(&fa.smallest, &fb.smallest))
+            .then_with(|| fa.number.cmp(&fb.number))
     });
-    order
+    order.into_iter().map(|(i, _)| i).collect()
 }
 
-/// `order` sorted by `key` of each index, equal keys kept in `order`'s order.
-pub(super) fn sorted_stably<K: Ord>(order: Vec<usize>, key: impl Fn(usize) -> K) -> Vec<usize> {
-    // Sorting (key, place) pairs compares plain values, not looked-up ones.
-    let mut keyed: Vec<(K, usize)> = (order.iter().enumerate())
-        .map(|(place, &i)| (key(i), place))
+/// `order` sorted by the key of each index in `keys`, equal keys kept in `order`'s order.
+pub(super) fn sorted_stably<K: Ord>(order: Vec<usize>, keys: &[K]) -> Vec<usize> {
+    // Sorting (key, place, index) triples compares plain values, not looked-up ones; the
+    // places are distinct, so the indexes are never compared.
+    let mut keyed: Vec<(Option<&K>, usize, usize)> = (order.into_iter().enumerate())
+        .map(|(place, i)| (keys.get(i), place, i))
         .collect();
     keyed.sort_unstable();
-    keyed.into_iter().map(|(_, place)| order[place]).collect()
+    keyed.into_iter().map(|(_, _, i)| i).collect()
 }
 
 /// Indexes of `files` sorted by `key` of each index, smallest first, ties broken as in
 /// [`sorted_indexes`].
 pub(super) fn sorted_by_key<K: Ord>(
     files: &[Arc<FileMeta>],
-    key: impl FnMut(usize) -> K,
+    mut key: impl FnMut(usize, &FileMeta) -> K,
 ) -> Vec<usize> {
-    let keys: Vec<K> = (0..files.len()).map(key).collect();
-    sorted_indexes(files, |a, b| keys[a].cmp(&keys[b]))
+    let keys: Vec<K> = (files.iter().enumerate()).map(|(i, f)| key(i, f)).collect();
+    sorted_indexes(files, &keys)
 }
 
 /// The order of `level` by `key` of each index (smallest first, ties broken as in
@@ -147,7 +145,7 @@ pub(super) fn ranked_order(
     v: &Version,
     level: usize,
     rank: &'static FileRank,
-    key: impl Fn(usize) -> [u64; 2],
+    key: impl Fn(usize, &FileMeta) -> [u64; 2],
 ) -> Vec<usize> {
     let Some(ranked) = v.ranked(level, rank) else {
         return sorted_by_key(v.files(level), key);
@@ -156,7 +154,10 @@ pub(super) fn ranked_order(
     if ranked.unranked.is_empty() {
         return ranked_files.map(|(_, i)| i).collect();
     }
-    let mut others: Vec<([u64; 2], usize)> = ranked.unranked.iter().map(|&i| (key(i), i)).collect();
+    let files = v.files(level);
+    let mut others: Vec<([u64; 2], usize)> = (ranked.unranked.iter())
+        .filter_map(|&i| Some((key(i, files.get(i)?), i)))
+        .collect();
     others.sort_unstable();
     let merged = merge_sorted(ranked_files, others);
     merged.into_iter().map(|(_, i)| i).collect()

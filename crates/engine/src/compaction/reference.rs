@@ -34,7 +34,7 @@ pub fn order(picker: &str, acc: Acc, ctx: &PickCtx<'_>, level: usize) -> Vec<usi
 
 fn by_key<K: Ord>(files: &[Arc<FileMeta>], key: impl FnMut(&Arc<FileMeta>) -> K) -> Vec<usize> {
     let keys: Vec<K> = files.iter().map(key).collect();
-    sorted_indexes(files, |a, b| keys[a].cmp(&keys[b]))
+    sorted_indexes(files, &keys)
 }
 
 fn below<'v>(v: &'v Version, level: usize, f: &FileMeta) -> &'v [Arc<FileMeta>] {
@@ -83,7 +83,7 @@ fn ratios(v: &Version, level: usize) -> Vec<u64> {
 
 fn min_overlap(ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
     let ratio = ratios(ctx.version, level);
-    sorted_indexes(ctx.version.files(level), |a, b| ratio[a].cmp(&ratio[b]))
+    sorted_indexes(ctx.version.files(level), &ratio)
 }
 
 fn round_robin(ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
@@ -192,7 +192,7 @@ fn zone_drain(acc: Acc, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
             DrainKey::Candidate(Reverse(score.to_bits()), ratio)
         })
         .collect();
-    sorted_indexes(files, |a, b| keys[a].cmp(&keys[b]))
+    sorted_indexes(files, &keys)
 }
 
 /// Scores by walking every file, as they were computed before the version kept the sums

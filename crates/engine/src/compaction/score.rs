@@ -113,7 +113,9 @@ pub fn scores_by_level(
 ) -> Vec<f64> {
     let mut by_level = vec![0.0; version.num_levels()];
     for s in compute_scores(version, options, compacting) {
-        by_level[s.level] = s.score;
+        if let Some(score) = by_level.get_mut(s.level) {
+            *score = s.score;
+        }
     }
     by_level
 }
@@ -149,8 +151,7 @@ fn idle_files(
     let files = version.files(level);
     let held = compacting
         .iter()
-        .filter_map(|&n| version.position(level, n))
-        .map(|i| &files[i]);
+        .filter_map(|&n| files.get(version.position(level, n)?));
     let (mut count, mut held_bytes) = (0u64, 0u128);
     for f in held {
         count += 1;
@@ -187,12 +188,14 @@ fn walk_idle_files(
 /// a stable sort, and equal scores can come out of level order; the same pass keeps zkv's
 /// choice identical.
 fn sort_like_rocksdb(scores: &mut [LevelScore]) {
-    for i in 0..scores.len() {
-        for j in i + 1..scores.len() {
-            if scores[i].score < scores[j].score {
-                scores.swap(i, j);
+    let mut rest = scores;
+    while let Some((first, others)) = rest.split_first_mut() {
+        for other in others.iter_mut() {
+            if first.score < other.score {
+                std::mem::swap(first, other);
             }
         }
+        rest = others;
     }
 }
 

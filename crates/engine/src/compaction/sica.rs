@@ -33,9 +33,8 @@ impl Picker for Sica {
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
         let v = ctx.version;
         let comp = Compensation::of(v);
-        let files = v.files(level);
-        ranked_order(v, level, &SICA_RANK, |i| {
-            sica_key(&comp, &files[i], v.next_level_bytes(level, i).by_user_key)
+        ranked_order(v, level, &SICA_RANK, |i, f| {
+            sica_key(&comp, f, v.next_level_bytes(level, i).by_user_key)
         })
     }
 }

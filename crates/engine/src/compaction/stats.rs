@@ -226,6 +226,8 @@ impl CompactionStats {
         out
     }
 
+    // In bounds: the resize above the index makes `level` a position of `levels`.
+    #[allow(clippy::indexing_slicing)]
     fn level_mut(&mut self, level: usize) -> &mut LevelStats {
         if self.levels.len() <= level {
             self.levels.resize(level + 1, LevelStats::default());
@@ -274,14 +276,15 @@ fn ratio(num: u64, den: u64) -> f64 {
 
 /// RocksDB's `BytesToHumanString`: KB, MB, GB or TB with two decimals, never below KB.
 fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    let mut size = bytes as f64 / KIB;
-    let mut unit = 0;
-    while unit < UNITS.len() - 1 && size >= KIB {
+    let (mut size, mut unit) = (bytes as f64 / KIB, "KB");
+    for larger in ["MB", "GB", "TB"] {
+        if size < KIB {
+            break;
+        }
         size /= KIB;
-        unit += 1;
+        unit = larger;
     }
-    format!("{size:.2} {}", UNITS[unit])
+    format!("{size:.2} {unit}")
 }
 
 #[cfg(test)]

@@ -23,15 +23,14 @@ impl Picker for Zaca {
     }
 
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        let v = ctx.version;
         let busy = ctx.busy_flags(level);
         let mut zones = ZoneCache::new(ctx, level);
         // Scored in level order, which walks the next level forwards.
-        let scores: Vec<u64> = (0..v.num_files(level))
-            .map(|i| {
+        let scores: Vec<u64> = (busy.iter().enumerate())
+            .map(|(i, &busy)| {
                 // A file being compacted cannot seed a compaction: the builder skips it, so
                 // its zones are not worth looking up.
-                if busy[i] {
+                if busy {
                     return 0;
                 }
                 // S_same is never negative: its bit pattern orders like its value.
@@ -40,8 +39,16 @@ impl Picker for Zaca {
             .collect();
         // Candidates by S_same (higher first), files being compacted last; a stable sort
         // keeps SICA's order (the version's memo) among equal scores.
-        sorted_stably(Sica.order(ctx, level), |i| (busy[i], Reverse(scores[i])))
+        sorted_stably(Sica.order(ctx, level), &busy_then_score(&busy, &scores))
     }
+}
+
+/// The sort key of each file of a level: files being compacted last, then by `scores`,
+/// higher first.
+pub(super) fn busy_then_score(busy: &[bool], scores: &[u64]) -> Vec<(bool, Reverse<u64>)> {
+    (busy.iter().zip(scores))
+        .map(|(&busy, &score)| (busy, Reverse(score)))
+        .collect()
 }
 
 /// S_same = Σ S_m² / (Σ S_m)² over the zones holding a group (`(zone, bytes)` pairs, one
@@ -80,12 +87,15 @@ impl<'a> ZoneCache<'a> {
     /// The bytes the group of file `pos` of the level holds in each zone, by zone.
     pub(super) fn group_bytes(&mut self, pos: usize) -> &[(u32, u64)] {
         let (v, lookup) = (self.ctx.version, self.ctx.zones);
-        let seed = &v.files(self.level)[pos];
         self.group.clear();
-        self.group.extend(lookup.zones_of(seed.number));
-        let next = v.files(self.level + 1);
-        for j in v.next_level_run(self.level, pos) {
-            let zones = self.below[j].get_or_insert_with(|| lookup.zones_of(next[j].number));
+        if let Some(seed) = v.files(self.level).get(pos) {
+            self.group.extend(lookup.zones_of(seed.number));
+        }
+        let run = v.next_level_run(self.level, pos);
+        let next = v.files(self.level + 1).get(run.clone()).unwrap_or_default();
+        let cached = self.below.get_mut(run).unwrap_or_default();
+        for (zones, file) in cached.iter_mut().zip(next) {
+            let zones = zones.get_or_insert_with(|| lookup.zones_of(file.number));
             self.group.extend_from_slice(zones);
         }
         let pairs = &mut self.group;

@@ -28,7 +28,6 @@
 //! levels below the minimum level: no cleaning is near then, and L0/L1 compactions hold up
 //! writes.
 
-use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
@@ -40,7 +39,7 @@ use crate::version::FileMeta;
 use super::acc::Acc;
 use super::min_overlap::MinOverlap;
 use super::picker::{sorted_stably, PickCtx, Picker};
-use super::zaca::ZoneCache;
+use super::zaca::{busy_then_score, ZoneCache};
 
 /// The group that empties the cleaner's candidates most, per byte it rewrites, first.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -71,9 +70,9 @@ impl Picker for ZoneDrain {
         // Scoring in level order, not in min-overlap's, walks the next level forwards:
         // visiting 40k files in min-overlap's scattered order cost 2.7 times ZACA's `order`
         // (benches/policy_cost.rs, 100k SSTs).
-        let scores: Vec<u64> = (files.iter().enumerate())
-            .map(|(i, f)| {
-                if busy[i] {
+        let scores: Vec<u64> = (files.iter().zip(&busy).enumerate())
+            .map(|(i, (f, &busy))| {
+                if busy {
                     return 0;
                 }
                 let below = v.next_level_bytes(level, i).by_user_key;
@@ -90,9 +89,10 @@ impl Picker for ZoneDrain {
             .collect();
         // Candidates by score (higher first), files being compacted last; a stable sort
         // keeps min-overlap's order (the version's memo) among equal scores.
-        sorted_stably(MinOverlap.order(ctx, level), |i| {
-            (busy[i], Reverse(scores[i]))
-        })
+        sorted_stably(
+            MinOverlap.order(ctx, level),
+            &busy_then_score(&busy, &scores),
+        )
     }
 }
 
@@ -131,6 +131,7 @@ pub fn drain_score<S: BuildHasher>(group: &[(u32, u64)], full_live: &HashMap<u32
 
 #[cfg(test)]
 mod tests {
+    use std::cmp::Reverse;
     use std::collections::HashSet;
 
     use proptest::prelude::*;

@@ -91,7 +91,7 @@ impl<'a> ReadOptions<'a> {
 /// trailing `0xff` bytes, its last byte incremented; `None` if there is none.
 pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let keep = prefix.iter().rposition(|&b| b != 0xff)?;
-    let mut end = prefix[..=keep].to_vec();
+    let mut end = prefix.get(..=keep)?.to_vec();
     if let Some(last) = end.last_mut() {
         *last += 1;
     }

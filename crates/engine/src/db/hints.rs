@@ -175,7 +175,9 @@ fn closest_before<'s>(
         // Sorted and disjoint: largest keys ascend with the smallest ones.
         let files = scope.version.files(level);
         let end = files.partition_point(|f| f.largest_user_key() < smallest);
-        files[..end]
+        files
+            .get(..end)
+            .unwrap_or_default()
             .iter()
             .rev()
             .map(|f| &**f)
@@ -200,7 +202,9 @@ fn closest_after<'s>(
     } else {
         let files = scope.version.files(level);
         let start = files.partition_point(|f| f.smallest_user_key() <= largest);
-        files[start..]
+        files
+            .get(start..)
+            .unwrap_or_default()
             .iter()
             .map(|f| &**f)
             .find(|f| !scope.job_inputs.contains(&f.number))

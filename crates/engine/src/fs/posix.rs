@@ -370,11 +370,12 @@ impl ReadableFile for PosixReader {
         }
         let want = (end - offset) as usize;
         let mut done = 0;
-        while done < want {
-            match self
-                .file
-                .read_at(&mut buf[done..want], offset + done as u64)
-            {
+        // `want <= buf.len()` (the end above is capped by it) and `done < want`.
+        while let Some(rest) = buf.get_mut(done..want) {
+            if rest.is_empty() {
+                break;
+            }
+            match self.file.read_at(rest, offset + done as u64) {
                 Ok(0) => break, // shortened under us: the caller sees a short read
                 Ok(n) => done += n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}

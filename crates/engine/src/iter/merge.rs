@@ -40,13 +40,22 @@ impl MergingIterator {
 
     /// Whether child `x` comes before child `y` in the merged order.
     fn precedes(&self, x: usize, y: usize) -> bool {
-        let order = key::compare(self.children[x].key(), self.children[y].key()).then(x.cmp(&y));
+        let key = |i: usize| self.children.get(i).map_or(&[][..], |c| c.key());
+        let order = key::compare(key(x), key(y)).then(x.cmp(&y));
         order == Ordering::Less
+    }
+
+    /// The child on the current entry.
+    fn current(&self) -> Option<&dyn InternalIterator> {
+        let top = self.heap.first()?;
+        self.children.get(*top).map(|c| &**c)
     }
 
     /// Whether heap slot `a` belongs above slot `b` in the current direction.
     fn above(&self, a: usize, b: usize) -> bool {
-        let (x, y) = (self.heap[a], self.heap[b]);
+        let (Some(&x), Some(&y)) = (self.heap.get(a), self.heap.get(b)) else {
+            return false;
+        };
         match self.direction {
             Direction::Forward => self.precedes(x, y),
             Direction::Backward => self.precedes(y, x),
@@ -74,8 +83,8 @@ impl MergingIterator {
     /// Rebuilds the heap from the children that are valid after a seek.
     fn rebuild(&mut self) {
         self.heap.clear();
-        self.heap
-            .extend((0..self.children.len()).filter(|&i| self.children[i].valid()));
+        let valid = self.children.iter().enumerate().filter(|(_, c)| c.valid());
+        self.heap.extend(valid.map(|(i, _)| i));
         for at in (0..self.heap.len() / 2).rev() {
             self.sift_down(at);
         }
@@ -103,14 +112,18 @@ impl MergingIterator {
         &mut self,
         step: impl FnOnce(&mut dyn InternalIterator) -> Result<()>,
     ) -> Result<()> {
-        let Some(&top) = self.heap.first() else {
+        let Some(child) = self
+            .heap
+            .first()
+            .and_then(|&top| self.children.get_mut(top))
+        else {
             return Ok(());
         };
-        if let Err(e) = step(self.children[top].as_mut()) {
+        if let Err(e) = step(child.as_mut()) {
             self.heap.clear();
             return Err(e);
         }
-        if !self.children[top].valid() {
+        if !child.valid() {
             self.heap.swap_remove(0);
         }
         self.sift_down(0);
@@ -124,7 +137,9 @@ impl MergingIterator {
         let Some(&current) = self.heap.first() else {
             return Ok(());
         };
-        let at = self.children[current].key().to_vec();
+        let Some(at) = self.children.get(current).map(|c| c.key().to_vec()) else {
+            return Ok(());
+        };
         self.position_all(direction, |i, child| {
             child.seek(&at)?;
             // The child is on its first entry >= `at`. An equal key of another child
@@ -177,11 +192,11 @@ impl InternalIterator for MergingIterator {
     }
 
     fn key(&self) -> &[u8] {
-        self.heap.first().map_or(&[], |&i| self.children[i].key())
+        self.current().map_or(&[], |c| c.key())
     }
 
     fn value(&self) -> &[u8] {
-        self.heap.first().map_or(&[], |&i| self.children[i].value())
+        self.current().map_or(&[], |c| c.value())
     }
 }
 

@@ -223,7 +223,7 @@ fn round_robin_rank(ctx: &PredictCtx<'_>, level: usize, file: &FileMeta, new: bo
 fn in_level(files: &[Arc<FileMeta>], g: &FileMeta) -> bool {
     files
         .binary_search_by(|f| key::compare(&f.smallest, &g.smallest))
-        .is_ok_and(|i| files[i].number == g.number)
+        .is_ok_and(|i| files.get(i).is_some_and(|f| f.number == g.number))
 }
 
 /// The position of `file` in the picker's order of the level-to-be.

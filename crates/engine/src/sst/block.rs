@@ -55,7 +55,9 @@ impl BlockBuilder {
         put_varint32(&mut self.buf, shared as u32);
         put_varint32(&mut self.buf, (key.len() - shared) as u32);
         put_varint32(&mut self.buf, value.len() as u32);
-        self.buf.extend_from_slice(&key[shared..]);
+        // `shared` is a common prefix length, at most `key.len()`.
+        self.buf
+            .extend_from_slice(key.get(shared..).unwrap_or_default());
         self.buf.extend_from_slice(value);
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
@@ -195,7 +197,7 @@ impl Block {
 
     /// Decodes the entry header at `pos`; `prev_len` is the previous key's length.
     fn entry(&self, pos: usize, prev_len: usize) -> Result<Entry> {
-        let entries = &self.data[..self.restarts_at];
+        let entries = self.data.get(..self.restarts_at).unwrap_or_default();
         let mut p = pos;
         let mut next = || get_varint32(entries, &mut p).map(|v| v as usize);
         let header = (next(), next(), next());
@@ -296,7 +298,15 @@ impl Block {
     fn restart_key(&self, i: usize) -> Result<&[u8]> {
         let pos = self.restart(i);
         let e = self.entry(pos, 0)?;
-        Ok(&self.data[e.suffix])
+        self.suffix(&e)
+    }
+
+    /// The key bytes `e` stores (`entry` checked they lie in the block).
+    fn suffix(&self, e: &Entry) -> Result<&[u8]> {
+        let (start, end) = (e.suffix.start, e.suffix.end);
+        self.data
+            .get(e.suffix.clone())
+            .ok_or_else(|| self.corrupt(format!("key bytes {start}..{end} outside the block")))
     }
 
     /// How many restart points lie before `offset` (restart 0 is at offset 0).
@@ -437,7 +447,14 @@ impl BlockCursor {
             }
         };
         self.key.truncate(e.shared);
-        self.key.extend_from_slice(&block.data[e.suffix.clone()]);
+        let suffix = match block.suffix(&e) {
+            Ok(suffix) => suffix,
+            Err(err) => {
+                self.valid = false;
+                return Err(err);
+            }
+        };
+        self.key.extend_from_slice(suffix);
         self.offset = self.next;
         self.shared = e.shared;
         self.next = e.value.end;

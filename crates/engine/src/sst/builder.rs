@@ -233,9 +233,13 @@ impl TableBuilder {
 fn separator(a: &[u8], b: &[u8]) -> Vec<u8> {
     let (ua, ub) = (key::user_key(a), key::user_key(b));
     let n = ua.iter().zip(ub).take_while(|(x, y)| x == y).count();
-    if n + 1 < ua.len() && n < ub.len() && ua[n] < 0xff && ua[n] + 1 < ub[n] {
-        let mut short = ua[..=n].to_vec();
-        short[n] += 1;
+    let (Some((common, _)), Some(&x), Some(&y)) = (ua.split_at_checked(n), ua.get(n), ub.get(n))
+    else {
+        return a.to_vec();
+    };
+    if n + 1 < ua.len() && x < 0xff && x + 1 < y {
+        let mut short = common.to_vec();
+        short.push(x + 1);
         return key::internal_key(&short, MAX_SEQ, ValueKind::FOR_SEEK);
     }
     a.to_vec()

@@ -47,14 +47,17 @@ pub(crate) fn build(hashes: &[u64], bits_per_key: u32) -> Vec<u8> {
     }
     let bytes = bitmap_bytes(hashes.len() as u64, bits_per_key) as usize;
     let probes = probes_for(bits_per_key);
-    let mut out = vec![0u8; bytes + 1];
+    let mut out = vec![0u8; bytes];
     let m = bytes as u64 * 8;
     for &h in hashes {
+        // Every probe is below `m`, so its byte is in `out`.
         for_each_probe(h, probes, m, |bit| {
-            out[(bit / 8) as usize] |= 1 << (bit % 8)
+            if let Some(byte) = out.get_mut((bit / 8) as usize) {
+                *byte |= 1 << (bit % 8);
+            }
         });
     }
-    out[bytes] = probes;
+    out.push(probes);
     out
 }
 
@@ -97,7 +100,10 @@ impl Bloom {
         let m = self.bits.len() as u64 * 8;
         let mut all = true;
         for_each_probe(key_hash(user_key), self.probes, m, |bit| {
-            all &= self.bits[(bit / 8) as usize] & (1 << (bit % 8)) != 0;
+            all &= self
+                .bits
+                .get((bit / 8) as usize)
+                .is_some_and(|byte| byte & (1 << (bit % 8)) != 0);
         });
         all
     }

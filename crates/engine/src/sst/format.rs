@@ -92,17 +92,22 @@ pub(crate) struct Footer {
 
 const FOOTER_CHECKED_LEN: usize = 52;
 
+/// A block with its trailer: the contents, the block type and the stored checksum; `None`
+/// if it is shorter than a trailer.
+pub(crate) fn split_trailer(block: &[u8]) -> Option<(&[u8], u8, u32)> {
+    let (contents, &[block_type, c0, c1, c2, c3]) = block.split_last_chunk::<5>()?;
+    Some((contents, block_type, u32::from_le_bytes([c0, c1, c2, c3])))
+}
+
 fn le_u64(bytes: &[u8], at: usize) -> u64 {
-    let mut buf = [0u8; 8];
-    buf.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(buf)
+    let field = bytes.get(at..).and_then(<[u8]>::first_chunk);
+    field.map_or(0, |b| u64::from_le_bytes(*b))
 }
 
 /// The u32 LE at `at`; the caller checked that 4 bytes are there.
 pub(crate) fn le_u32(bytes: &[u8], at: usize) -> u32 {
-    let mut buf = [0u8; 4];
-    buf.copy_from_slice(&bytes[at..at + 4]);
-    u32::from_le_bytes(buf)
+    let field = bytes.get(at..).and_then(<[u8]>::first_chunk);
+    field.map_or(0, |b| u32::from_le_bytes(*b))
 }
 
 impl Footer {
@@ -130,7 +135,7 @@ impl Footer {
             return Err(format!("bad magic number {magic:#018x}: not a zkv table"));
         }
         let stored = le_u32(bytes, FOOTER_CHECKED_LEN);
-        let actual = footer_checksum(&bytes[..FOOTER_CHECKED_LEN]);
+        let actual = footer_checksum(bytes.get(..FOOTER_CHECKED_LEN).unwrap_or_default());
         if stored != actual {
             return Err(format!(
                 "footer checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"

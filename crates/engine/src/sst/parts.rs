@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::block::{Block, BlockCursor, KeyBounds};
 use super::filter::Bloom;
-use super::format::{block_checksum, le_u32, BlockHandle, Footer};
+use super::format::{block_checksum, split_trailer, BlockHandle, Footer};
 use super::TableProps;
 use crate::{Error, Result};
 
@@ -132,8 +132,12 @@ pub fn block_contents(table: &[u8], handle: Handle) -> Result<Vec<u8>> {
     let Some(bytes) = range.and_then(|r| table.get(r)) else {
         return Err(bad(format!("{} bytes pass the end of the table", h.size)));
     };
-    let (contents, trailer) = bytes.split_at(bytes.len() - 5);
-    let (block_type, stored) = (trailer[0], le_u32(trailer, 1));
+    let Some((contents, block_type, stored)) = split_trailer(bytes) else {
+        return Err(bad(format!(
+            "{} bytes, shorter than a block trailer",
+            h.size
+        )));
+    };
     let actual = block_checksum(contents, block_type);
     if stored != actual {
         return Err(bad(format!(

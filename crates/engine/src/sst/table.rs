@@ -8,7 +8,9 @@ use super::block::{Block, BlockCursor, KeyBounds};
 use super::cache::CacheSlot;
 use super::filter::Bloom;
 use super::format::BLOCK_TYPE_RAW;
-use super::format::{block_checksum, le_u32, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN};
+use super::format::{
+    block_checksum, split_trailer, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN,
+};
 use super::TableProps;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind, MAX_SEQ};
@@ -220,9 +222,13 @@ impl Table {
         };
         let mut buf = vec![0u8; len + BLOCK_TRAILER_LEN as usize];
         self.file.read_exact_at(handle.offset, &mut buf)?;
-        let block_type = buf[len];
-        let stored = le_u32(&buf, len + 1);
-        let actual = block_checksum(&buf[..len], block_type);
+        let Some((contents, block_type, stored)) = split_trailer(&buf) else {
+            return Err(bad(format!(
+                "{} bytes, shorter than a block trailer",
+                buf.len()
+            )));
+        };
+        let actual = block_checksum(contents, block_type);
         if stored != actual {
             return Err(bad(format!(
                 "checksum mismatch (stored {stored:#010x}, computed {actual:#010x})"
@@ -232,7 +238,7 @@ impl Table {
             buf.truncate(len);
             return Ok(buf);
         }
-        super::compression::decompress(block_type, &buf[..len]).map_err(bad)
+        super::compression::decompress(block_type, contents).map_err(bad)
     }
 
     fn read_props(&self, footer: Footer) -> Result<TableProps> {
@@ -303,11 +309,19 @@ impl Table {
     /// Reads data block `i` and validates it: keys ascend, lie within its index range, and
     /// the first and last blocks start and end with the table's smallest and largest keys.
     fn read_data_block(&self, i: usize) -> Result<Block> {
-        let entry = &self.index[i];
+        let Some(entry) = self.index.get(i) else {
+            return Err(Error::corruption(
+                self.what.to_string(),
+                format!("no data block {i} in an index of {}", self.index.len()),
+            ));
+        };
         let origin = Arc::from(self.origin("data", entry.handle));
         let block = Block::new(self.read_block(entry.handle, "data")?, origin)?;
         let bounds = KeyBounds {
-            after: i.checked_sub(1).map(|p| &self.index[p].separator[..]),
+            after: i
+                .checked_sub(1)
+                .and_then(|p| self.index.get(p))
+                .map(|p| &p.separator[..]),
             upto: Some(&entry.separator),
             first: (i == 0).then_some(&self.props.smallest[..]),
             last: (i + 1 == self.index.len()).then_some(&self.props.largest[..]),

@@ -61,7 +61,10 @@ impl Level {
 
     /// Σ sizes of the files of `run`, saturating.
     fn bytes(&self, (from, to): Run) -> u64 {
-        u64::try_from(self.sizes[to] - self.sizes[from]).unwrap_or(u64::MAX)
+        match (self.sizes.get(from), self.sizes.get(to)) {
+            (Some(from), Some(to)) => u64::try_from(to - from).unwrap_or(u64::MAX),
+            _ => 0,
+        }
     }
 }
 
@@ -169,8 +172,16 @@ impl Link {
             &old_files.files,
             &files.files,
             |change| match change {
-                Change::Same(i, j) => (old_of[j], new_of[i]) = (i, j),
-                Change::Added(j) => dirty[j] = true,
+                Change::Same(i, j) => {
+                    if let (Some(old), Some(new)) = (old_of.get_mut(j), new_of.get_mut(i)) {
+                        (*old, *new) = (i, j);
+                    }
+                }
+                Change::Added(j) => {
+                    if let Some(d) = dirty.get_mut(j) {
+                        *d = true;
+                    }
+                }
                 Change::Removed(_) => {}
             },
         );
@@ -180,13 +191,19 @@ impl Link {
         diff(level + 1, &old_next.files, &next.files, |change| {
             let (g, by) = match change {
                 Change::Same(..) => return,
-                Change::Removed(i) => (&old_next.files[i], -1),
-                Change::Added(j) => (&next.files[j], 1),
+                Change::Removed(i) => (old_next.files.get(i), -1),
+                Change::Added(j) => (next.files.get(j), 1),
             };
+            let Some(g) = g else { return };
             let (lo, hi) = (g.smallest_user_key(), g.largest_user_key());
             let (from, to) = run_meeting(&files.files, Some(lo), Some(hi));
-            dirty[from..to].fill(true);
-            shift[files.files.partition_point(|f| f.smallest_user_key() <= hi)] += by;
+            if let Some(run) = dirty.get_mut(from..to) {
+                run.fill(true);
+            }
+            let after = files.files.partition_point(|f| f.smallest_user_key() <= hi);
+            if let Some(s) = shift.get_mut(after) {
+                *s += by;
+            }
         });
         let mut link = Link {
             runs: Vec::with_capacity(n),
@@ -194,22 +211,41 @@ impl Link {
             ranks: Mutex::default(),
         };
         let mut by = 0isize;
-        for (j, f) in files.files.iter().enumerate() {
-            by += shift[j];
-            if dirty[j] {
-                link.runs.push(user_run(next, f));
-                link.sweeps.push(run_sweep(&next.files, f));
-            } else {
-                link.runs.push(shifted(old.runs[old_of[j]], by));
-                link.sweeps.push(shifted(old.sweeps[old_of[j]], by));
+        let rows = files
+            .files
+            .iter()
+            .zip(&shift)
+            .zip(dirty.iter().zip(&old_of));
+        for ((f, s), (&dirty, &o)) in rows {
+            by += s;
+            // A clean file kept its old position; measuring again is the safe fallback.
+            let kept = (!dirty)
+                .then(|| old.runs.get(o).zip(old.sweeps.get(o)))
+                .flatten();
+            match kept {
+                Some((&run, &sweep)) => {
+                    link.runs.push(shifted(run, by));
+                    link.sweeps.push(shifted(sweep, by));
+                }
+                None => {
+                    link.runs.push(user_run(next, f));
+                    link.sweeps.push(run_sweep(&next.files, f));
+                }
             }
         }
-        let fresh: Vec<usize> = (0..n).filter(|&j| dirty[j]).collect();
-        let moved = |i: usize| Some(new_of[i]).filter(|&j| j != NONE && !dirty[j]);
+        let fresh: Vec<usize> = (dirty.iter().enumerate())
+            .filter_map(|(j, &d)| d.then_some(j))
+            .collect();
+        let moved = |i: usize| {
+            new_of
+                .get(i)
+                .copied()
+                .filter(|&j| dirty.get(j) == Some(&false))
+        };
         let memos = old.ranks().clone();
         let ranks = (memos.into_iter())
             .map(|(rank, ranked)| {
-                let key = |j: usize| (rank.key)(&files.files[j], link.next_bytes(next, j));
+                let key = |j: usize| (rank.key)(files.files.get(j)?, link.next_bytes(next, j));
                 (rank, Arc::new(rederive(&ranked, moved, &fresh, key)))
             })
             .collect();
@@ -344,14 +380,14 @@ enum Change {
 /// the changes cost a key comparison.
 fn diff(level: usize, old: &[Arc<FileMeta>], new: &[Arc<FileMeta>], mut on: impl FnMut(Change)) {
     let (mut i, mut j) = (0, 0);
-    while i < old.len() && j < new.len() {
-        if Arc::ptr_eq(&old[i], &new[j]) {
+    while let (Some(a), Some(b)) = (old.get(i), new.get(j)) {
+        if Arc::ptr_eq(a, b) {
             on(Change::Same(i, j));
             (i, j) = (i + 1, j + 1);
             continue;
         }
         // Both lists are in level order: the first of the two cannot be in the other.
-        match level_order(level, &old[i], &new[j]) {
+        match level_order(level, a, b) {
             Ordering::Less => {
                 on(Change::Removed(i));
                 i += 1;

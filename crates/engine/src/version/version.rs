@@ -198,7 +198,7 @@ impl Version {
         );
         let files = self.files(level);
         let (from, to) = run_meeting(files, begin, end);
-        &files[from..to]
+        files.get(from..to).unwrap_or_default()
     }
 
     /// The files of `level + 1` that meet the user-key range of file `pos` of `level`:
@@ -229,7 +229,8 @@ impl Version {
         if level == 0 || level >= self.num_levels() {
             return None;
         }
-        Some(self.links[level].ranked(&self.levels[level], self.below(level), rank))
+        let (link, files) = (self.links.get(level)?, self.levels.get(level)?);
+        Some(link.ranked(files, self.below(level), rank))
     }
 
     /// The level below `level` (an empty one below the last).
@@ -262,7 +263,7 @@ impl Version {
                 continue;
             }
             let (from, to) = run_meeting(files, key, key);
-            let hits = &files[from..to];
+            let hits = files.get(from..to).unwrap_or_default();
             out.extend(hits.iter().map(|f| (level, Arc::clone(f))));
         }
         out
@@ -357,7 +358,7 @@ impl<'a> Builder<'a> {
                     "cannot delete file {number} from level {level}: {place}"
                 )));
             }
-            let changes = self.level_mut(level);
+            let changes = self.level_mut(level)?;
             if changes.added.remove(&number).is_none() {
                 changes.removed.insert(number);
             }
@@ -371,7 +372,7 @@ impl<'a> Builder<'a> {
                     "cannot add file {n} to level {level}: it is already in level {l}"
                 )));
             }
-            self.level_mut(level)
+            self.level_mut(level)?
                 .added
                 .insert(n, Arc::new(meta.clone()));
         }
@@ -420,14 +421,20 @@ impl<'a> Builder<'a> {
     /// The level holding file `number` so far: probing each level's index costs less than
     /// indexing every file of the base once per edit.
     fn located(&self, number: u64) -> Option<usize> {
-        (0..self.levels.len()).find(|&l| match &self.levels[l] {
-            Some(changes) => changes.holds(&self.base.levels[l], number),
-            None => self.base.position(l, number).is_some(),
+        let base = &self.base.levels;
+        (self.levels.iter().enumerate()).find_map(|(l, changes)| {
+            let holds = match changes {
+                Some(changes) => base.get(l).is_some_and(|b| changes.holds(b, number)),
+                None => self.base.position(l, number).is_some(),
+            };
+            holds.then_some(l)
         })
     }
 
-    fn level_mut(&mut self, level: usize) -> &mut LevelChanges {
-        self.levels[level].get_or_insert_with(LevelChanges::default)
+    fn level_mut(&mut self, level: usize) -> Result<&mut LevelChanges> {
+        let changes = self.levels.get_mut(level);
+        let changes = changes.ok_or_else(|| corrupt(format!("no level {level} in the version")))?;
+        Ok(changes.get_or_insert_with(LevelChanges::default))
     }
 
     fn check_level(&self, level: u32, what: impl Fn() -> String) -> Result<usize> {
@@ -446,19 +453,27 @@ impl<'a> Builder<'a> {
         let base = self.base;
         let mut next = base.clone();
         let changed: Vec<bool> = self.levels.iter().map(Option::is_some).collect();
-        for (level, changes) in self.levels.into_iter().enumerate() {
+        let slots = self.levels.into_iter().zip(&mut next.levels);
+        for (level, (changes, slot)) in slots.enumerate() {
             let Some(changes) = changes else { continue };
-            let (files, added) = changes.apply(level, &base.levels[level]);
+            // `next` is a clone of `base`: the slot still holds the base level.
+            let (files, added) = changes.apply(level, slot);
             check_disjoint(level, &files, &added)?;
-            next.levels[level] = Arc::new(Level::new(files));
+            *slot = Arc::new(Level::new(files));
         }
-        for level in 0..changed.len() {
-            if !changed[level] && !changed.get(level + 1).copied().unwrap_or(false) {
+        let touched = |level: usize| changed.get(level).copied().unwrap_or(false);
+        for level in (0..changed.len()).filter(|&l| touched(l) || touched(l + 1)) {
+            let old = (base.levels.get(level), base.links.get(level));
+            let (Some(old_files), Some(old_link), Some(files)) =
+                (old.0, old.1, next.levels.get(level))
+            else {
                 continue;
+            };
+            let old = (&**old_files, base.below(level), &**old_link);
+            let link = Link::derive(level, old, (files, next.below(level)));
+            if let Some(slot) = next.links.get_mut(level) {
+                *slot = Arc::new(link);
             }
-            let old = (&*base.levels[level], base.below(level), &*base.links[level]);
-            let link = Link::derive(level, old, (&next.levels[level], next.below(level)));
-            next.links[level] = Arc::new(link);
         }
         if let Some(blobs) = self.blobs {
             next.blobs = blobs;
@@ -529,13 +544,14 @@ fn check_disjoint(level: usize, files: &[Arc<FileMeta>], added: &[bool]) -> Resu
     if level == 0 {
         return Ok(());
     }
-    let new_pair = |i: &usize| added[*i] || added[*i + 1];
-    for i in (0..files.len().saturating_sub(1)).filter(new_pair) {
-        let pair = &files[i..i + 2];
-        if key::compare(&pair[0].largest, &pair[1].smallest) != Ordering::Less {
+    for (pair, new) in files.windows(2).zip(added.windows(2)) {
+        let ([a, b], true) = (pair, new.contains(&true)) else {
+            continue;
+        };
+        if key::compare(&a.largest, &b.smallest) != Ordering::Less {
             return Err(corrupt(format!(
                 "level {level} would hold overlapping files {} and {}",
-                pair[0].number, pair[1].number
+                a.number, b.number
             )));
         }
     }
