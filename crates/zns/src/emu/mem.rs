@@ -43,10 +43,15 @@ impl Storage for MemStorage {
             .read()
             .unwrap_or_else(|e| e.into_inner());
         // A concurrent reset may have shortened the buffer: whatever is gone reads as zeros.
+        // One bulk copy: the cleaner and compactions read megabytes through here, and a
+        // byte-by-byte loop made them slow enough to lose the race with writers.
         let stored = buf.get(off as usize..).unwrap_or_default();
-        let mut out = out.iter_mut();
-        out.by_ref().zip(stored).for_each(|(o, b)| *o = *b);
-        out.for_each(|o| *o = 0);
+        let have = stored.len().min(out.len());
+        let (head, tail) = out.split_at_mut(have);
+        if let Some(src) = stored.get(..have) {
+            head.copy_from_slice(src);
+        }
+        tail.fill(0);
         Ok(())
     }
 
