@@ -357,10 +357,7 @@ fn a_full_store_recovers_in_deterministic_mode() {
     a_full_store_of_live_data_recovers(ExecMode::Deterministic);
 }
 
-/// Known limit (docs/RELIABILITY.md): a threaded fill can use the cleaner's last empty zone
-/// too, and the reopen then has no room to flush its WAL (about half the runs).
 #[test]
-#[ignore = "known limit: a threaded fill can leave no room for the reopen's WAL flush"]
 fn a_full_store_recovers_in_threaded_mode() {
     a_full_store_of_live_data_recovers(ExecMode::Threaded);
 }
