@@ -42,6 +42,14 @@ pub trait WritableFile: Send + Sync {
     /// Appends `data` after everything appended before.
     fn append(&mut self, data: &[u8]) -> FsResult<()>;
 
+    /// Appends `parts` one after another as one append: a file system that hands whole
+    /// appends to the operating system (a directory's) never leaves some of them without
+    /// the rest after a process crash (a log record's header and payload). By default one
+    /// `append` per part: the zoned file layer shows nothing past the last sync anyway.
+    fn append_parts(&mut self, parts: &[&[u8]]) -> FsResult<()> {
+        parts.iter().try_for_each(|part| self.append(part))
+    }
+
     /// Makes everything appended durable: after `Ok`, a crash keeps it.
     fn sync(&mut self) -> FsResult<()>;
 
@@ -139,6 +147,10 @@ impl<T: WritableFile + ?Sized> WritableFile for Box<T> {
 
     fn append(&mut self, data: &[u8]) -> FsResult<()> {
         (**self).append(data)
+    }
+
+    fn append_parts(&mut self, parts: &[&[u8]]) -> FsResult<()> {
+        (**self).append_parts(parts)
     }
 
     fn sync(&mut self) -> FsResult<()> {

@@ -310,24 +310,32 @@ impl WritableFile for PosixWriter {
     }
 
     fn append(&mut self, data: &[u8]) -> FsResult<()> {
+        self.append_parts(&[data])
+    }
+
+    /// The parts go to the operating system together: into the buffer (written out before
+    /// them if they would not fit), or, as large as the buffer, in one write.
+    fn append_parts(&mut self, parts: &[&[u8]]) -> FsResult<()> {
         self.check()?;
-        if self.buf.len() + data.len() > WRITE_BUFFER {
+        let total: usize = parts.iter().map(|p| p.len()).sum();
+        if self.buf.len() + total > WRITE_BUFFER {
             if let Err(e) = self.write_out() {
                 return Err(self.fail("append to", e));
             }
         }
-        let direct = match data.len() >= WRITE_BUFFER {
-            true => self.file.write_all(data),
-            false => {
-                self.buf.extend_from_slice(data);
+        let direct = match parts {
+            [one] if total >= WRITE_BUFFER => self.file.write_all(one),
+            _ if total >= WRITE_BUFFER => self.file.write_all(&parts.concat()),
+            _ => {
+                parts.iter().for_each(|p| self.buf.extend_from_slice(p));
                 Ok(())
             }
         };
         if let Err(e) = direct {
             return Err(self.fail("append to", e));
         }
-        self.size += data.len() as u64;
-        self.shared.counters.on_write(self.cat, data.len() as u64);
+        self.size += total as u64;
+        self.shared.counters.on_write(self.cat, total as u64);
         Ok(())
     }
 
@@ -427,6 +435,30 @@ mod tests {
         assert!(!fs.exists("x"));
         assert!(matches!(fs.delete("x"), Err(FsError::NotFound { .. })));
         assert!(matches!(fs.open("x"), Err(FsError::NotFound { .. })));
+    }
+
+    #[test]
+    fn the_parts_of_one_append_reach_the_file_together() {
+        let (dir, fs) = fs();
+        let hint = PlacementHint::default();
+        let mut w = fs.create("000001.log", FileKind::Wal, hint).unwrap();
+        let on_disk = || {
+            std::fs::metadata(dir.path().join("db/000001.log"))
+                .unwrap()
+                .len()
+        };
+        // The first part would still fit in the buffer, the second not: both stay
+        // buffered, after what was there is written out.
+        let fill = WRITE_BUFFER - 30;
+        w.append(&vec![1u8; fill]).unwrap();
+        w.append_parts(&[&[2u8; 20], &[3u8; 20]]).unwrap();
+        assert_eq!(on_disk(), fill as u64);
+        // Parts as large as the buffer go out in one write.
+        let big = vec![4u8; WRITE_BUFFER];
+        w.append_parts(&[&[5u8; 13], &big]).unwrap();
+        assert_eq!(on_disk(), (fill + 40 + 13 + WRITE_BUFFER) as u64);
+        assert_eq!(w.size(), on_disk());
+        w.close().unwrap();
     }
 
     #[test]
