@@ -225,7 +225,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::compaction::test_util::{arb_chain, FakeZones};
+    use crate::compaction::test_util::{arb_chain, drawn_busy, FakeZones};
     use crate::compaction::{picker_names, picker_with, scores_by_level};
     use crate::key::ValueKind;
     use crate::options::Options;
@@ -242,35 +242,14 @@ mod tests {
             free_ratio in prop_oneof![Just(0.1), Just(0.9)],
             cursor in prop::option::of(0u8..70),
         ) {
-            let at = |n: u64| placed[n as usize % placed.len()];
-            let full: Vec<(u32, u64)> = full
-                .iter()
-                .enumerate()
-                .filter_map(|(z, live)| live.map(|l| (z as u32, l)))
-                .collect();
             let options = Options::default();
             let acc = Acc::new(0.25, 1).unwrap();
             chain.visit(|v, looked| {
                 if !looked {
                     return Ok(());
                 }
-                let layout: Vec<(u64, Vec<(u32, u64)>)> = v
-                    .all_files()
-                    .map(|(_, f)| {
-                        let (zone, bytes, split) = at(f.number);
-                        let mut zones = vec![(zone, bytes)];
-                        if split {
-                            zones.push(((zone + 1) % 6, bytes / 2));
-                        }
-                        (f.number, zones)
-                    })
-                    .collect();
-                let zones = FakeZones::new(&layout).with_full(&full);
-                let busy: HashSet<u64> = v
-                    .all_files()
-                    .map(|(_, f)| f.number)
-                    .filter(|n| busy_bits[*n as usize % busy_bits.len()])
-                    .collect();
+                let zones = FakeZones::drawn(v, &placed, &full);
+                let busy = drawn_busy(v, &busy_bits);
                 let key = cursor.map(|k| crate::key::internal_key(&[k], 500, ValueKind::Put));
                 let cursors = vec![key; v.num_levels()];
                 let ctx = PickCtx {

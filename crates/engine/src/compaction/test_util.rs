@@ -64,6 +64,19 @@ pub fn two_groups() -> Version {
     )
 }
 
+/// The key range of a deep level's next file drawn by the strategies below: `gap` keys
+/// after the previous file's last key `key`, or starting on it (a shared boundary) when
+/// `share`; `None` once the level runs out of one-byte keys.
+fn next_range(key: u8, gap: u8, len: u8, share: bool) -> Option<(u8, u8)> {
+    let start = if share && key > 0 {
+        key
+    } else {
+        key.saturating_add(gap + 1)
+    };
+    let end = start.saturating_add(len);
+    (end != u8::MAX).then_some((start, end))
+}
+
 /// A random version: overlapping L0 files, and L1-L3 as sorted runs whose neighbours
 /// sometimes share a user key.
 pub fn arb_version() -> impl Strategy<Value = Version> {
@@ -85,16 +98,9 @@ pub fn arb_version() -> impl Strategy<Value = Version> {
             let mut key = 0u8;
             let mut seq = 900 - 200 * i as u64;
             for (gap, len, share, size) in level {
-                // A shared boundary: this file starts on the previous file's last key.
-                let start = if share && key > 0 {
-                    key
-                } else {
-                    key.saturating_add(gap + 1)
-                };
-                let end = start.saturating_add(len);
-                if end == u8::MAX {
+                let Some((start, end)) = next_range(key, gap, len, share) else {
                     break;
-                }
+                };
                 files.push((
                     i as u32 + 1,
                     file_seq(number, (&[start], seq - 1), (&[end], seq - 2), size),
@@ -176,15 +182,9 @@ pub fn arb_chain() -> impl Strategy<Value = Chain> {
         for (i, level) in deep.into_iter().enumerate() {
             let (mut key, mut seq) = (0u8, 900 - 200 * i as u64);
             for (gap, len, share, size, raw, tombs) in level {
-                let start = if share && key > 0 {
-                    key
-                } else {
-                    key.saturating_add(gap + 1)
-                };
-                let end = start.saturating_add(len);
-                if end == u8::MAX {
+                let Some((start, end)) = next_range(key, gap, len, share) else {
                     break;
-                }
+                };
                 let f = file_seq(number, (&[start], seq - 1), (&[end], seq - 2), size);
                 files.push((i as u32 + 1, counted(f, raw, tombs)));
                 (key, seq, number) = (end, seq - 2, number + 1);
@@ -272,6 +272,15 @@ fn numbers_in_order(picker: &dyn Picker, ctx: &PickCtx<'_>, level: usize) -> Vec
     order.iter().map(|&i| files[i].number).collect()
 }
 
+/// The files of `v` whose number picks a set flag of `bits` (`bits[n % len]`): the files
+/// running compactions use, drawn for a property test.
+pub fn drawn_busy(v: &Version, bits: &[bool]) -> HashSet<u64> {
+    v.all_files()
+        .map(|(_, f)| f.number)
+        .filter(|n| bits[*n as usize % bits.len()])
+        .collect()
+}
+
 /// A zone layout given file by file, which logs the lookups it answers.
 #[derive(Debug, Default)]
 pub struct FakeZones {
@@ -302,6 +311,28 @@ impl FakeZones {
         let files: Vec<(u64, Vec<(u32, u64)>)> =
             files.iter().map(|&(n, z)| (n, vec![(z, 100)])).collect();
         FakeZones::new(&files)
+    }
+
+    /// A layout drawn for `v`'s files (property tests): file `n` holds `bytes` in `zone`
+    /// from `placed[n % len]`, and half as much again in the next zone (of six) when
+    /// `split`; zone `z` is full with `full[z]` live bytes, or not full when `None`.
+    pub fn drawn(v: &Version, placed: &[(u32, u64, bool)], full: &[Option<u64>]) -> FakeZones {
+        let layout: Vec<(u64, Vec<(u32, u64)>)> = v
+            .all_files()
+            .map(|(_, f)| {
+                let (zone, bytes, split) = placed[f.number as usize % placed.len()];
+                let mut zones = vec![(zone, bytes)];
+                if split {
+                    zones.push(((zone + 1) % 6, bytes / 2));
+                }
+                (f.number, zones)
+            })
+            .collect();
+        let full: Vec<(u32, u64)> = (0u32..)
+            .zip(full)
+            .filter_map(|(z, live)| live.map(|l| (z, l)))
+            .collect();
+        FakeZones::new(&layout).with_full(&full)
     }
 
     /// The files looked up so far, in order.

@@ -132,13 +132,12 @@ pub fn drain_score<S: BuildHasher>(group: &[(u32, u64)], full_live: &HashMap<u32
 #[cfg(test)]
 mod tests {
     use std::cmp::Reverse;
-    use std::collections::HashSet;
 
     use proptest::prelude::*;
 
     use super::*;
     use crate::compaction::test_util::{
-        arb_version, file, order_in, order_with, two_groups, version_of, FakeZones,
+        arb_version, drawn_busy, file, order_in, order_with, two_groups, version_of, FakeZones,
     };
     use crate::compaction::{MinOverlap, Sica, Zaca};
     use crate::options::Options;
@@ -332,29 +331,8 @@ mod tests {
             full in prop::collection::vec(prop::option::of(0u64..600), 6),
             busy_bits in prop::collection::vec(prop::bool::weighted(0.2), 64),
         ) {
-            let at = |n: u64| placed[n as usize % placed.len()];
-            let layout: Vec<(u64, Vec<(u32, u64)>)> = v
-                .all_files()
-                .map(|(_, f)| {
-                    let (zone, bytes, split) = at(f.number);
-                    let mut zones = vec![(zone, bytes)];
-                    if split {
-                        zones.push(((zone + 1) % 6, bytes / 2));
-                    }
-                    (f.number, zones)
-                })
-                .collect();
-            let full: Vec<(u32, u64)> = full
-                .iter()
-                .enumerate()
-                .filter_map(|(z, live)| live.map(|l| (z as u32, l)))
-                .collect();
-            let zones = FakeZones::new(&layout).with_full(&full);
-            let busy: HashSet<u64> = v
-                .all_files()
-                .map(|(_, f)| f.number)
-                .filter(|n| busy_bits[*n as usize % busy_bits.len()])
-                .collect();
+            let zones = FakeZones::drawn(&v, &placed, &full);
+            let busy = drawn_busy(&v, &busy_bits);
             let options = Options::default();
             let all_levels = ZoneDrain { switch: Acc::new(0.25, 0).unwrap() };
             let ctx = PickCtx {
