@@ -361,7 +361,8 @@ impl std::fmt::Debug for Db {
 /// Starts the zone cleaning `options` ask for: threaded mode, the background cleaner
 /// thread; deterministic mode, the engine's virtual cleaner thread, which runs while the
 /// file layer cleans inline only for a writer that finds no zone. Before the database
-/// opens, since recovery writes too (the replayed WAL goes to L0).
+/// opens, since recovery writes too (the replayed WAL goes to L0 and a new manifest is
+/// written): below `gc_start`, zones are cleaned first ([`ZoneFs::make_room`]).
 fn start_cleaning(
     fs: &ZoneFs,
     options: &DbOptions,
@@ -369,6 +370,8 @@ fn start_cleaning(
     if !options.cleaning {
         return Ok(None);
     }
+    // Nothing writes yet: a full store's open gets room for its own writes first.
+    fs.make_room()?;
     match options.engine.mode {
         ExecMode::Threaded => fs.start_cleaner().map(Some),
         ExecMode::Deterministic => {

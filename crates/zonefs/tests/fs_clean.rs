@@ -631,3 +631,47 @@ fn inline_cleaning_keeps_a_churning_device_writable() {
     assert!(s.gc.resets > 0 && s.zone_resets >= s.gc.resets);
     assert_files(&fs, &files, "end");
 }
+
+#[test]
+fn make_room_cleans_the_dead_data_of_an_idle_active_zone() {
+    // Zones 2-7 full and all valid; zone 8 holds three pieces, two of them deleted, and
+    // is still active; zone 9 is empty. No full zone is worth cleaning, so a run finds no
+    // victim; make_room (nothing is being written) finishes zone 8 and cleans it.
+    let (_, dev) = mem_device(geometry(10, 256, 0, 0));
+    let fs = format(&dev, opts());
+    let mut files = Files::new();
+    write_pieces(&fs, &mut files, 27);
+    delete(&fs, &mut files, &[24, 25]);
+    assert_eq!(zone_of(&fs, "f26"), vec![8]);
+    assert_eq!(zone_stat(&fs, 8).state, ZoneState::ImplicitOpen);
+    assert_eq!(fs.pick_victim(), None);
+    let r = fs.maybe_clean().unwrap();
+    assert_eq!((r.stop, r.victims), (CleanStop::NoVictim, 0));
+    let free = fs.stats().free_bytes;
+    assert_eq!(free, 5 * ZONE / 4);
+
+    let r = fs.make_room().unwrap();
+    assert_eq!((r.victims, r.cleaned), (1, 1), "{r:?}");
+    assert_eq!(fs.stats().free_bytes, free + 2 * PIECE as u64);
+    assert_ne!(zone_of(&fs, "f26"), vec![8]);
+    assert_files(&fs, &files, "after make_room");
+    drop(fs);
+    let fs = mount(&dev, opts());
+    assert_files(&fs, &files, "after remount");
+}
+
+#[test]
+fn make_room_leaves_an_idle_zone_whose_data_has_nowhere_to_go() {
+    // As above, but zone 9 is full too: zone 8's valid data would have no room, so it
+    // is neither finished nor cleaned.
+    let (_, dev) = mem_device(geometry(10, 256, 0, 0));
+    let fs = format(&dev, opts());
+    let mut files = Files::new();
+    write_pieces(&fs, &mut files, 31);
+    delete(&fs, &mut files, &[28]);
+    assert_eq!(zone_of(&fs, "f30"), vec![9]);
+    let r = fs.make_room().unwrap();
+    assert_eq!((r.stop, r.victims), (CleanStop::NoVictim, 0));
+    assert_eq!(zone_stat(&fs, 9).state, ZoneState::ImplicitOpen);
+    assert_files(&fs, &files, "after make_room");
+}

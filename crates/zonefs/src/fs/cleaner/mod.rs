@@ -13,7 +13,8 @@
 //!   data is all recorded and settled (live = valid): no open writer has extents in it,
 //!   synced or not, and no dropped data is waiting for its record to become durable. Zones
 //!   a reader pins come last: their reset has to wait for the readers, so cleaning them
-//!   copies without freeing anything for now.
+//!   copies without freeing anything for now. [`ZoneFs::make_room`] (nothing is being
+//!   written) may also finish an idle active zone worth cleaning when no full one is.
 //! - **What happens to the victim's valid data** ([`CleaningMode`]): `copy` moves every
 //!   live extent; `compact` and `compensate` first give the victim's SSTs to the engine's
 //!   [`CompactionRequester`], then copy whatever is still valid. Without a requester, both

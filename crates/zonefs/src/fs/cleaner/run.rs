@@ -26,20 +26,23 @@ pub(super) enum RunKind {
     Now,
     /// A writer found no zone: at least one victim, then until free ≥ gc_stop.
     Reclaim,
+    /// As `Maybe`, with no file being written: idle active zones may be victims too.
+    Idle,
 }
 
 impl Shared {
     pub(super) fn clean_run(&self, kind: RunKind) -> FsResult<CleanReport> {
         self.check_writable(|| "clean zones".to_string())?;
         let mut report = CleanReport::default();
-        if kind == RunKind::Maybe && !self.below(self.opts.gc_start) {
+        let maybe = matches!(kind, RunKind::Maybe | RunKind::Idle);
+        if maybe && !self.below(self.opts.gc_start) {
             return Ok(report);
         }
         let Some(_guard) = self.begin_run() else {
             report.stop = CleanStop::Busy;
             return Ok(report);
         };
-        if kind == RunKind::Maybe && !self.below(self.opts.gc_start) {
+        if maybe && !self.below(self.opts.gc_start) {
             return Ok(report);
         }
         Counters::add(&self.counters.gc_runs, 1);
@@ -59,6 +62,9 @@ impl Shared {
                 return Ok(());
             }
             let Some(picked) = self.select_victim(&visited) else {
+                if kind == RunKind::Idle && self.finish_idle_victim(&visited)?.is_some() {
+                    continue;
+                }
                 report.stop = CleanStop::NoVictim;
                 return Ok(());
             };
@@ -156,6 +162,15 @@ impl ZoneFs {
     /// `gc_stop` or nothing more can be cleaned.
     pub fn maybe_clean(&self) -> FsResult<CleanReport> {
         self.shared.clean_run(RunKind::Maybe)
+    }
+
+    /// [`ZoneFs::maybe_clean`] for when no file is being written (a store about to open):
+    /// when no full zone is worth cleaning, an idle active zone that holds dead data is
+    /// finished and cleaned too. On a small device the few active zones can hold most of
+    /// the dead data, and a full store's open needs room for its own writes (the flushed
+    /// WAL, a new manifest) before anything else runs.
+    pub fn make_room(&self) -> FsResult<CleanReport> {
+        self.shared.clean_run(RunKind::Idle)
     }
 
     /// Cleans until the free-space ratio is at or above `gc_stop` (whatever `gc_start`

@@ -5,8 +5,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::fs::error::FsResult;
 use crate::fs::shared::{Counters, MetaStore, Shared};
-use crate::fs::table::{Cond, ZoneTable};
+use crate::fs::table::{Cond, Slot, ZoneTable};
 use crate::fs::ZoneFs;
 use crate::meta::{Extent, FileId, FileKind, FsState};
 use crate::placement::{Lifetime, PlacementHint};
@@ -52,28 +53,58 @@ pub(super) struct Picked {
     pub(super) files: Vec<Live>,
 }
 
-/// The greedy victim: see the module comment.
-fn victim_of(meta: &MetaStore, zones: &ZoneTable, exclude: &BTreeSet<u32>) -> Option<u32> {
+/// The zones files being written have extents in (synced or not): never a victim.
+fn written_to(meta: &MetaStore) -> BTreeSet<u32> {
     let state = &meta.state;
-    let written_to: BTreeSet<u32> = meta
-        .writing
+    meta.writing
         .iter()
         .filter_map(|id| state.file(*id))
         .flat_map(|m| m.extents.iter().map(|e| e.zone))
-        .collect();
+        .collect()
+}
+
+/// Worth cleaning, whatever its condition: valid data, something to gain, all of it
+/// recorded and settled, no writer in it or with extents in it.
+fn worth_cleaning(state: &FsState, written_to: &BTreeSet<u32>, zone: u32, s: &Slot) -> bool {
+    let valid = state.valid_bytes(zone);
+    s.owner.is_none()
+        && !written_to.contains(&zone)
+        && valid > 0
+        && valid < s.written
+        && s.live == valid
+}
+
+/// The greedy victim: see the module comment.
+fn victim_of(meta: &MetaStore, zones: &ZoneTable, exclude: &BTreeSet<u32>) -> Option<u32> {
+    let written_to = written_to(meta);
     zones
         .zones()
         .filter(|(z, s)| {
-            let valid = state.valid_bytes(*z);
             s.cond == Cond::Full
-                && s.owner.is_none()
                 && !exclude.contains(z)
-                && !written_to.contains(z)
-                && valid > 0
-                && valid < s.written
-                && s.live == valid
+                && worth_cleaning(&meta.state, &written_to, *z, s)
         })
         .min_by_key(|(z, s)| (s.pins > 0, s.live, *z))
+        .map(|(z, _)| z)
+}
+
+/// The idle active zone that would be the victim if it were full: the fewest valid bytes,
+/// no reader, and its valid data fits in the room the other zones have left. See
+/// [`Shared::finish_idle_victim`].
+fn idle_victim_of(meta: &MetaStore, zones: &ZoneTable, exclude: &BTreeSet<u32>) -> Option<u32> {
+    let written_to = written_to(meta);
+    let room = zones.room_with_reserve();
+    zones
+        .zones()
+        .filter(|(z, s)| {
+            let valid = meta.state.valid_bytes(*z);
+            s.cond == Cond::Active
+                && s.pins == 0
+                && !exclude.contains(z)
+                && worth_cleaning(&meta.state, &written_to, *z, s)
+                && valid <= room - (zones.capacity() - s.written)
+        })
+        .min_by_key(|(z, s)| (s.live, *z))
         .map(|(z, _)| z)
 }
 
@@ -123,6 +154,21 @@ impl Shared {
             valid: meta.state.valid_bytes(zone),
             files: live_files(&meta.state, zone),
         })
+    }
+
+    /// When no full zone is worth cleaning, finishes the idle active zone that would be
+    /// the victim, so that the next pick takes it; the zone it finished. For a store about
+    /// to open on a small device, where the few active zones can hold most of the dead data
+    /// and the open's own writes (a flushed WAL, a new manifest) need room first. Its
+    /// unwritten rest is not lost: cleaning resets the zone.
+    pub(super) fn finish_idle_victim(&self, exclude: &BTreeSet<u32>) -> FsResult<Option<u32>> {
+        let meta = self.lock_meta();
+        let mut zones = self.lock_zones();
+        let Some(zone) = idle_victim_of(&meta, &zones, exclude) else {
+            return Ok(None);
+        };
+        self.finish(&mut zones, zone)?;
+        Ok(Some(zone))
     }
 
     /// The victim's files after the engine's callback; `None` if it was reset meanwhile.
