@@ -5,6 +5,7 @@ use std::sync::Arc;
 use zkv_engine::batch::WriteBatch;
 use zkv_engine::db::{Db as EngineDb, ReadOptions, Snapshot, WriteOptions};
 use zkv_engine::iter::DbIter;
+use zkv_engine::key::ValueKind;
 use zkv_engine::options::{ExecMode, Options};
 use zkv_engine::version::VersionSet;
 use zkv_zns::{DeviceSpec, ZonedDevice};
@@ -13,6 +14,7 @@ use zkv_zonefs::fs::{CleanerThread, InlineCleaning, ZoneFs};
 use crate::error::{Error, Result};
 use crate::open;
 use crate::options::DbOptions;
+use crate::room::Room;
 
 /// A zkv store: a zoned device, the zoned file system on it, its zone cleaning and the
 /// LSM database, opened together by [`Db::open`] and closed together by [`Db::close`].
@@ -87,6 +89,7 @@ pub struct Db {
     cleaner: Option<CleanerThread>,
     sync: SyncOnDrop,
     device: Arc<str>,
+    room: Room,
 }
 
 impl Db {
@@ -152,12 +155,15 @@ impl Db {
             ..options.engine
         };
         let sync = SyncOnDrop(Some(Arc::clone(fs.device())));
+        let zoned = Arc::clone(&fs);
         let engine = EngineDb::open(fs, engine_options).map_err(|e| Error::engine(&device, e))?;
+        let room = Room::new(&zoned, options.recovery_room, options.cleaning, &engine);
         Ok(Db {
             engine,
             cleaner,
             sync,
             device,
+            room,
         })
     }
 
@@ -173,6 +179,7 @@ impl Db {
         value: impl AsRef<[u8]>,
         options: &WriteOptions,
     ) -> Result<()> {
+        self.room.admit(&self.engine, &self.device, true)?;
         let done = self.engine.put(options, key.as_ref(), value.as_ref());
         done.map_err(|e| self.error(e))
     }
@@ -220,6 +227,8 @@ impl Db {
 
     /// Applies `batch` atomically with `options`.
     pub fn write_opt(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
+        let adds = batch.ops().any(|op| op.kind != ValueKind::Delete);
+        self.room.admit(&self.engine, &self.device, adds)?;
         let done = self.engine.write(options, batch);
         done.map_err(|e| self.error(e))
     }
@@ -324,6 +333,7 @@ impl Db {
             cleaner,
             sync,
             device,
+            room: _,
         } = self;
         let closed = engine.close().map_err(|e| Error::engine(&device, e));
         let cleaned = match cleaner {

@@ -67,6 +67,23 @@ pub enum Error {
         /// The cleaner's error, as text (it happened on another thread).
         message: String,
     },
+
+    /// A write that adds data was refused, and nothing of it was written: the store is
+    /// nearly full of live data, and the room left is kept so that it can still open, take
+    /// deletes and compact them away ([`crate::DbOptions::recovery_room`]). Deletes still
+    /// go through; delete keys and run [`crate::Db::compact_range`] to make room.
+    #[error(
+        "{device}: out of space for new data: {free} bytes free, {kept} kept so that \
+         deletes and compaction can still run (delete keys and compact to make room)"
+    )]
+    Full {
+        /// The device, as its spec is written (`mem`, `file:PATH`, `zbd:PATH`).
+        device: String,
+        /// Bytes free for files.
+        free: u64,
+        /// Bytes kept free for recovery (the cleaner's empty zone included).
+        kept: u64,
+    },
 }
 
 impl Error {
@@ -78,7 +95,8 @@ impl Error {
             | Error::Engine { device, .. }
             | Error::NotFound { device, .. }
             | Error::AlreadyExists { device }
-            | Error::Cleaner { device, .. } => device,
+            | Error::Cleaner { device, .. }
+            | Error::Full { device, .. } => device,
         }
     }
 

@@ -34,6 +34,7 @@ mod db;
 mod error;
 mod open;
 mod options;
+mod room;
 
 pub use db::{Db, Iter};
 pub use error::{Error, Result};

@@ -76,6 +76,16 @@ pub struct DbOptions {
     /// picker is given the same way, in the engine's options ([`Options::with_picker`]).
     /// Default: none.
     pub placement: Option<Arc<dyn PlacementPolicy>>,
+
+    /// Bytes kept free for recovery on a zoned device: while the store is nearly full of
+    /// live data (free space, with what cleaning the full zones could still free, below
+    /// this room, the cleaner's empty zone and the memtables' unflushed bytes), a write
+    /// that adds data fails with [`crate::Error::Full`] and writes nothing, so that the
+    /// store can still open, take deletes and compact them away
+    /// ([`crate::Db::compact_range`]). `Some(0)`: none, writes fill the device to the last
+    /// block as RocksDB's do, and a store full of live data may then be readable only.
+    /// Default (`None`): a quarter of a zone's capacity.
+    pub recovery_room: Option<u64>,
 }
 
 impl DbOptions {
@@ -91,6 +101,7 @@ impl Default for DbOptions {
             create_if_missing: true,
             error_if_exists: false,
             geometry: DbOptions::default_geometry(),
+            recovery_room: None,
             fs: FsOptions::default(),
             engine: Options::default(),
             cleaning: true,

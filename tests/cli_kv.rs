@@ -480,3 +480,47 @@ fn compact_takes_deleted_values_out_of_the_tables() {
     let err = img.fails("compact", &["--hex", "--from", "zz"]);
     assert!(err.contains("--from"), "{err}");
 }
+
+/// A store filled through `zkv put` until a put is refused recovers through the CLI:
+/// deletes, `zkv compact`, then puts again (docs/RELIABILITY.md, "A device full of live
+/// data"). 12 zones of 256 KiB: the few active zones hold much of the dead data every
+/// open leaves behind.
+#[test]
+fn a_store_filled_through_the_cli_takes_deletes_and_recovers() {
+    let img = Img::none();
+    ok(&[
+        "mkfs",
+        "--device",
+        &img.spec,
+        "--zones",
+        "12",
+        "--zone-size",
+        "256KiB",
+    ]);
+    let value = "v".repeat(8192);
+    let mut acked = 0;
+    let refusal = loop {
+        let r = zkv(&img.args(&["put"], &[&format!("k{acked:04}"), &value]));
+        if r.code != 0 {
+            break r.stderr;
+        }
+        acked += 1;
+        assert!(acked < 1000, "1000 puts of 8 KiB never filled 2.25 MiB");
+    };
+    assert!(
+        refusal.contains("out of space for new data") && refusal.contains("compact"),
+        "{refusal}"
+    );
+    assert_eq!(refusal.lines().count(), 1, "{refusal}");
+    assert!(acked > 100, "{acked}");
+    for i in (0..acked).step_by(2) {
+        img.run("delete", &[&format!("k{i:04}")]);
+    }
+    img.run("compact", &[]);
+    for i in 0..20 {
+        img.run("put", &[&format!("new{i:02}"), &value]);
+    }
+    assert_eq!(img.run("get", &["k0001"]).trim_end(), value);
+    img.fails("get", &["k0000"]);
+    assert_eq!(img.run("get", &["new19"]).trim_end(), value);
+}
