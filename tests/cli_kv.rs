@@ -14,6 +14,14 @@ impl Img {
         img
     }
 
+    /// An image formatted by `zkv mkfs` with `zones` zones of `zone_size`.
+    fn formatted_with(zones: &str, zone_size: &str) -> Img {
+        let img = Img::none();
+        let mkfs = ["mkfs", "--device", &img.spec, "--zones", zones];
+        ok(&[&mkfs[..], &["--zone-size", zone_size]].concat());
+        img
+    }
+
     /// `zkv <cmd> --device <img> <rest...>`
     fn args<'a>(&'a self, cmd: &[&'a str], rest: &[&'a str]) -> Vec<&'a str> {
         let mut v = cmd.to_vec();
@@ -396,16 +404,7 @@ fn a_bad_wal_recovery_mode_is_a_usage_error() {
 /// cleaning, this image was full after 199 puts.
 #[test]
 fn write_commands_clean_zones() {
-    let img = Img::none();
-    ok(&[
-        "mkfs",
-        "--device",
-        &img.spec,
-        "--zones",
-        "8",
-        "--zone-size",
-        "1MiB",
-    ]);
+    let img = Img::formatted_with("8", "1MiB");
     let value = "v".repeat(6000);
     for i in 0..260 {
         let key = format!("key{}", i % 64);
@@ -487,16 +486,7 @@ fn compact_takes_deleted_values_out_of_the_tables() {
 /// open leaves behind.
 #[test]
 fn a_store_filled_through_the_cli_takes_deletes_and_recovers() {
-    let img = Img::none();
-    ok(&[
-        "mkfs",
-        "--device",
-        &img.spec,
-        "--zones",
-        "12",
-        "--zone-size",
-        "256KiB",
-    ]);
+    let img = Img::formatted_with("12", "256KiB");
     let value = "v".repeat(8192);
     let mut acked = 0;
     let refusal = loop {
