@@ -39,8 +39,9 @@ impl BenchArgs {
         flags.extend(engine_flags(o));
         flags.extend(self.db_bench_write_flags(o));
         flags.extend(blob_flags(o));
-        // Exact byte counters and latency histograms for the report.
+        // Exact byte counters, and each operation's latency as the client sees it (zkv's).
         flags.push("--statistics=1".into());
+        flags.push("--histogram=1".into());
         Ok(DbBenchPlan {
             flags,
             put_bytes: self.key_size + self.value_size,

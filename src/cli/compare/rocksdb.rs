@@ -3,7 +3,8 @@
 //! (`BenchArgs::db_bench_plan`), and its output read into a report shaped like a zkv bench
 //! report where RocksDB has the figures: `user`, `lsm.wa` (zkv's definition: flush and
 //! compaction bytes, blob files included, over the user's key and value bytes), `lsm.stall_ns`,
-//! `latency_us`. The zone figures are absent, never zero.
+//! `latency_us` (db_bench's `--histogram` tables, timed by its client as zkv's are). The zone
+//! figures are absent, never zero.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -227,8 +228,8 @@ impl Parsed {
             lines,
             phases,
             counters,
-            put: histogram(stdout, "rocksdb.db.write.micros")?,
-            get: histogram(stdout, "rocksdb.db.get.micros")?,
+            put: Latency::of(&histograms(stdout, "write")?),
+            get: Latency::of(&histograms(stdout, "read")?),
         })
     }
 
@@ -362,31 +363,114 @@ fn counter(stdout: &str, name: &str) -> Result<u64, String> {
     .ok_or_else(|| format!("cannot read {name}: {:?}", words.join(" ")))
 }
 
-/// A histogram: `rocksdb.NAME P50 : a P95 : b P99 : c P100 : d COUNT : n SUM : s`; none
-/// when it counted nothing.
-fn histogram(stdout: &str, name: &str) -> Result<Option<Latency>, String> {
-    let words = statistic(stdout, name)
-        .ok_or_else(|| format!("no \"{name} P50 : ...\" line (statistics, --statistics=1)"))?;
+/// One of db_bench's `--histogram` tables (`Microseconds per write:`): its count, mean,
+/// extremes, and its non-empty buckets `(left, right] count`.
+#[derive(Debug, Default, PartialEq)]
+struct Histogram {
+    count: u64,
+    mean: f64,
+    min: f64,
+    max: f64,
+    buckets: Vec<(u64, u64, u64)>,
+}
+
+/// Every table of operations of `kind` (`write`, `read`), one per workload that had some.
+fn histograms(stdout: &str, kind: &str) -> Result<Vec<Histogram>, String> {
+    let title = format!("Microseconds per {kind}:");
+    let mut lines = stdout.lines();
+    let mut found = Vec::new();
+    while lines.by_ref().any(|l| l.trim() == title) {
+        let table: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| !l.trim().is_empty())
+            .collect();
+        found.push(
+            histogram(&table).ok_or_else(|| format!("cannot read the table after {title:?}"))?,
+        );
+    }
+    Ok(found)
+}
+
+/// `Count: N Average: A StdDev: S`, `Min: m Median: x Max: M`, `Percentiles: ...`, a rule,
+/// then the buckets.
+fn histogram(table: &[&str]) -> Option<Histogram> {
+    let words: Vec<&str> = table
+        .iter()
+        .take(2)
+        .flat_map(|l| l.split_whitespace())
+        .collect();
     let field = |key: &str| -> Option<f64> {
         let at = words.iter().position(|w| *w == key)?;
-        (words.get(at + 1) == Some(&":"))
-            .then(|| words.get(at + 2)?.parse().ok())
-            .flatten()
+        words.get(at + 1)?.parse().ok()
     };
-    let garbled = || format!("cannot read {name}: {:?}", words.join(" "));
-    let count = field("COUNT").ok_or_else(garbled)? as u64;
-    if count == 0 {
-        return Ok(None);
+    let buckets = table
+        .iter()
+        .skip(4)
+        .map(|l| bucket(l))
+        .collect::<Option<_>>()?;
+    Some(Histogram {
+        count: field("Count:")? as u64,
+        mean: field("Average:")?,
+        min: field("Min:")?,
+        max: field("Max:")?,
+        buckets,
+    })
+}
+
+/// `(       1,       2 ]    72717  36.358%  41.285% #######`.
+fn bucket(line: &str) -> Option<(u64, u64, u64)> {
+    let line = line.trim_start().strip_prefix(['[', '('])?;
+    let (left, rest) = line.split_once(',')?;
+    let (right, rest) = rest.split_once(']')?;
+    let count = rest.split_whitespace().next()?;
+    Some((
+        left.trim().parse().ok()?,
+        right.trim().parse().ok()?,
+        count.parse().ok()?,
+    ))
+}
+
+impl Latency {
+    /// The tables of several workloads as one, as zkv's latency is over all of a run's
+    /// operations; none without any operation.
+    fn of(tables: &[Histogram]) -> Option<Latency> {
+        let count: u64 = tables.iter().map(|h| h.count).sum();
+        if count == 0 {
+            return None;
+        }
+        let sum: f64 = tables.iter().map(|h| h.mean * h.count as f64).sum();
+        let mut buckets = std::collections::BTreeMap::new();
+        for (left, right, n) in tables.iter().flat_map(|h| &h.buckets) {
+            *buckets.entry((*left, *right)).or_insert(0u64) += n;
+        }
+        let buckets: Vec<_> = buckets.into_iter().collect();
+        let min = tables.iter().map(|h| h.min).fold(f64::INFINITY, f64::min);
+        let max = tables.iter().map(|h| h.max).fold(0.0, f64::max);
+        let at = |p: f64| percentile(&buckets, count, p).clamp(min, max);
+        Some(Latency {
+            count,
+            mean: sum / count as f64,
+            p50: at(0.5),
+            p95: at(0.95),
+            p99: at(0.99),
+            max,
+        })
     }
-    let get = |key: &str| field(key).ok_or_else(garbled);
-    Ok(Some(Latency {
-        count,
-        mean: get("SUM")? / count as f64,
-        p50: get("P50")?,
-        p95: get("P95")?,
-        p99: get("P99")?,
-        max: get("P100")?,
-    }))
+}
+
+/// RocksDB's `HistogramStat::Percentile`: the bucket where the count reaches the fraction
+/// `p`, and linearly within it.
+fn percentile(buckets: &[((u64, u64), u64)], count: u64, p: f64) -> f64 {
+    let threshold = count as f64 * p;
+    let mut below = 0u64;
+    for &((left, right), n) in buckets {
+        if (below + n) as f64 >= threshold {
+            let pos = (threshold - below as f64) / n.max(1) as f64;
+            return left as f64 + (right - left) as f64 * pos;
+        }
+        below += n;
+    }
+    f64::MAX
 }
 
 #[cfg(test)]
@@ -396,7 +480,7 @@ mod tests {
     /// db_bench 7.8.3's output of a small fillrandom, cut to the lines read here and the
     /// statistics' neighbours.
     const STDOUT: &str = include_str!("../../../tests/data/db_bench_7.8.3_fillrandom.txt");
-    const STDERR: &str = "RocksDB:    version 7.8.3\nDate:       Thu Nov 26 20:23:21 2026\n";
+    const STDERR: &str = "RocksDB:    version 7.8.3\nDate:       Thu Nov 26 20:37:30 2026\n";
 
     #[test]
     fn real_output_reads_as_zkv_figures() {
@@ -407,7 +491,7 @@ mod tests {
             [Phase {
                 name: "fillrandom".into(),
                 ops: 200_000,
-                seconds: 2.177
+                seconds: 2.653
             }]
         );
         let plan = DbBenchPlan {
@@ -416,13 +500,20 @@ mod tests {
             workload: "fillrandom".into(),
         };
         let r = p.report(&plan);
-        // (204876681 + 652774533) / (200000 × 1016)
+        // (205160826 + 798427774) / (200000 × 1016)
         let wa = r["lsm"]["wa"].as_f64().unwrap();
-        assert!((wa - 857_651_214.0 / 203_200_000.0).abs() < 1e-9, "{wa}");
-        assert_eq!(r["lsm"]["stall_ns"], 1_217_166_000u64);
-        assert_eq!(r["lsm"]["flush_bytes"], 204_876_681u64);
+        assert!((wa - 1_003_588_600.0 / 203_200_000.0).abs() < 1e-9, "{wa}");
+        assert_eq!(r["lsm"]["stall_ns"], 1_624_943_000u64);
+        assert_eq!(r["lsm"]["flush_bytes"], 205_160_826u64);
         assert_eq!(r["user"]["ops"], 200_000);
-        assert_eq!(r["latency_us"]["put"]["p99"], 4.159538);
+        // db_bench's own percentiles of the table: P50 2.19, P99 39.04.
+        let put = &r["latency_us"]["put"];
+        let near = |key: &str, want: f64| (put[key].as_f64().unwrap() - want).abs() < 0.005;
+        assert!(
+            near("p50", 2.19) && near("p99", 39.04) && near("max", 20133.0),
+            "{put}"
+        );
+        assert_eq!(put["count"], 200_000);
         assert!(r["latency_us"].get("get").is_none(), "no gets counted");
         assert_eq!(r["db_bench"]["version"], "7.8.3");
         assert!(r.get("device").is_none() && r.get("gc").is_none());
@@ -464,6 +555,39 @@ mod tests {
     }
 
     #[test]
+    fn latency_tables_of_several_workloads_merge_as_rocksdb_computes_percentiles() {
+        let table = |mean, min, max, buckets| Histogram {
+            count: 0,
+            mean,
+            min,
+            max,
+            buckets,
+        };
+        let a = Histogram {
+            count: 90,
+            ..table(0.5, 0.0, 1.0, vec![(0, 1, 90)])
+        };
+        let b = Histogram {
+            count: 10,
+            ..table(1.5, 1.0, 2.0, vec![(1, 2, 10)])
+        };
+        let l = Latency::of(&[a, b]).unwrap();
+        assert_eq!(l.count, 100);
+        assert!((l.mean - 0.6).abs() < 1e-12, "{l:?}");
+        // The 99th of 100 lies 9/10 into (1, 2].
+        assert!((l.p99 - 1.9).abs() < 1e-12, "{l:?}");
+        assert!((l.p50 - 50.0 / 90.0).abs() < 1e-12, "{l:?}");
+        assert_eq!(l.max, 2.0);
+        assert!(Latency::of(&[]).is_none());
+    }
+
+    /// The output with `from` replaced, which it must hold.
+    fn garbled(from: &str, to: &str) -> String {
+        assert!(STDOUT.contains(from), "{from}");
+        STDOUT.replace(from, to)
+    }
+
+    #[test]
     fn garbled_or_missing_lines_are_errors_that_name_them() {
         // db_bench 7.8 prints its header on stderr; the version is read from stdout too.
         let header = format!("{STDERR}{STDOUT}");
@@ -474,23 +598,26 @@ mod tests {
         assert!(e.contains("no result line of fillrandom"), "{e}");
         let e = Parsed::parse(STDOUT, STDERR, "fillrandom,overwrite").unwrap_err();
         assert!(e.contains("overwrite"), "{e}");
-        let bad = STDOUT.replace("2.177 seconds", "x.y seconds");
+        let bad = garbled("2.653 seconds", "x.y seconds");
         let e = Parsed::parse(&bad, STDERR, "fillrandom").unwrap_err();
         assert!(e.contains("cannot read fillrandom's result line"), "{e}");
-        let bad = STDOUT.replace(
-            "flush.write.bytes COUNT : 204876681",
+        let bad = garbled(
+            "flush.write.bytes COUNT : 205160826",
             "flush.write.bytes COUNT : lots",
         );
         let e = Parsed::parse(&bad, STDERR, "fillrandom").unwrap_err();
         assert!(e.contains("cannot read rocksdb.flush.write.bytes"), "{e}");
-        let bad = STDOUT.replace("rocksdb.stall.micros", "rocksdb.stall.mic");
+        let bad = garbled("rocksdb.stall.micros", "rocksdb.stall.mic");
         let e = Parsed::parse(&bad, STDERR, "fillrandom").unwrap_err();
         assert!(
             e.contains("no \"rocksdb.stall.micros COUNT : N\" line"),
             "{e}"
         );
-        let bad = STDOUT.replace("P99 : 4.159538", "P99 : ");
+        let bad = garbled("(      10,      15 ]", "(      10,  fifteen ]");
         let e = Parsed::parse(&bad, STDERR, "fillrandom").unwrap_err();
-        assert!(e.contains("cannot read rocksdb.db.write.micros"), "{e}");
+        assert!(
+            e.contains("the table after \"Microseconds per write:\""),
+            "{e}"
+        );
     }
 }
