@@ -62,19 +62,7 @@ impl Fake {
 fn compare_with(db_bench: &Path, args: &[&str]) -> Run {
     let mut cmd = Command::new(ZKV);
     cmd.args(args).env("ZKV_DB_BENCH", db_bench);
-    run(cmd)
-}
-
-fn run(mut cmd: Command) -> Run {
-    let out = cmd
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("run the zkv binary");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    zkv_command(cmd)
 }
 
 /// A small comparison of `schemes` (fillrandom unless `extra` gives `--workload`).
@@ -91,11 +79,7 @@ fn args(schemes: &str, extra: &[&str]) -> Vec<String> {
 
 /// The one error line of a failed run, exit code 1.
 fn error_line(r: &Run) -> String {
-    assert_eq!(r.code, 1, "stdout {:?} stderr {:?}", r.stdout, r.stderr);
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    let lines: Vec<&str> = r.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "one error line: {:?}", r.stderr);
-    lines[0].strip_prefix("error: ").unwrap().to_string()
+    one_error(r, 1, "compare")
 }
 
 fn cells<'a>(stdout: &'a str, row: &str) -> Vec<&'a str> {
@@ -324,7 +308,7 @@ fn without_db_bench_the_comparison_says_how_to_install_it() {
     cmd.args(&a)
         .env_remove("ZKV_DB_BENCH")
         .env("PATH", empty.path());
-    let r = run(cmd);
+    let r = zkv_command(cmd);
     let msg = error_line(&r);
     assert!(msg.contains("db_bench is not on PATH"), "{msg}");
     assert!(msg.contains("scripts/install-db-bench.sh"), "{msg}");

@@ -181,7 +181,7 @@ fn engine_flags(o: &Options) -> Vec<String> {
         ("open_files", o.max_open_files.to_string()),
     ]
     .into_iter()
-    .map(|(name, value)| format!("--{name}={value}"))
+    .map(flag)
     .collect()
 }
 
@@ -210,6 +210,11 @@ fn blob_flags(o: &Options) -> Vec<String> {
         ),
     ]
     .into_iter()
-    .map(|(name, value)| format!("--{name}={value}"))
+    .map(flag)
     .collect()
+}
+
+/// `--name=value`, the one spelling db_bench's gflags always read as one flag.
+fn flag((name, value): (&str, String)) -> String {
+    format!("--{name}={value}")
 }
