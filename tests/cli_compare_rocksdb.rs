@@ -223,7 +223,10 @@ fn flags_without_a_db_bench_equivalent_are_refused_before_any_run() {
         ),
         (
             args("baseline,rocksdb:picker=acc", &[]),
-            vec!["rocksdb:picker=acc:", "--picker acc"],
+            vec![
+                "rocksdb:picker=acc:",
+                "--picker acc (RocksDB's: sica, oldest-largest-seq",
+            ],
         ),
         (
             args("baseline,rocksdb:gc-start=10", &[]),

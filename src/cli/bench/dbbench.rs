@@ -50,6 +50,11 @@ pub fn compaction_pri(picker: &str) -> Option<&'static str> {
         .map(|(number, _, _)| *number)
 }
 
+/// The pickers RocksDB has, in its `CompactionPri` order.
+pub fn rocksdb_pickers() -> Vec<&'static str> {
+    COMPACTION_PRI.iter().map(|(_, _, name)| *name).collect()
+}
+
 /// `--reads`, `--deletes`: a count, or `None` for "as many as --num" (db_bench's -1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrNum(pub Option<u64>);

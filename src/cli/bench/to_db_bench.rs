@@ -56,7 +56,8 @@ impl BenchArgs {
             .map(|w| format!("--workload {}", w.name()))
             .collect();
         if dbbench::compaction_pri(&self.picker).is_none() {
-            refused.push(format!("--picker {}", self.picker));
+            let known = dbbench::rocksdb_pickers().join(", ");
+            refused.push(format!("--picker {} (RocksDB's: {known})", self.picker));
         }
         if let Some(target) = self.target {
             refused.push(format!("--target {target}"));
