@@ -47,16 +47,7 @@ mkdir -p "$OUT"
 : >"$OUT/summary.txt"
 
 # db_bench from rocksdb-tools, GNU time for the -v resource report.
-missing=()
-command -v db_bench >/dev/null || missing+=(rocksdb-tools)
-[ -x /usr/bin/time ] || missing+=(time)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fidelity: installing ${missing[*]}" >&2
-  sudo=""
-  if [ "$(id -u)" != 0 ]; then sudo=sudo; fi
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+"$ROOT/scripts/install-db-bench.sh" --time
 (cd "$ROOT" && cargo build -q --release --bin zkv)
 # The binary just built, wherever cargo's target directory is configured.
 TARGET=$(cd "$ROOT" && cargo metadata -q --format-version 1 --no-deps |

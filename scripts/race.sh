@@ -22,13 +22,7 @@ num=${RACE_NUM:-1000000}
 shm=${RACE_SHM:-/dev/shm}
 mkdir -p "$out"
 
-missing=()
-command -v db_bench > /dev/null || missing+=(rocksdb-tools)
-[ -x /usr/bin/time ] || missing+=(time)
-if [ ${#missing[@]} -gt 0 ]; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" \
-    > "$out/apt.log" 2>&1
-fi
+"$(dirname "$0")/install-db-bench.sh" --time
 cargo build --release --quiet
 zkv=$PWD/target/release/zkv
 

@@ -176,7 +176,7 @@ fn bad_input_fails_before_any_run() {
     let _serial = serial();
     let msg = refused(&compare("baseline,nope", &[]), 2);
     assert!(
-        msg.contains("unknown scheme \"nope\" (known: baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza, min-overlap, min-overlap-caza, prophet, prophet-gc, prophet-gc-no, baza, baza+, posix)"),
+        msg.contains("unknown scheme \"nope\" (known: baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza, min-overlap, min-overlap-caza, prophet, prophet-gc, prophet-gc-no, baza, baza+, posix, rocksdb)"),
         "{msg}"
     );
     let msg = refused(&compare("baseline:num=5", &[]), 2);

@@ -226,8 +226,14 @@ pub struct Run {
 }
 
 pub fn zkv(args: &[&str]) -> Run {
-    let out = Command::new(ZKV)
-        .args(args)
+    let mut cmd = Command::new(ZKV);
+    cmd.args(args);
+    zkv_command(cmd)
+}
+
+/// Runs `cmd`, a `zkv` command with its own environment, as [`zkv`] does.
+pub fn zkv_command(mut cmd: Command) -> Run {
+    let out = cmd
         // Even with backtraces requested, a failure must stay one line.
         .env("RUST_BACKTRACE", "1")
         .output()
@@ -253,28 +259,33 @@ pub fn ok(args: &[&str]) -> String {
 
 pub fn fails_run(args: &[&str], code: i32) -> (Run, String) {
     let r = zkv(args);
+    let msg = one_error(&r, code, &format!("{args:?}"));
+    (r, msg)
+}
+
+/// The one error line of a run `what` that must fail with exit code `code` and not panic.
+pub fn one_error(r: &Run, code: i32, what: &str) -> String {
     assert_eq!(
         r.code, code,
-        "zkv {args:?}: exit code {} (stdout {:?}, stderr {:?})",
+        "zkv {what}: exit code {} (stdout {:?}, stderr {:?})",
         r.code, r.stdout, r.stderr
     );
     assert!(
         !r.stderr.contains("panicked") && !r.stderr.contains("backtrace"),
-        "zkv {args:?} panicked: {}",
+        "zkv {what} panicked: {}",
         r.stderr
     );
     let lines: Vec<&str> = r.stderr.lines().collect();
     assert_eq!(
         lines.len(),
         1,
-        "zkv {args:?}: want one error line, got {:?}",
+        "zkv {what}: want one error line, got {:?}",
         r.stderr
     );
-    let msg = lines[0]
+    lines[0]
         .strip_prefix("error: ")
-        .unwrap_or_else(|| panic!("zkv {args:?}: no 'error: ' prefix in {:?}", lines[0]))
-        .to_string();
-    (r, msg)
+        .unwrap_or_else(|| panic!("zkv {what}: no 'error: ' prefix in {:?}", lines[0]))
+        .to_string()
 }
 
 /// Runs a command that must fail with exit code 1 and one error line; returns the message.

@@ -42,6 +42,19 @@ fn picker_name(given: &str) -> &str {
         .map_or(given, |(_, _, picker)| picker)
 }
 
+/// RocksDB's `CompactionPri` value of `picker`, if RocksDB has the same order.
+pub fn compaction_pri(picker: &str) -> Option<&'static str> {
+    COMPACTION_PRI
+        .iter()
+        .find(|(_, _, name)| *name == picker)
+        .map(|(number, _, _)| *number)
+}
+
+/// The pickers RocksDB has, in its `CompactionPri` order.
+pub fn rocksdb_pickers() -> Vec<&'static str> {
+    COMPACTION_PRI.iter().map(|(_, _, name)| *name).collect()
+}
+
 /// `--reads`, `--deletes`: a count, or `None` for "as many as --num" (db_bench's -1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OrNum(pub Option<u64>);
@@ -92,6 +105,9 @@ mod tests {
             assert_eq!(picker(name).unwrap(), name);
         }
         assert_eq!(picker("acc").unwrap(), "acc");
+        assert_eq!(compaction_pri("min-overlap"), Some("3"));
+        assert_eq!(compaction_pri("sica"), Some("0"));
+        assert_eq!(compaction_pri("acc"), None);
         assert!(picker("5").is_err());
         assert!(picker("kFifo").is_err());
     }

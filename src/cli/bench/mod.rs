@@ -15,11 +15,13 @@ mod preset;
 mod progress;
 mod report;
 mod runner;
+mod to_db_bench;
 mod verify;
 mod ycsb;
 
 pub(crate) use preset::scale as preset_scale;
 pub(crate) use runner::INVALID_BUCKETS;
+pub(crate) use to_db_bench::DbBenchPlan;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};

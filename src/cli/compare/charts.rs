@@ -152,17 +152,17 @@ fn invalid_ratios(area: &Area<'_>, labels: &[&str], reports: &[Value]) -> Drawn 
     line_chart(area, &look, labels, &lines)
 }
 
+/// None for a run without zones (a directory's, RocksDB's): no line rather than zeros.
 fn histogram(report: &Value) -> Vec<(f64, f64)> {
-    let ratios = report
+    let Some(ratios) = report
         .get("zone_invalid_ratios")
         .and_then(|d| d.get("ratios"))
-        .and_then(Value::as_array);
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
     let ratios = InvalidRatios {
-        ratios: ratios
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_f64)
-            .collect(),
+        ratios: ratios.iter().filter_map(Value::as_f64).collect(),
     };
     let width = 100.0 / BUCKETS as f64;
     ratios
@@ -551,6 +551,8 @@ pub(crate) mod tests {
         assert_eq!(h[0], (5.0, 2.0));
         assert_eq!(h[5].1, 1.0);
         assert_eq!(h[9].1, 1.0);
+        // A run without zones has no line.
+        assert!(histogram(&json!({ "lsm": { "wa": 2.0 } })).is_empty());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! run is checked before the first one starts.
 
 pub(crate) mod charts;
+pub(crate) mod rocksdb;
 pub(crate) mod schemes;
 pub(crate) mod style;
 pub(crate) mod table;
@@ -24,7 +25,7 @@ use super::error::{CliError, CliResult};
 use super::Out;
 use charts::Charts;
 pub(crate) use schemes::Entry;
-use schemes::{parse_schemes, SchemeList};
+use schemes::{parse_schemes, Engine, SchemeList};
 
 /// `zkv compare --help`'s text after the flags: the schemes come from the scheme table.
 fn compare_help() -> String {
@@ -46,6 +47,12 @@ Example:
               --workload fillrandom,overwrite --num 20000 --value-size 256 --zones 32 \\
               --zone-size 4MiB --write-buffer-size 256KiB --target-file-size-base 256KiB \\
               --max-bytes-for-level-base 1MiB --mode deterministic --verify --out charts
+
+The rocksdb scheme runs RocksDB's db_bench (ZKV_DB_BENCH, else db_bench on PATH; Debian's
+rocksdb-tools, scripts/install-db-bench.sh) in a temporary directory, with the flags mapped to
+db_bench's; zkv-only flags on the command line (zone flags, --mode, --verify, ...) are left
+to the zkv schemes, flags db_bench has no equivalent of are refused (docs/CLI.md, 'The rocksdb
+scheme').
 
 Every other flag is a flag of zkv bench (see 'zkv bench --help'); runs use --device mem.";
 
@@ -82,11 +89,13 @@ struct RunCommand {
     bench: BenchArgs,
 }
 
-/// One scheme's run, checked: its flags and the plan `zkv bench` made of them.
+/// One scheme's run, checked: its flags and the plan `zkv bench` made of them; for the
+/// rocksdb scheme, the db_bench run that stands for it.
 pub(crate) struct Run {
     pub entry: Entry,
     args: BenchArgs,
     plan: bench::Plan,
+    db_bench: Option<rocksdb::DbBench>,
 }
 
 impl Run {
@@ -151,7 +160,18 @@ pub(crate) fn execute(
     out: &mut Out,
     context: &str,
 ) -> CliResult<(Value, Option<CliError>)> {
-    let Run { entry, args, plan } = run;
+    let Run {
+        entry,
+        args,
+        plan,
+        db_bench,
+    } = run;
+    if let Some(db_bench) = db_bench {
+        let (report, failed) =
+            rocksdb::execute(db_bench, out, context).map_err(|e| labelled(&entry, e))?;
+        let failed = failed.map(|e| labelled(&entry, e));
+        return Ok((label_report(report, &entry.label), failed));
+    }
     let mut done = bench::run_quiet(&args, plan, out, context).map_err(|e| labelled(&entry, e))?;
     let report = label_report(std::mem::take(&mut done.report), &entry.label);
     let failed = done.result().err().map(|e| labelled(&entry, e));
@@ -241,10 +261,15 @@ fn checked(
     // The scheme's parts and the overrides count as given: a preset fills in the rest.
     let lines = bench::apply_preset(&mut args).map_err(|e| labelled(entry, e))?;
     let plan = bench::check(&args).map_err(|e| labelled(entry, e))?;
+    let db_bench = (entry.scheme.engine == Engine::DbBench)
+        .then(|| rocksdb::prepare(&args, &plan))
+        .transpose()
+        .map_err(|e| labelled(entry, e))?;
     let run = Run {
         entry: entry.clone(),
         args,
         plan,
+        db_bench,
     };
     Ok((run, lines))
 }

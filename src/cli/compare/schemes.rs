@@ -27,8 +27,19 @@ pub struct Scheme {
     /// `--fs`: `zoned` (the zoned file layer), or `posix` (the same engine on plain files
     /// in a temporary directory: the conventional-SSD baseline).
     pub fs: &'static str,
+    /// Which engine runs it: zkv's (`zkv bench`), or RocksDB's own db_bench.
+    pub engine: Engine,
     /// What the papers call it and why it is here (help text and docs/CLI.md).
     pub about: &'static str,
+}
+
+/// The engine a scheme's runs use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    Zkv,
+    /// RocksDB's db_bench on a temporary directory (`rocksdb.rs`); the scheme's flags are
+    /// mapped to db_bench's.
+    DbBench,
 }
 
 impl Scheme {
@@ -181,6 +192,18 @@ pub const SCHEMES: &[Scheme] = &[
         "not a paper's: the same engine and picker on plain files in a temporary directory (`--fs posix`), no zones and no zone cleaning; the conventional SSD next to the zoned schemes",
     )
     },
+    // RocksDB itself on the same directory setting: what zkv's engine is measured against.
+    // Its flags are checked as the posix scheme's, then mapped to db_bench's.
+    Scheme {
+        fs: "posix",
+        engine: Engine::DbBench,
+        ..scheme(
+        "rocksdb",
+        "liza",
+        "sica",
+        "not a paper's: RocksDB's own `db_bench` (rocksdb-tools) on a temporary directory with the run's flags as db_bench's, `kByCompensatedSize` unless `picker=` says otherwise; no zones and no zone cleaning (docs/CLI.md, \"The rocksdb scheme\")",
+    )
+    },
 ];
 
 const fn scheme(
@@ -197,12 +220,15 @@ const fn scheme(
         blob_placement: "liza",
         blob_gc_cutoff: "fixed",
         fs: "zoned",
+        engine: Engine::Zkv,
         about,
     }
 }
 
+/// What the rocksdb scheme shows as its placement.
+const ROCKSDB_PLACEMENT: &str = "RocksDB (db_bench)";
+
 impl Scheme {
-    /// The placement, with the blob placement when it is not the file policy's.
     /// The cleaning mode's name; none on a directory.
     fn cleaning(&self) -> &'static str {
         if self.fs == "zoned" {
@@ -212,7 +238,11 @@ impl Scheme {
         }
     }
 
+    /// The placement, with the blob placement when it is not the file policy's.
     fn placement_text(&self) -> String {
+        if self.engine == Engine::DbBench {
+            return ROCKSDB_PLACEMENT.to_string();
+        }
         if self.fs != "zoned" {
             return format!("a directory ({})", self.fs);
         }
@@ -250,6 +280,7 @@ pub fn schemes_markdown() -> String {
     );
     for s in SCHEMES {
         let placement = match (s.fs, s.blob_placement) {
+            _ if s.engine == Engine::DbBench => ROCKSDB_PLACEMENT.to_string(),
             ("posix", _) => "none (a directory)".to_string(),
             (_, "liza") => format!("`{}`", s.placement),
             (_, blobs) => format!("`{}` (blob files: `{blobs}`)", s.placement),
@@ -474,11 +505,19 @@ mod tests {
         assert_eq!(
             known_schemes(),
             "baseline, a-liza, caza, a-caza, caza22, drain-liza, drain-caza, min-overlap, \
-             min-overlap-caza, prophet, prophet-gc, prophet-gc-no, baza, baza+, posix"
+             min-overlap-caza, prophet, prophet-gc, prophet-gc-no, baza, baza+, posix, rocksdb"
         );
         assert_eq!(
             parts("posix"),
             format!("--placement=liza --picker=sica {copy} --fs=posix")
+        );
+        assert_eq!(
+            parts("rocksdb"),
+            format!("--placement=liza --picker=sica {copy} --fs=posix")
+        );
+        assert_eq!(
+            parse_entry("rocksdb").unwrap().scheme.engine,
+            Engine::DbBench
         );
         assert_eq!(
             parts("baza+"),
