@@ -44,6 +44,11 @@ const METRICS: &[Metric] = &[
         Format::Micros,
     ),
     metric(
+        "p99.9 put latency",
+        &["latency_us", "put", "p999"],
+        Format::Micros,
+    ),
+    metric(
         "verify mismatches",
         &["verify", "mismatches"],
         Format::Count,
