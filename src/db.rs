@@ -179,7 +179,8 @@ impl Db {
         value: impl AsRef<[u8]>,
         options: &WriteOptions,
     ) -> Result<()> {
-        self.room.admit(&self.engine, &self.device, true)?;
+        let bytes = (key.as_ref().len() + value.as_ref().len()) as u64;
+        self.room.admit(&self.engine, &self.device, Some(bytes))?;
         let done = self.engine.put(options, key.as_ref(), value.as_ref());
         done.map_err(|e| self.error(e))
     }
@@ -228,7 +229,8 @@ impl Db {
     /// Applies `batch` atomically with `options`.
     pub fn write_opt(&self, batch: WriteBatch, options: &WriteOptions) -> Result<()> {
         let adds = batch.ops().any(|op| op.kind != ValueKind::Delete);
-        self.room.admit(&self.engine, &self.device, adds)?;
+        let bytes = adds.then(|| batch.user_bytes());
+        self.room.admit(&self.engine, &self.device, bytes)?;
         let done = self.engine.write(options, batch);
         done.map_err(|e| self.error(e))
     }

@@ -4,6 +4,8 @@
 //! store gets its space back. RocksDB keeps no such room; a RocksDB that runs out of space
 //! stops until space is freed from outside.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use zkv_engine::db::Db as EngineDb;
 use zkv_zns::ZoneState;
 use zkv_zonefs::fs::ZoneFs;
@@ -20,6 +22,11 @@ pub(crate) struct Room {
     /// The most the memtables can hold before they must be flushed: while free space is
     /// above `kept` by this much, no write needs a closer look.
     memtables: u64,
+    /// Bytes that may still be written before the free space is looked at again: an
+    /// eighth of the headroom found at the last look (the LSM writes several times what
+    /// it is given, and the cleaner copies on top), so that a roomy store does not take
+    /// the zone table's lock on every write.
+    credit: AtomicU64,
 }
 
 impl Room {
@@ -36,18 +43,36 @@ impl Room {
         let memtables = o
             .write_buffer_size
             .saturating_mul(u64::from(o.max_write_buffer_number.max(1)));
-        Room { kept, memtables }
+        Room {
+            kept,
+            memtables,
+            credit: AtomicU64::new(0),
+        }
     }
 
-    /// Refuses a write that adds data (`adds`) when the free space, with what cleaning the
-    /// full zones could still free, is below the room kept plus what the memtables will
-    /// write when they are flushed. Deletes always go through.
-    pub(crate) fn admit(&self, engine: &EngineDb, device: &str, adds: bool) -> Result<()> {
-        let Some(fs) = engine.zone_fs().filter(|_| adds && self.kept > 0) else {
+    /// Refuses a write that adds data when the free space, with what cleaning the full
+    /// zones could still free, is below the room kept plus what the memtables will write
+    /// when they are flushed. Deletes (`None`) always go through.
+    /// `bytes`: what the write adds (its keys and values).
+    pub(crate) fn admit(&self, engine: &EngineDb, device: &str, bytes: Option<u64>) -> Result<()> {
+        let Some(bytes) = bytes.filter(|_| self.kept > 0) else {
             return Ok(());
         };
+        let Some(fs) = engine.zone_fs() else {
+            return Ok(());
+        };
+        let spent = self
+            .credit
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                c.checked_sub(bytes)
+            });
+        if spent.is_ok() {
+            return Ok(());
+        }
         let free = fs.free_bytes();
-        if free >= self.kept.saturating_add(self.memtables) {
+        let roomy = self.kept.saturating_add(self.memtables);
+        if free >= roomy {
+            self.credit.store((free - roomy) / 8, Ordering::Relaxed);
             return Ok(());
         }
         let stats = fs.zone_stats().map_err(|e| Error::fs(device, e))?;
