@@ -41,7 +41,7 @@ use crate::{Error, Result};
 use super::blobs::BlobCache;
 use super::sim::Sim;
 use super::snapshot::SnapshotList;
-use super::stall::{ConditionCache, DelayLimiter, DELAYED_WRITE_RATE};
+use super::stall::{ConditionCache, CreditLimiter, DelayLimiter, DELAYED_WRITE_RATE};
 use super::stats::{CompactionRecord, Counters};
 use super::table_cache::TableCache;
 
@@ -147,8 +147,11 @@ pub(crate) struct State {
 pub(crate) struct Writer {
     pub log: Option<LogWriter<Box<dyn WritableFile>>>,
     pub wal_number: u64,
+    /// Deterministic mode's pacing of delayed writes (on the virtual clock).
     pub delay: DelayLimiter,
-    /// When the writer started: the origin of the delay limiter's wall clock.
+    /// Threaded mode's: RocksDB's write controller.
+    pub credit: CreditLimiter,
+    /// When the writer started: the origin of the credit limiter's wall clock.
     pub started: std::time::Instant,
     pub stall: ConditionCache,
     /// The WAL record of a single put or delete, reused from write to write.
@@ -162,6 +165,7 @@ impl Writer {
             log,
             wal_number,
             delay: DelayLimiter::new(DELAYED_WRITE_RATE),
+            credit: CreditLimiter::new(DELAYED_WRITE_RATE),
             started: std::time::Instant::now(),
             stall: ConditionCache::default(),
             record: WriteBatch::new(),
