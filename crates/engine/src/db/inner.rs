@@ -41,7 +41,7 @@ use crate::{Error, Result};
 use super::blobs::BlobCache;
 use super::sim::Sim;
 use super::snapshot::SnapshotList;
-use super::stall::{ConditionCache, CreditLimiter, DelayLimiter, DELAYED_WRITE_RATE};
+use super::stall::{ConditionCache, Pacing};
 use super::stats::{CompactionRecord, Counters};
 use super::table_cache::TableCache;
 
@@ -147,11 +147,9 @@ pub(crate) struct State {
 pub(crate) struct Writer {
     pub log: Option<LogWriter<Box<dyn WritableFile>>>,
     pub wal_number: u64,
-    /// Deterministic mode's pacing of delayed writes (on the virtual clock).
-    pub delay: DelayLimiter,
-    /// Threaded mode's: RocksDB's write controller.
-    pub credit: CreditLimiter,
-    /// When the writer started: the origin of the credit limiter's wall clock.
+    /// The pacing of delayed writes (see [`Pacing`]).
+    pub pacing: Pacing,
+    /// When the writer started: the origin of threaded mode's pacing clock.
     pub started: std::time::Instant,
     pub stall: ConditionCache,
     /// The WAL record of a single put or delete, reused from write to write.
@@ -160,12 +158,15 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// `log`: `None` for a read-only database, which has no WAL.
-    pub(crate) fn new(log: Option<LogWriter<Box<dyn WritableFile>>>, wal_number: u64) -> Writer {
+    pub(crate) fn new(
+        log: Option<LogWriter<Box<dyn WritableFile>>>,
+        wal_number: u64,
+        mode: ExecMode,
+    ) -> Writer {
         Writer {
             log,
             wal_number,
-            delay: DelayLimiter::new(DELAYED_WRITE_RATE),
-            credit: CreditLimiter::new(DELAYED_WRITE_RATE),
+            pacing: Pacing::for_mode(mode),
             started: std::time::Instant::now(),
             stall: ConditionCache::default(),
             record: WriteBatch::new(),

@@ -193,7 +193,7 @@ pub(crate) fn recover(fs: &Arc<dyn FileSystem>, options: &Options) -> Result<Rec
     }
     Ok(Recovered {
         versions: vs,
-        writer: Writer::new(Some(LogWriter::new(file)), wal),
+        writer: Writer::new(Some(LogWriter::new(file)), wal, options.mode),
         last_seq,
         mem: None,
         report,
@@ -217,7 +217,7 @@ pub(crate) fn recover_read_only(fs: &Arc<dyn FileSystem>, options: &Options) -> 
     let log_number = vs.log_number();
     Ok(Recovered {
         versions: vs,
-        writer: Writer::new(None, log_number),
+        writer: Writer::new(None, log_number, options.mode),
         last_seq,
         mem: Some(mem),
         report,

@@ -314,11 +314,11 @@ impl DbInner {
             };
             match stall {
                 Stall::None => {
-                    w.delay.reset();
+                    w.pacing.reset();
                     break;
                 }
                 Stall::Delay(_) => {
-                    let pause = w.delay.delay(bytes, sim.now);
+                    let pause = w.pacing.delay(bytes, sim.now);
                     if pause > 0 {
                         Counters::add(&self.counters.delays, 1);
                         let until = sim.now.saturating_add(pause);

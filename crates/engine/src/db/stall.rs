@@ -11,7 +11,7 @@
 use std::sync::{Arc, Weak};
 
 use crate::compaction::estimated_compaction_needed_bytes;
-use crate::options::Options;
+use crate::options::{ExecMode, Options};
 use crate::version::Version;
 
 /// RocksDB's `delayed_write_rate` when no rate limiter is set: 16 MiB/s.
@@ -166,7 +166,7 @@ impl CreditLimiter {
             None => {}
         }
         let interval = self.bytes_in(REFILL_NS);
-        let wait = match (self.credit + interval).checked_sub(bytes) {
+        let wait = match self.credit.saturating_add(interval).checked_sub(bytes) {
             Some(left) => {
                 self.credit = left;
                 REFILL_NS
@@ -192,6 +192,40 @@ impl CreditLimiter {
     fn ns_for(&self, bytes: u64) -> u64 {
         let ns = u128::from(bytes) * 1_000_000_000 / u128::from(self.rate);
         u64::try_from(ns).unwrap_or(u64::MAX)
+    }
+}
+
+/// How the write path paces delayed writes: deterministic mode makes each wait its own
+/// turn on the virtual clock ([`DelayLimiter`]), threaded mode paces as RocksDB's write
+/// controller ([`CreditLimiter`]). The same rate either way.
+#[derive(Debug)]
+pub(crate) enum Pacing {
+    Exact(DelayLimiter),
+    Credit(CreditLimiter),
+}
+
+impl Pacing {
+    pub(crate) fn for_mode(mode: ExecMode) -> Pacing {
+        match mode {
+            ExecMode::Deterministic => Pacing::Exact(DelayLimiter::new(DELAYED_WRITE_RATE)),
+            ExecMode::Threaded => Pacing::Credit(CreditLimiter::new(DELAYED_WRITE_RATE)),
+        }
+    }
+
+    /// How many nanoseconds a write of `bytes` must wait at `now` (the mode's clock).
+    pub(crate) fn delay(&mut self, bytes: u64, now: u64) -> u64 {
+        match self {
+            Pacing::Exact(l) => l.delay(bytes, now),
+            Pacing::Credit(l) => l.delay(bytes, now),
+        }
+    }
+
+    /// The delay condition ended.
+    pub(crate) fn reset(&mut self) {
+        match self {
+            Pacing::Exact(l) => l.reset(),
+            Pacing::Credit(l) => l.reset(),
+        }
     }
 }
 

@@ -275,7 +275,7 @@ impl DbInner {
         writable(&st)?;
         if w.stall.condition(st.imm.len(), &st.version, &self.options) == Stall::None {
             // The common case, in one lock: no stall, nothing to time.
-            w.credit.reset();
+            w.pacing.reset();
             return Ok(Arc::clone(&st.mem));
         }
         drop(st);
@@ -291,13 +291,13 @@ impl DbInner {
             writable(&st)?;
             match w.stall.condition(st.imm.len(), &st.version, &self.options) {
                 Stall::None => {
-                    w.credit.reset();
+                    w.pacing.reset();
                     break;
                 }
                 Stall::Delay(_) => {
                     drop(st);
                     let now = u64::try_from(w.started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                    let pause = w.credit.delay(bytes, now);
+                    let pause = w.pacing.delay(bytes, now);
                     if pause > 0 {
                         stalled = true;
                         Counters::add(&self.counters.delays, 1);
