@@ -155,9 +155,8 @@ impl Db {
             ..options.engine
         };
         let sync = SyncOnDrop(Some(Arc::clone(fs.device())));
-        let zoned = Arc::clone(&fs);
         let engine = EngineDb::open(fs, engine_options).map_err(|e| Error::engine(&device, e))?;
-        let room = Room::new(&zoned, options.recovery_room, options.cleaning, &engine);
+        let room = Room::new(&engine, options.recovery_room, options.cleaning);
         Ok(Db {
             engine,
             cleaner,

@@ -8,7 +8,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use zkv_engine::db::Db as EngineDb;
 use zkv_zns::ZoneState;
-use zkv_zonefs::fs::ZoneFs;
 
 use crate::error::{Error, Result};
 
@@ -30,11 +29,13 @@ pub(crate) struct Room {
 }
 
 impl Room {
-    /// `room` bytes kept for recovery on `fs` (`None`: a quarter of a zone's capacity; 0:
-    /// none, writes fill the device as RocksDB's do); `cleaning`: the cleaner's empty
-    /// zone is kept too.
-    pub(crate) fn new(fs: &ZoneFs, room: Option<u64>, cleaning: bool, engine: &EngineDb) -> Room {
-        let capacity = fs.device().geometry().zone_capacity;
+    /// `room` bytes kept for recovery on `engine`'s zoned file system (`None`: a quarter
+    /// of a zone's capacity; 0: none, writes fill the device as RocksDB's do);
+    /// `cleaning`: the cleaner's empty zone is kept too. Nothing on a directory.
+    pub(crate) fn new(engine: &EngineDb, room: Option<u64>, cleaning: bool) -> Room {
+        let capacity = engine
+            .zone_fs()
+            .map_or(0, |fs| fs.device().geometry().zone_capacity);
         let kept = match room.unwrap_or(capacity / 4) {
             0 => 0,
             n => n.saturating_add(if cleaning { capacity } else { 0 }),

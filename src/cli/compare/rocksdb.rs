@@ -197,7 +197,7 @@ struct Parsed {
     /// The result lines, as db_bench printed them.
     lines: Vec<String>,
     phases: Vec<Phase>,
-    counters: Vec<u64>,
+    counters: [u64; COUNTERS.len()],
     put: Option<Latency>,
     get: Option<Latency>,
 }
@@ -220,10 +220,10 @@ impl Parsed {
             phases.push(phase(name, line)?);
             lines.push(line.trim().to_string());
         }
-        let counters = COUNTERS
-            .iter()
-            .map(|name| counter(stdout, name))
-            .collect::<Result<_, _>>()?;
+        let mut counters = [0; COUNTERS.len()];
+        for (n, name) in counters.iter_mut().zip(COUNTERS) {
+            *n = counter(stdout, name)?;
+        }
         Ok(Parsed {
             version,
             lines,
@@ -236,9 +236,7 @@ impl Parsed {
 
     /// The report's figures, as zkv's report names them.
     fn report(&self, plan: &DbBenchPlan) -> Value {
-        let [keys, flush, compaction, stall_us, blob] = self.counters[..] else {
-            return Value::Null;
-        };
+        let [keys, flush, compaction, stall_us, blob] = self.counters;
         let deletes: u64 = (self.phases.iter())
             .filter(|p| DbBenchWorkload::from_name(&p.name) == Some(DbBenchWorkload::DeleteRandom))
             .map(|p| p.ops)
@@ -541,7 +539,7 @@ mod tests {
                     seconds: 1.0,
                 },
             ],
-            counters: vec![140, 1000, 500, 0, 300],
+            counters: [140, 1000, 500, 0, 300],
             put: None,
             get: None,
         };
