@@ -62,7 +62,7 @@ impl Shared {
                 return Ok(());
             }
             let Some(picked) = self.select_victim(&visited) else {
-                if kind == RunKind::Idle && self.finish_idle_victim(&visited)?.is_some() {
+                if kind == RunKind::Idle && self.finish_idle_victim(&visited)? {
                     continue;
                 }
                 report.stop = CleanStop::NoVictim;

@@ -157,18 +157,18 @@ impl Shared {
     }
 
     /// When no full zone is worth cleaning, finishes the idle active zone that would be
-    /// the victim, so that the next pick takes it; the zone it finished. For a store about
+    /// the victim, so that the next pick takes it; whether it finished one. For a store about
     /// to open on a small device, where the few active zones can hold most of the dead data
     /// and the open's own writes (a flushed WAL, a new manifest) need room first. Its
     /// unwritten rest is not lost: cleaning resets the zone.
-    pub(super) fn finish_idle_victim(&self, exclude: &BTreeSet<u32>) -> FsResult<Option<u32>> {
+    pub(super) fn finish_idle_victim(&self, exclude: &BTreeSet<u32>) -> FsResult<bool> {
         let meta = self.lock_meta();
         let mut zones = self.lock_zones();
         let Some(zone) = idle_victim_of(&meta, &zones, exclude) else {
-            return Ok(None);
+            return Ok(false);
         };
         self.finish(&mut zones, zone)?;
-        Ok(Some(zone))
+        Ok(true)
     }
 
     /// The victim's files after the engine's callback; `None` if it was reset meanwhile.
