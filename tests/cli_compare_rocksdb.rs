@@ -246,10 +246,38 @@ fn flags_without_a_db_bench_equivalent_are_refused_before_any_run() {
         );
     }
     assert!(fake.runs().is_empty(), "db_bench ran: {:?}", fake.runs());
-    // The zone flags of the command line are the zoned schemes' (SMALL_STORE has them).
-    let a = args("rocksdb", &["--gc-start", "20", "--placement", "caza"]);
+    // The zone flags of the command line are the zoned schemes' (SMALL_STORE has them);
+    // with no scheme on zones, or only the rocksdb scheme, no run would read them.
+    let a = args(
+        "baseline,rocksdb",
+        &["--gc-start", "20", "--placement", "caza"],
+    );
     let r = compare_with(&fake.path(), &refs(&a));
     assert_eq!(r.code, 0, "{}", r.stderr);
+    let unread = [
+        (
+            args("rocksdb", &["--gc-start", "10"]),
+            "--zones, --zone-size, --gc-start: no scheme of --schemes reads them",
+        ),
+        (
+            args("posix,rocksdb", &["--placement", "caza"]),
+            "--zones, --zone-size, --placement: no scheme of --schemes reads them",
+        ),
+    ];
+    for (a, wanted) in unread {
+        let msg = error_line(&compare_with(&fake.path(), &refs(&a)));
+        assert!(msg.contains(wanted), "{wanted} not in {msg}");
+    }
+    let mut a = vec!["compare", "--schemes", "rocksdb", "--num", "2000"];
+    a.extend(["--verify", "--mode", "deterministic"]);
+    let msg = error_line(&compare_with(&fake.path(), &a));
+    let wanted = "--mode deterministic, --verify: no scheme of --schemes reads them";
+    assert!(msg.contains(wanted), "{msg}");
+    assert_eq!(
+        fake.runs().len(),
+        1,
+        "db_bench ran for a refused comparison"
+    );
 }
 
 #[test]
@@ -295,7 +323,7 @@ fn garbled_output_is_an_error_naming_the_line() {
         (garbled.as_str(), "cannot read fillrandom's result line"),
     ] {
         let fake = Fake::new(body);
-        let r = compare_with(&fake.path(), &refs(&args("rocksdb", &[])));
+        let r = compare_with(&fake.path(), &refs(&args("baseline,rocksdb", &[])));
         let msg = error_line(&r);
         assert!(msg.contains("db_bench's output: "), "{msg}");
         assert!(msg.contains(wanted), "{wanted} not in {msg}");

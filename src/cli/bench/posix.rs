@@ -119,7 +119,7 @@ impl BenchArgs {
     }
 
     /// The zone-only flags the command line gave with other values than their defaults.
-    fn zone_only_flags(&self) -> Vec<&'static str> {
+    pub(crate) fn zone_only_flags(&self) -> Vec<&'static str> {
         let default = |id: &str| match id {
             "device" => self.device.to_string() == "mem",
             "timing" => self.timing.name() == "none",

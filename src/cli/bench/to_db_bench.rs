@@ -6,7 +6,7 @@
 //! line gives are left to the zkv schemes before this (docs/CLI.md, "The rocksdb scheme").
 
 use zkv_bench::WorkloadName;
-use zkv_engine::options::Options;
+use zkv_engine::options::{ExecMode, Options};
 
 use super::{dbbench, BenchArgs, Plan};
 use crate::cli::error::{CliError, CliResult};
@@ -47,6 +47,21 @@ impl BenchArgs {
             put_bytes: self.key_size + self.value_size,
             workload: self.workload_names(),
         })
+    }
+
+    /// The flags of zkv's own engine and bench given with other values than their defaults,
+    /// which a db_bench run does without (a comparison leaves them to its zkv schemes).
+    pub(crate) fn zkv_engine_only_flags(&self) -> Vec<&'static str> {
+        let given = |on: bool, flag| on.then_some(flag);
+        [
+            given(self.mode == ExecMode::Deterministic, "--mode deterministic"),
+            given(!self.sim_cost.is_empty(), "--sim-cost"),
+            given(self.verify, "--verify"),
+            given(self.sample_interval.is_some(), "--sample-interval"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 
     /// The flags given with a value db_bench cannot take, as the user wrote them.

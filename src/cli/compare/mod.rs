@@ -209,6 +209,7 @@ fn plan(a: &CompareArgs, words: &[OsString]) -> CliResult<Plan> {
         runs.push(run);
     }
     check_acc_flags(&runs)?;
+    check_some_scheme_reads(&a.bench, &runs)?;
     // Every scheme reads the same -P file: its warnings once.
     for line in runs.first().map(|r| r.plan.warnings()).unwrap_or_default() {
         crate::cli::warn(line);
@@ -238,6 +239,28 @@ fn check_acc_flags(runs: &[Run]) -> CliResult {
         }
     }
     Ok(())
+}
+
+/// A flag of the command line that no scheme of the comparison reads would be ignored:
+/// zone flags without a scheme on zones, zkv's own engine flags with only the rocksdb
+/// scheme. Refused, all of them in one message.
+fn check_some_scheme_reads(line: &BenchArgs, runs: &[Run]) -> CliResult {
+    let mut unread = Vec::new();
+    if !runs.iter().any(|r| r.entry.scheme.fs == "zoned") {
+        unread.extend(line.zone_only_flags());
+    }
+    if runs.iter().all(|r| r.db_bench.is_some()) {
+        unread.extend(line.zkv_engine_only_flags());
+    }
+    if unread.is_empty() {
+        return Ok(());
+    }
+    Err(CliError::invalid(format!(
+        "{}: no scheme of --schemes reads {}; add a scheme that does, or leave {} out",
+        unread.join(", "),
+        if unread.len() == 1 { "it" } else { "them" },
+        if unread.len() == 1 { "it" } else { "them" },
+    )))
 }
 
 /// The checks of one run: an in-memory device, the preset filled in, every check of
