@@ -38,10 +38,16 @@ const MAX_RECLAIM_ROUNDS: u32 = 64;
 
 /// How long a writer waits for readers to let go of zones that hold only dead data (or,
 /// in threaded use, for other writers' jobs to free zones) before it gets an
-/// out-of-space error. Readers of deleted files are a running compaction's
-/// inputs or an iterator's tables: the first let go within a job, the second may never
-/// (an iterator the writing thread itself holds), hence a bound.
+/// out-of-space error, counted from the last zone reset: while zones are still being
+/// reset (the cleaner or a job freeing some), the device is not out of space yet, only
+/// busy. Readers of deleted files are a running compaction's inputs or an iterator's
+/// tables: the first let go within a job, the second may never (an iterator the writing
+/// thread itself holds), hence a bound.
 const READER_WAIT: Duration = Duration::from_secs(2);
+
+/// The longest a writer waits for a zone in all, however long others keep resetting
+/// zones (other writers may take every zone freed).
+const RECLAIM_LIMIT: Duration = Duration::from_secs(60);
 
 /// Files that may use the reserved zones (all but the cleaner's last one): manifests (the
 /// engine's MANIFEST and CURRENT). A few kilobytes, but a database whose manifest write
@@ -55,8 +61,34 @@ pub(crate) fn uses_reserve(kind: FileKind) -> bool {
 #[derive(Default)]
 pub(crate) struct Reclaim {
     rounds: u32,
+    /// Waited since the last zone reset seen.
     waited: Duration,
+    /// Waited in all.
+    total: Duration,
+    /// The file system's zone resets when last looked.
+    resets: Option<u64>,
     last_look: bool,
+}
+
+impl Reclaim {
+    /// Whether a writer that found no zone may wait once more, `resets` being the file
+    /// system's zone resets so far: for [`READER_WAIT`] since the last reset it saw, and
+    /// [`RECLAIM_LIMIT`] in all.
+    fn may_wait(&mut self, resets: u64) -> bool {
+        if self
+            .resets
+            .replace(resets)
+            .is_some_and(|seen| seen != resets)
+        {
+            self.waited = Duration::ZERO;
+        }
+        self.waited < READER_WAIT && self.total < RECLAIM_LIMIT
+    }
+
+    fn waited_for(&mut self, time: Duration) {
+        self.waited += time;
+        self.total += time;
+    }
 }
 
 /// Who needs a zone.
@@ -189,7 +221,7 @@ impl Shared {
         let others = self.background_cleaner();
         let zones = self.lock_zones();
         let waits = others || zones.pinned_dead() > 0;
-        if !waits || budget.waited >= READER_WAIT {
+        if !waits || !budget.may_wait(Counters::get(&self.counters.resets)) {
             return Ok(false);
         }
         let start = Instant::now();
@@ -197,7 +229,7 @@ impl Shared {
         let slice = READER_WAIT / 20;
         drop(self.zone_freed.wait_timeout(zones, slice));
         Counters::add(&self.counters.lease_wait_ns, elapsed_ns(start));
-        budget.waited += start.elapsed();
+        budget.waited_for(start.elapsed());
         Ok(true)
     }
 
@@ -467,5 +499,28 @@ mod tests {
             assert_eq!(req(false, true).keep_empty(&zones), reserved.max(1));
             assert_eq!(req(true, true).keep_empty(&zones), 0);
         }
+    }
+
+    /// A writer that finds no zone gives up after `READER_WAIT` without a zone reset, but
+    /// not while zones keep being reset (the device is busy, not full), and never after
+    /// `RECLAIM_LIMIT` in all.
+    #[test]
+    fn a_writer_waits_for_space_while_zones_keep_being_reset() {
+        let slice = READER_WAIT / 2;
+        let mut quiet = Reclaim::default();
+        assert!(quiet.may_wait(7));
+        quiet.waited_for(slice);
+        assert!(quiet.may_wait(7));
+        quiet.waited_for(slice);
+        assert!(!quiet.may_wait(7), "no reset for READER_WAIT: out of space");
+
+        let mut busy = Reclaim::default();
+        let mut resets = 0;
+        while busy.may_wait(resets) {
+            busy.waited_for(slice);
+            resets += 1;
+        }
+        assert!(busy.total >= RECLAIM_LIMIT, "{:?}", busy.total);
+        assert!(busy.total < RECLAIM_LIMIT + slice, "{:?}", busy.total);
     }
 }
