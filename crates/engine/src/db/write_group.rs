@@ -1,8 +1,8 @@
 //! Group commit (threaded mode): writers that arrive while another holds the writer lock
 //! queue up; the first in the queue becomes the leader once the lock is free, takes the
-//! writes queued behind it, and applies them as one batch: one WAL record, one sync, one
-//! memtable pass, consecutive sequence numbers in queue order. RocksDB's write groups
-//! (LevelDB's writer queue) work the same way.
+//! writes queued behind it, and applies them as one batch: one WAL record, one sync,
+//! consecutive sequence numbers in queue order. RocksDB's write groups (LevelDB's writer
+//! queue) work the same way.
 //!
 //! As theirs, a group never adds a synced write to a leader that does not sync (the
 //! synced write would be acknowledged unsynced) nor mixes writes with and without the WAL,
@@ -19,7 +19,8 @@
 //! group inserts its own batch at the same time, and the leader waits for all of them
 //! before it publishes the group's last sequence number (readers never see part of a
 //! group) and before a memtable switch (which needs the writer lock the leader still
-//! holds). A member's failed insert fails the group.
+//! holds). A member's failed insert fails the group. Without the option the leader
+//! inserts the whole group itself, in one pass.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
