@@ -136,6 +136,7 @@ fn db_bench_runs_with_the_runs_flags_next_to_the_zkv_schemes() {
         "--bloom_bits=10",
         "--max_background_compactions=1",
         "--max_background_flushes=1",
+        "--allow_concurrent_memtable_write=1",
         "--statistics=1",
         "--histogram=1",
     ] {

@@ -36,6 +36,7 @@ fn four_threads_fill_and_read_and_verify_clean() {
         "--verify",
     ]);
     assert_eq!(r["config"]["threads"], 4);
+    assert_eq!(r["config"]["allow_concurrent_memtable_write"], true);
     // Every thread runs the whole count, as db_bench's threads do.
     let fill = phase(&r, 0, "fillrandom");
     assert_eq!((count(&fill["ops"]), count(&fill["put_ops"])), (8000, 8000));
@@ -186,9 +187,43 @@ fn one_thread_given_is_the_run_without_the_flag() {
     let base = [&det[..], &["--num", "3000", "--verify"]].concat();
     let (_, mut without) = run(&base);
     let (_, mut with) = run(&[&base[..], &["--threads", "1"]].concat());
+    // Deterministic mode has one writer and no write groups: nothing to insert at once.
+    let off = ["--allow-concurrent-memtable-write=false"];
+    let (_, mut leader_inserts) = run(&[&base[..], &off].concat());
     assert!(without["config"].get("threads").is_none());
     assert!(without["workloads"][0].get("threads").is_none());
+    assert!(without["config"]
+        .get("allow_concurrent_memtable_write")
+        .is_none());
     strip_times(&mut without);
     strip_times(&mut with);
+    strip_times(&mut leader_inserts);
     assert_eq!(without, with);
+    assert_eq!(without, leader_inserts);
+}
+
+#[test]
+fn group_leaders_insert_every_write_with_the_option_off() {
+    let _guard = serial();
+    for flag in [
+        "--allow-concurrent-memtable-write=false",
+        "--allow_concurrent_memtable_write=0",
+    ] {
+        let (_, r) = run(&[
+            "--workload",
+            "fillrandom",
+            "--num",
+            "2000",
+            "--threads",
+            "4",
+            "--verify",
+            flag,
+        ]);
+        assert_eq!(
+            r["config"]["allow_concurrent_memtable_write"], false,
+            "{flag}"
+        );
+        assert_eq!(count(&r["user"]["put_ops"]), 8000);
+        assert_eq!(r["verify"]["mismatches"], 0);
+    }
 }

@@ -115,18 +115,25 @@ impl Memtable {
     }
 
     /// Adds the entry `(key, seq, kind) → value` (a deletion carries an empty value).
-    /// Safe to call from several threads at once. Each `(key, seq)` is added at most once
-    /// (sequence numbers are unique per write: a repeated one would replace the stored
-    /// value and be counted twice); `seq` is at most [`MAX_SEQ`] (larger is clamped).
-    pub fn add(&self, seq: SeqNo, kind: ValueKind, key: &[u8], value: &[u8]) {
+    /// Safe to call from several threads at once. Returns false, adding nothing, if the
+    /// memtable holds the entry `(key, seq, kind)` already: sequence numbers are unique
+    /// per operation, so a repeated one means two writes were given the same numbers.
+    /// `seq` is at most [`MAX_SEQ`] (larger is clamped).
+    pub fn add(&self, seq: SeqNo, kind: ValueKind, key: &[u8], value: &[u8]) -> bool {
         let seq = seq.min(MAX_SEQ);
-        self.map.insert(Entry::new(key, seq, kind, value), ());
+        let mut added = false;
+        self.map
+            .get_or_insert_with(Entry::new(key, seq, kind, value), || added = true);
+        if !added {
+            return false;
+        }
         self.entries.fetch_add(1, Ordering::Relaxed);
         if kind == ValueKind::Delete {
             self.deletions.fetch_add(1, Ordering::Relaxed);
         }
         self.memory
             .fetch_add(entry_charge(key.len(), value.len()), Ordering::Relaxed);
+        true
     }
 
     /// The newest entry of `user_key` with a sequence number `<= snapshot`: its kind and
@@ -416,6 +423,20 @@ mod tests {
             Some((ValueKind::Delete, Vec::new()))
         );
         assert_eq!(mem.get(b"j", u64::MAX), None);
+    }
+
+    #[test]
+    fn a_repeated_key_and_sequence_number_is_refused_and_not_counted() {
+        let mem = Memtable::new();
+        assert!(mem.add(3, ValueKind::Put, b"k", b"first"));
+        let usage = mem.approximate_memory_usage();
+        assert!(!mem.add(3, ValueKind::Put, b"k", b"second"));
+        assert_eq!(mem.get(b"k", 3), Some((ValueKind::Put, b"first".to_vec())));
+        assert_eq!(mem.entries(), 1);
+        assert_eq!(mem.approximate_memory_usage(), usage);
+        // Another number of the same key, or the same number of another key, is added.
+        assert!(mem.add(4, ValueKind::Put, b"k", b"v4"));
+        assert!(mem.add(3, ValueKind::Put, b"j", b"v3"));
     }
 
     #[test]

@@ -243,6 +243,11 @@ pub struct Options {
     /// (RocksDB's `max_open_files`, default -1). Tables beyond it are closed least
     /// recently used first and opened again when read.
     pub max_open_files: i32,
+    /// In a write group (threaded mode's group commit), each write inserts its own batch
+    /// into the memtable, all at once, after the leader wrote the group's WAL record,
+    /// instead of the leader inserting them all (RocksDB's option of the name; true).
+    /// Deterministic mode has one writer and no groups: it changes nothing there.
+    pub allow_concurrent_memtable_write: bool,
     /// Background work mode.
     pub mode: ExecMode,
     /// What WAL recovery does with bad records (zkv's default: absolute consistency, see
@@ -421,6 +426,7 @@ impl Default for Options {
             compression: CompressionType::None,
             block_cache_size: 8 * MIB,
             max_open_files: -1,
+            allow_concurrent_memtable_write: true,
             mode: ExecMode::Threaded,
             wal_recovery_mode: WalRecoveryMode::AbsoluteConsistency,
             sim: SimCosts::default(),

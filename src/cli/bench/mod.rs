@@ -350,6 +350,15 @@ pub struct BenchArgs {
           value_parser = BoolishValueParser::new())]
     disable_wal: bool,
 
+    /// In a write group of several client threads, each write inserts its own batch into
+    /// the memtable, all at once, after the group's WAL record (RocksDB's
+    /// allow_concurrent_memtable_write; =false: the group's leader inserts them all)
+    #[arg(long, alias = "allow_concurrent_memtable_write", value_name = "BOOL",
+          action = ArgAction::Set, num_args = 0..=1, require_equals = true,
+          default_value = "true", default_missing_value = "true",
+          value_parser = BoolishValueParser::new())]
+    allow_concurrent_memtable_write: bool,
+
     /// Sync the WAL on every write (db_bench's --sync; =false and =0 turn it off again)
     #[arg(long, value_name = "BOOL", action = ArgAction::Set, num_args = 0..=1,
           require_equals = true, default_value = "false", default_missing_value = "true",
@@ -839,6 +848,7 @@ impl BenchArgs {
             compression: self.compression(),
             block_cache_size: self.cache_size.unwrap_or(d.block_cache_size),
             max_open_files: self.open_files,
+            allow_concurrent_memtable_write: self.allow_concurrent_memtable_write,
             mode: self.mode,
             sim: self.sim_costs()?,
             ..d
@@ -1596,9 +1606,12 @@ impl BenchArgs {
         // do not give them stay as they were.
         if let Value::Object(m) = &mut config {
             m.extend(self.db_bench_config());
-            // Only with several: the configs of one-thread runs stay as they were.
+            // Only with several: the configs of one-thread runs stay as they were. Nor
+            // do write groups of several writes form with one client thread.
             if self.threads > 1 {
                 m.insert("threads".into(), json!(self.threads));
+                let concurrent = plan.options.allow_concurrent_memtable_write;
+                m.insert("allow_concurrent_memtable_write".into(), json!(concurrent));
             }
         }
         let idles = self.workload.0.contains(&WorkloadName::Idle);

@@ -195,6 +195,10 @@ fn engine_flags(o: &Options) -> Vec<String> {
         ),
         ("cache_size", o.block_cache_size.to_string()),
         ("open_files", o.max_open_files.to_string()),
+        (
+            "allow_concurrent_memtable_write",
+            u8::from(o.allow_concurrent_memtable_write).to_string(),
+        ),
     ]
     .into_iter()
     .map(flag)

@@ -121,6 +121,12 @@ pub struct Db {
 }
 
 impl Db {
+    /// The shared state, for the unit tests of the write path.
+    #[cfg(test)]
+    pub(crate) fn inner(&self) -> &DbInner {
+        &self.inner
+    }
+
     /// Opens (or creates, if `create_if_missing`) the database on `fs`, the zoned file
     /// layer (an `Arc<ZoneFs>`) or any other [`FileSystem`] (a directory: [`PosixFs`]):
     /// recovers the version set, replays the WALs, flushes the replayed writes to L0,

@@ -15,6 +15,7 @@ use super::files::{wal_file_name, wal_hint};
 use super::inner::{check_bg_error, writable, DbInner, Immutable, Writer};
 use super::stall::Stall;
 use super::stats::Counters;
+use super::write_group::Parallel;
 use super::WriteOptions;
 
 /// How long a stopped writer sleeps between checks that background work can still make
@@ -121,7 +122,7 @@ impl DbInner {
                 None
             };
             if let Some(w) = alone {
-                return self.apply_locked(w, opts, update);
+                return self.apply_locked(w, opts, update, None);
             }
             return self.write_queued(opts, update.into_batch());
         }
@@ -130,11 +131,15 @@ impl DbInner {
 
     /// Applies `update` on its own, waiting for the writer lock.
     pub(super) fn apply_alone(&self, opts: &WriteOptions, update: Update<'_>) -> Result<()> {
-        self.apply_locked(self.lock_writer(), opts, update)
+        self.apply_locked(self.lock_writer(), opts, update, None)
     }
 
     /// Applies `update` with the writer lock held: stalls, sequence numbers, the WAL
-    /// record, the memtable, a memtable switch.
+    /// record, the memtable, a memtable switch. With `parallel`, `update` is a write
+    /// group's merged batch, and its members insert their own operations into the
+    /// memtable while the leader inserts its own (`write_group.rs`).
+    /// The sequence number is published only once every operation is in the memtable,
+    /// and the writer lock, which a memtable switch needs, is held until then.
     /// The writer lock is released before the virtual clock runs on (deterministic mode),
     /// as the jobs that run then may need it.
     pub(super) fn apply_locked(
@@ -142,6 +147,7 @@ impl DbInner {
         mut guard: MutexGuard<'_, Writer>,
         opts: &WriteOptions,
         mut update: Update<'_>,
+        parallel: Option<&mut Parallel<'_>>,
     ) -> Result<()> {
         let w = &mut *guard;
         let bytes = update.encoded_len();
@@ -162,7 +168,14 @@ impl DbInner {
         if !opts.disable_wal {
             self.log_update(w, &update, seq, opts.sync)?;
         }
-        let last = self.insert(&mem, &update, seq);
+        let inserted = match parallel {
+            None => self.insert(&mem, &update, seq),
+            Some(p) => self.insert_in_parallel(p, &mem, seq),
+        };
+        // The WAL holds the record the memtable lacks (part of): as RocksDB, nothing may
+        // be written after it.
+        let last = inserted.inspect_err(|e| self.set_bg_error(e))?;
+        Counters::add(&self.counters.writes, 1);
         self.last_seq
             .store(last, std::sync::atomic::Ordering::Release);
         if mem.approximate_memory_usage() >= self.options.write_buffer_size {
@@ -188,30 +201,44 @@ impl DbInner {
 
     /// Adds the update's operations to `mem` from sequence number `seq` on and counts
     /// them; returns the last sequence number used.
-    fn insert(&self, mem: &Memtable, update: &Update<'_>, seq: SeqNo) -> SeqNo {
-        let (ops, deletes, user_bytes) = match update {
-            Update::Batch(batch) => {
-                let mut deletes = 0u64;
-                for (op, seq) in batch.ops().zip(seq..) {
-                    mem.add(seq, op.kind, op.key, op.value);
-                    deletes += u64::from(op.kind == ValueKind::Delete);
-                }
-                (u64::from(batch.count()), deletes, batch.user_bytes())
-            }
+    fn insert(&self, mem: &Memtable, update: &Update<'_>, seq: SeqNo) -> Result<SeqNo> {
+        match update {
+            Update::Batch(batch) => self.insert_batch(mem, batch, seq),
             Update::One { kind, key, value } => {
-                mem.add(seq, *kind, key, value);
-                match kind {
-                    ValueKind::Delete => (1, 1, 0),
-                    _ => (1, 0, (key.len() + value.len()) as u64),
-                }
+                add(mem, seq, *kind, key, value)?;
+                let (deletes, user_bytes) = match kind {
+                    ValueKind::Delete => (1, 0),
+                    _ => (0, (key.len() + value.len()) as u64),
+                };
+                self.count_ops(1, deletes, user_bytes);
+                Ok(seq)
             }
-        };
+        }
+    }
+
+    /// Adds `batch`'s operations to `mem` from sequence number `seq` on and counts them;
+    /// returns the last sequence number used. Safe on several threads at once.
+    pub(super) fn insert_batch(
+        &self,
+        mem: &Memtable,
+        batch: &WriteBatch,
+        seq: SeqNo,
+    ) -> Result<SeqNo> {
+        let mut deletes = 0u64;
+        for (op, seq) in batch.ops().zip(seq..) {
+            add(mem, seq, op.kind, op.key, op.value)?;
+            deletes += u64::from(op.kind == ValueKind::Delete);
+        }
+        let ops = u64::from(batch.count());
+        self.count_ops(ops, deletes, batch.user_bytes());
+        Ok(seq + ops - 1)
+    }
+
+    fn count_ops(&self, ops: u64, deletes: u64, user_bytes: u64) {
         let c = &self.counters;
-        Counters::add(&c.writes, 1);
         Counters::add(&c.user_bytes, user_bytes);
         Counters::add(&c.deletes, deletes);
         Counters::add(&c.puts, ops - deletes);
-        seq + ops - 1
     }
 
     /// Appends the update's WAL record, its first operation numbered `seq`.
@@ -398,6 +425,18 @@ impl DbInner {
             None => Ok(()),
         }
     }
+}
+
+/// Adds one operation to `mem`; a `(key, seq)` it holds already means two writes were
+/// given the same sequence numbers.
+fn add(mem: &Memtable, seq: SeqNo, kind: ValueKind, key: &[u8], value: &[u8]) -> Result<()> {
+    if mem.add(seq, kind, key, value) {
+        return Ok(());
+    }
+    Err(Error::corruption(
+        "the memtable",
+        format!("sequence number {seq} of a key was given to two writes"),
+    ))
 }
 
 /// Whether a running or queued job may still end a stop.
