@@ -13,6 +13,9 @@
 //! - `order/{picker}/{n}`: one `Picker::order` of the deepest level that compacts into the
 //!   last one (L3, L4, L5 for 1k, 10k, 100k files: the largest level a picker orders);
 //!   `zaca` looks up the zones of that level and of the last level's overlapping files.
+//! - `order-moved/{picker}/{n}`: the same after one file of that level moved to another
+//!   zone since the last call (zaca and zone-drain keep their groups from call to call and
+//!   look up again only those the move touched).
 //! - `apply/{n}`: the version after a compaction-like edit of that level (one of its files
 //!   deleted, the next-level files it overlaps replaced by as many new ones; a different
 //!   file call to call), what every compaction and flush pays to install its edit.
@@ -27,12 +30,13 @@
 //!   round-robin cursor in its middle: `round-robin` ranks by binary search, `sica` through
 //!   its order of the level.
 
-use std::collections::HashSet;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use zkv_engine::compaction::{picker_by_name, PickCtx, ZoneLookup};
+use zkv_engine::compaction::{picker_by_name, ExtentMark, PickCtx, ZoneLookup};
 use zkv_engine::db::neighbors_in;
 use zkv_engine::key::{self, ValueKind};
 use zkv_engine::lifetime::{predict, Clock, PredictCtx};
@@ -127,13 +131,23 @@ fn lsm(n: usize) -> (Version, usize) {
     (v, last - 1)
 }
 
-/// Zones for files: a pseudo-random zone each, every eighth file split over two zones.
+/// Zones for files: a pseudo-random zone each, every eighth file split over two zones;
+/// files moved by [`SpreadZones::move_file`] whole in the zone they moved to.
 struct SpreadZones {
     zones: u64,
+    mark: Cell<ExtentMark>,
+    moved: RefCell<HashMap<u64, u32>>,
+    /// Per zone, the change count (`mark.changes`) when a file last moved into or out of it.
+    stamps: RefCell<Vec<u64>>,
+    /// Live bytes added to each full zone's.
+    extra_live: RefCell<Vec<u64>>,
 }
 
-impl ZoneLookup for SpreadZones {
-    fn zones_of(&self, n: u64) -> Vec<(u32, u64)> {
+impl SpreadZones {
+    fn placed(&self, n: u64) -> Vec<(u32, u64)> {
+        if let Some(&zone) = self.moved.borrow().get(&n) {
+            return vec![(zone, FILE)];
+        }
         let zone = (n.wrapping_mul(2_654_435_761) % self.zones) as u32;
         if n.is_multiple_of(8) {
             let next = (u64::from(zone) + 1) % self.zones;
@@ -143,22 +157,61 @@ impl ZoneLookup for SpreadZones {
         }
     }
 
+    /// File `n` moves whole to the zone after its first, as the zone cleaner moves a file;
+    /// the live bytes of the zone it leaves change.
+    fn move_file(&self, n: u64) {
+        let from = self.placed(n);
+        let to = (u64::from(from[0].0) + 1) % self.zones;
+        self.moved.borrow_mut().insert(n, to as u32);
+        let mut stamps = self.stamps.borrow_mut();
+        for zone in from.iter().map(|&(z, _)| z).chain([to as u32]) {
+            let mut mark = self.mark.get();
+            mark.changes += 1;
+            self.mark.set(mark);
+            stamps[zone as usize] = mark.changes;
+        }
+        self.extra_live.borrow_mut()[from[0].0 as usize] += MIB;
+    }
+}
+
+impl ZoneLookup for SpreadZones {
+    fn zones_of(&self, n: u64) -> Vec<(u32, u64)> {
+        self.placed(n)
+    }
+
     /// Every zone full, holding from one file to a whole zone of live data.
     fn full_zone_live(&self) -> Vec<(u32, u64)> {
+        let extra = self.extra_live.borrow();
         (0..self.zones)
             .map(|z| {
-                (
-                    z as u32,
-                    FILE + z.wrapping_mul(2_654_435_761) % (ZONE - FILE),
-                )
+                let live = FILE + z.wrapping_mul(2_654_435_761) % (ZONE - FILE);
+                (z as u32, live + extra[z as usize])
             })
             .collect()
+    }
+
+    fn mark(&self) -> Option<ExtentMark> {
+        Some(self.mark.get())
+    }
+
+    fn moved_since(&self, since: ExtentMark, moved: &mut Vec<u32>) -> bool {
+        let stamps = self.stamps.borrow();
+        let changed = (0u32..)
+            .zip(stamps.iter())
+            .filter(|(_, &s)| s > since.changes);
+        moved.extend(changed.map(|(z, _)| z));
+        since.lineage == self.mark.get().lineage
     }
 }
 
 fn zones_for(n: usize) -> SpreadZones {
+    let zones = (n as u64 * FILE).div_ceil(ZONE) + 1;
     SpreadZones {
-        zones: (n as u64 * FILE).div_ceil(ZONE) + 1,
+        zones,
+        mark: Cell::new(ExtentMark::fresh()),
+        moved: RefCell::default(),
+        stamps: RefCell::new(vec![0; zones as usize]),
+        extra_live: RefCell::new(vec![0; zones as usize]),
     }
 }
 
@@ -185,6 +238,41 @@ fn bench_order(c: &mut Criterion) {
             };
             g.bench_function(BenchmarkId::new(name, n), |b| {
                 b.iter(|| black_box(picker.order(&ctx, level)))
+            });
+        }
+    }
+    g.finish();
+}
+
+/// `order-moved/{picker}/{n}`: one `order` after one file of the level moved to another
+/// zone (a different file call to call; the live bytes of the zone it left change): what a
+/// pick costs when the zone cleaner moved a file since the last one.
+fn bench_order_moved(c: &mut Criterion) {
+    let mut g = c.benchmark_group("order-moved");
+    let options = Options::default();
+    let busy = HashSet::new();
+    for n in [1_000, 10_000] {
+        let (v, level) = lsm(n);
+        let files = v.files(level);
+        for name in ["zaca", "zone-drain"] {
+            let zones = zones_for(n);
+            let picker = picker_by_name(name).expect("a known picker");
+            let ctx = PickCtx {
+                version: &v,
+                options: &options,
+                compacting: &busy,
+                zones: &zones,
+                free_ratio: 0.1,
+                cursors: &[],
+                blob_gc_files: 0,
+            };
+            let mut mix = Mix(5);
+            g.bench_function(BenchmarkId::new(name, n), |b| {
+                b.iter(|| {
+                    let f = &files[(mix.next() % files.len() as u64) as usize];
+                    zones.move_file(f.number);
+                    black_box(picker.order(&ctx, level))
+                })
             });
         }
     }
@@ -343,6 +431,6 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    targets = bench_order, bench_edit, bench_neighbors, bench_predict
+    targets = bench_order, bench_order_moved, bench_edit, bench_neighbors, bench_predict
 }
 criterion_main!(benches);

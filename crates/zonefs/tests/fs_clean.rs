@@ -321,15 +321,30 @@ fn a_finished_zone_is_a_victim_like_a_full_one() {
     // What a zone-aware picker sees: the one full zone and the bytes a cleaning would copy.
     assert_eq!(fs.full_zone_live_bytes(), vec![(zone, 200 * KIB)]);
     assert_eq!(fs.stats().gc.victims, 0);
+    let mark = fs.extent_mark();
     let v = fs.clean_one().unwrap().unwrap();
     assert_eq!((v.zone, v.copied_bytes), (zone, 200 * KIB));
     assert!(v.reset);
     assert_eq!(fs.stats().gc.victims, 1);
     assert_eq!(fs.full_zone_live_bytes(), vec![]);
+    // What a zone-aware picker asks: the zones a left and entered changed, no other.
+    let mut moved = Vec::new();
+    assert!(fs.zones_changed_since(mark, &mut moved));
+    let mut want = vec![zone];
+    want.extend(zone_of(&fs, "a"));
+    want.sort_unstable();
+    want.dedup();
+    assert_eq!(moved, want);
+    moved.clear();
+    assert!(fs.zones_changed_since(fs.extent_mark(), &mut moved));
+    assert_eq!(moved, Vec::<u32>::new());
     assert_files(&fs, &files, "after cleaning the finished zone");
+    let mark = fs.extent_mark();
     drop(fs);
     let fs = mount(&dev, o);
     assert_files(&fs, &files, "after remount");
+    // Another mount cannot say what moved since a mark of the one before.
+    assert!(!fs.zones_changed_since(mark, &mut moved));
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 mod acc;
 pub mod forced_blob_gc;
+mod groups;
 mod min_overlap;
 mod oldest_largest_seq;
 mod oldest_smallest_seq;
@@ -24,12 +25,14 @@ mod zaca;
 mod zone_drain;
 
 pub use acc::Acc;
+pub(crate) use groups::GroupMemo;
 pub use min_overlap::MinOverlap;
 pub use oldest_largest_seq::OldestLargestSeq;
 pub use oldest_smallest_seq::OldestSmallestSeq;
 pub use pick::{
     level0_non_overlapping, pick_compaction, pick_requested, Compaction, CompactionReason,
 };
+pub(crate) use picker::NO_LAYOUT;
 pub use picker::{NoZones, PickCtx, Picker, ZoneLookup};
 pub use registry::{
     picker_by_name, picker_entry, picker_names, picker_with, pickers_help, pickers_markdown,
@@ -42,5 +45,6 @@ pub use score::{
 pub use sica::Sica;
 pub use stats::{CompactionStats, JobOutput, LevelStats};
 pub use zaca::{s_same, Zaca};
+pub use zkv_zonefs::meta::ExtentMark;
 pub use zone_drain::{drain_score, ZoneDrain};
 pub mod job;

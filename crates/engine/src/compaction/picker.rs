@@ -5,6 +5,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use zkv_zonefs::meta::ExtentMark;
+
 use crate::key;
 use crate::options::Options;
 use crate::version::{merge_sorted, FileMeta, FileRank, Version};
@@ -19,6 +21,21 @@ pub trait ZoneLookup {
     fn full_zone_live(&self) -> Vec<(u32, u64)> {
         Vec::new()
     }
+
+    /// Where the layout stands now, to ask [`ZoneLookup::moved_since`] about later; `None`
+    /// (the default) if the lookup cannot tell what moves: then the zone-aware pickers look
+    /// every file up again at every call.
+    fn mark(&self) -> Option<ExtentMark> {
+        None
+    }
+
+    /// Adds to `moved` the zones that gained or lost an SST's extent after `since` (a
+    /// [`ZoneLookup::mark`] of this lookup): an SST with no extent in them has the same
+    /// [`ZoneLookup::zones_of`] as then. False if it cannot tell (then any SST may have
+    /// moved).
+    fn moved_since(&self, _since: ExtentMark, _moved: &mut Vec<u32>) -> bool {
+        false
+    }
 }
 
 /// A zone view that knows no zones (for tests and for pickers that ignore zones).
@@ -29,7 +46,22 @@ impl ZoneLookup for NoZones {
     fn zones_of(&self, _file_number: u64) -> Vec<(u32, u64)> {
         Vec::new()
     }
+
+    fn mark(&self) -> Option<ExtentMark> {
+        Some(NO_LAYOUT)
+    }
+
+    fn moved_since(&self, since: ExtentMark, _moved: &mut Vec<u32>) -> bool {
+        since == NO_LAYOUT
+    }
 }
+
+/// The mark of a layout without zones, where nothing ever moves (the file layer numbers its
+/// layouts from 1).
+pub(crate) const NO_LAYOUT: ExtentMark = ExtentMark {
+    lineage: 0,
+    changes: 0,
+};
 
 /// What a picker and the builder see: the version, the options, the files already taken by
 /// running compactions, the zone layout and the round-robin cursors.
@@ -114,17 +146,6 @@ pub(super) fn sorted_indexes<K: Ord>(files: &[Arc<FileMeta>], keys: &[K]) -> Vec
             .then_with(|| fa.number.cmp(&fb.number))
     });
     order.into_iter().map(|(i, _)| i).collect()
-}
-
-/// `order` sorted by the key of each index in `keys`, equal keys kept in `order`'s order.
-pub(super) fn sorted_stably<K: Ord>(order: Vec<usize>, keys: &[K]) -> Vec<usize> {
-    // Sorting (key, place, index) triples compares plain values, not looked-up ones; the
-    // places are distinct, so the indexes are never compared.
-    let mut keyed: Vec<(Option<&K>, usize, usize)> = (order.into_iter().enumerate())
-        .map(|(place, i)| (keys.get(i), place, i))
-        .collect();
-    keyed.sort_unstable();
-    keyed.into_iter().map(|(_, _, i)| i).collect()
 }
 
 /// Indexes of `files` sorted by `key` of each index, smallest first, ties broken as in

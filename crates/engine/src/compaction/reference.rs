@@ -273,5 +273,67 @@ mod tests {
                 Ok(())
             })?;
         }
+
+        /// The zone-aware pickers keep their groups and scores from call to call and
+        /// version to version: with one layout throughout, files moving between zones (or
+        /// out of every zone and back) and the full zones' live bytes changing between
+        /// calls, every order is the reference's.
+        #[test]
+        fn zone_pickers_keep_up_with_moves_between_calls(
+            chain in arb_chain(),
+            busy_bits in prop::collection::vec(prop::bool::weighted(0.2), 64),
+            placed in prop::collection::vec((0u32..6, 1u64..300, prop::bool::weighted(0.2)), 64),
+            steps in prop::collection::vec(
+                (
+                    prop::collection::vec(
+                        (0usize..64, prop::option::weighted(0.8, (0u32..6, 1u64..300))),
+                        0..3,
+                    ),
+                    prop::collection::vec(prop::option::of(0u64..600), 6),
+                ),
+                12,
+            ),
+        ) {
+            let options = Options::default();
+            let acc = Acc::new(0.25, 1).unwrap();
+            for name in ["zaca", "acc", "zone-drain"] {
+                let picker = picker_with(name, acc).unwrap();
+                let mut zones = FakeZones::default();
+                let mut steps = steps.iter().cycle();
+                let mut call = 0usize;
+                chain.visit(|v, _| {
+                    zones.place_drawn(v, &placed);
+                    for _ in 0..2 {
+                        let Some((moves, full)) = steps.next() else {
+                            return Ok(());
+                        };
+                        let files: Vec<u64> = v.all_files().map(|(_, f)| f.number).collect();
+                        for &(i, to) in moves {
+                            if let Some(&n) = files.get(i % files.len().max(1)) {
+                                zones.move_file(n, to.map(|(z, b)| vec![(z, b)]).unwrap_or_default());
+                            }
+                        }
+                        zones.set_full(full);
+                        call += 1;
+                        let busy_bits = &busy_bits[call % 8..];
+                        let busy = drawn_busy(v, busy_bits);
+                        let ctx = PickCtx {
+                            version: v,
+                            options: &options,
+                            compacting: &busy,
+                            zones: &zones,
+                            free_ratio: 0.1,
+                            cursors: &[],
+                            blob_gc_files: 0,
+                        };
+                        for level in 0..v.num_levels() {
+                            let want = order(name, acc, &ctx, level);
+                            prop_assert_eq!(picker.order(&ctx, level), want, "{} L{}", name, level);
+                        }
+                    }
+                    Ok(())
+                })?;
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 use crate::compaction::picker::{NoZones, PickCtx, Picker, ZoneLookup};
+use crate::compaction::ExtentMark;
 use crate::key::{self, ValueKind};
 use crate::options::Options;
 use crate::version::{FileMeta, Version, VersionEdit};
@@ -281,12 +282,24 @@ pub fn drawn_busy(v: &Version, bits: &[bool]) -> HashSet<u64> {
         .collect()
 }
 
-/// A zone layout given file by file, which logs the lookups it answers.
-#[derive(Debug, Default)]
+/// A zone layout given file by file, which logs the lookups it answers and tells which
+/// zones a file moved out of or into ([`FakeZones::move_file`]).
+#[derive(Debug)]
 pub struct FakeZones {
     zones: HashMap<u64, Vec<(u32, u64)>>,
     full_live: Vec<(u32, u64)>,
     log: Mutex<Vec<u64>>,
+    /// The layout's mark, and per zone the change count of the last move into or out of it.
+    mark: ExtentMark,
+    stamps: HashMap<u32, u64>,
+    /// The files placed so far (a file moved out of every zone is not placed again).
+    seen: HashSet<u64>,
+}
+
+impl Default for FakeZones {
+    fn default() -> FakeZones {
+        FakeZones::new(&[])
+    }
 }
 
 impl FakeZones {
@@ -296,6 +309,9 @@ impl FakeZones {
             zones: files.iter().cloned().collect(),
             full_live: Vec::new(),
             log: Mutex::default(),
+            mark: ExtentMark::fresh(),
+            stamps: HashMap::new(),
+            seen: files.iter().map(|(n, _)| *n).collect(),
         }
     }
 
@@ -313,26 +329,51 @@ impl FakeZones {
         FakeZones::new(&files)
     }
 
-    /// A layout drawn for `v`'s files (property tests): file `n` holds `bytes` in `zone`
-    /// from `placed[n % len]`, and half as much again in the next zone (of six) when
-    /// `split`; zone `z` is full with `full[z]` live bytes, or not full when `None`.
+    /// A layout drawn for `v`'s files (property tests): see [`FakeZones::place_drawn`].
     pub fn drawn(v: &Version, placed: &[(u32, u64, bool)], full: &[Option<u64>]) -> FakeZones {
-        let layout: Vec<(u64, Vec<(u32, u64)>)> = v
-            .all_files()
-            .map(|(_, f)| {
-                let (zone, bytes, split) = placed[f.number as usize % placed.len()];
-                let mut zones = vec![(zone, bytes)];
-                if split {
-                    zones.push(((zone + 1) % 6, bytes / 2));
-                }
-                (f.number, zones)
-            })
-            .collect();
-        let full: Vec<(u32, u64)> = (0u32..)
+        let mut zones = FakeZones::default();
+        zones.place_drawn(v, placed);
+        zones.set_full(full);
+        zones
+    }
+
+    /// Places the files of `v` not placed before (as the file layer has placed a file
+    /// before a version holds it): file `n` holds `bytes` in `zone` from `placed[n % len]`,
+    /// and half as much again in the next zone (of six) when `split`.
+    pub fn place_drawn(&mut self, v: &Version, placed: &[(u32, u64, bool)]) {
+        for (_, f) in v.all_files() {
+            if !self.seen.insert(f.number) {
+                continue;
+            }
+            let (zone, bytes, split) = placed[f.number as usize % placed.len()];
+            let mut zones = vec![(zone, bytes)];
+            if split {
+                zones.push(((zone + 1) % 6, bytes / 2));
+            }
+            self.zones.insert(f.number, zones);
+        }
+    }
+
+    /// Zone `z` full with `full[z]` live bytes, or not full when `None`.
+    pub fn set_full(&mut self, full: &[Option<u64>]) {
+        self.full_live = (0u32..)
             .zip(full)
             .filter_map(|(z, live)| live.map(|l| (z, l)))
             .collect();
-        FakeZones::new(&layout).with_full(&full)
+    }
+
+    /// File `n` now in `zones` (none: in no zone), as the zone cleaner moves a file: the
+    /// zones it leaves and enters change.
+    pub fn move_file(&mut self, n: u64, zones: Vec<(u32, u64)>) {
+        self.seen.insert(n);
+        let old = self.zones.remove(&n).unwrap_or_default();
+        for (zone, _) in old.iter().chain(&zones) {
+            self.mark.changes += 1;
+            self.stamps.insert(*zone, self.mark.changes);
+        }
+        if !zones.is_empty() {
+            self.zones.insert(n, zones);
+        }
     }
 
     /// The files looked up so far, in order.
@@ -349,5 +390,15 @@ impl ZoneLookup for FakeZones {
 
     fn full_zone_live(&self) -> Vec<(u32, u64)> {
         self.full_live.clone()
+    }
+
+    fn mark(&self) -> Option<ExtentMark> {
+        Some(self.mark)
+    }
+
+    fn moved_since(&self, since: ExtentMark, moved: &mut Vec<u32>) -> bool {
+        let stamps = self.stamps.iter();
+        moved.extend(stamps.filter(|(_, &s)| s > since.changes).map(|(&z, _)| z));
+        since.lineage == self.mark.lineage
     }
 }

@@ -8,9 +8,10 @@
 //! group held by few zones leaves those zones mostly invalid, which the zone cleaner then
 //! resets with few copies.
 
-use std::cmp::Reverse;
+use crate::version::Version;
 
-use super::picker::{sorted_stably, PickCtx, Picker};
+use super::groups::{order_by_score, GroupScore, LiveBytes};
+use super::picker::{PickCtx, Picker};
 use super::sica::Sica;
 
 /// Most same-zone group first.
@@ -22,33 +23,31 @@ impl Picker for Zaca {
         "zaca"
     }
 
+    /// Candidates by S_same (higher first), files being compacted last; SICA's order
+    /// among equal scores. The groups and scores are kept from call to call (see
+    /// `groups.rs`).
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
-        let busy = ctx.busy_flags(level);
-        let mut zones = ZoneCache::new(ctx, level);
-        // Scored in level order, which walks the next level forwards.
-        let scores: Vec<u64> = (busy.iter().enumerate())
-            .map(|(i, &busy)| {
-                // A file being compacted cannot seed a compaction: the builder skips it, so
-                // its zones are not worth looking up.
-                if busy {
-                    return 0;
-                }
-                // S_same is never negative: its bit pattern orders like its value.
-                s_same(zones.group_bytes(i)).to_bits()
-            })
-            .collect();
-        // Candidates by S_same (higher first), files being compacted last; a stable sort
-        // keeps SICA's order (the version's memo) among equal scores.
-        sorted_stably(Sica.order(ctx, level), &busy_then_score(&busy, &scores))
+        order_by_score(self, ctx, level)
     }
 }
 
-/// The sort key of each file of a level: files being compacted last, then by `scores`,
-/// higher first.
-pub(super) fn busy_then_score(busy: &[bool], scores: &[u64]) -> Vec<(bool, Reverse<u64>)> {
-    (busy.iter().zip(scores))
-        .map(|(&busy, &score)| (busy, Reverse(score)))
-        .collect()
+impl GroupScore for Zaca {
+    fn scorer(&self) -> &'static str {
+        "zaca"
+    }
+
+    fn base_order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
+        Sica.order(ctx, level)
+    }
+
+    fn reads_live(&self) -> bool {
+        false
+    }
+
+    fn score(&self, _: &Version, _: usize, _: usize, zones: &[(u32, u64)], _: &LiveBytes) -> u64 {
+        // S_same is never negative: its bit pattern orders like its value.
+        s_same(zones).to_bits()
+    }
 }
 
 /// S_same = Σ S_m² / (Σ S_m)² over the zones holding a group (`(zone, bytes)` pairs, one
@@ -60,55 +59,6 @@ pub fn s_same(zone_bytes: &[(u32, u64)]) -> f64 {
     }
     let squares: f64 = zone_bytes.iter().map(|(_, b)| (*b as f64).powi(2)).sum();
     squares / (total * total)
-}
-
-/// Zone lookups of one `order` call for the groups of a level (a file and the next-level
-/// files it overlaps): a next-level file in several groups (and every L1 file, for L0
-/// groups) is looked up once.
-pub(super) struct ZoneCache<'a> {
-    ctx: &'a PickCtx<'a>,
-    level: usize,
-    /// The zones of each next-level file, by position, once looked up.
-    below: Vec<Option<Vec<(u32, u64)>>>,
-    /// The last group's bytes by zone.
-    group: Vec<(u32, u64)>,
-}
-
-impl<'a> ZoneCache<'a> {
-    pub(super) fn new(ctx: &'a PickCtx<'a>, level: usize) -> Self {
-        ZoneCache {
-            ctx,
-            level,
-            below: vec![None; ctx.version.num_files(level + 1)],
-            group: Vec::new(),
-        }
-    }
-
-    /// The bytes the group of file `pos` of the level holds in each zone, by zone.
-    pub(super) fn group_bytes(&mut self, pos: usize) -> &[(u32, u64)] {
-        let (v, lookup) = (self.ctx.version, self.ctx.zones);
-        self.group.clear();
-        if let Some(seed) = v.files(self.level).get(pos) {
-            self.group.extend(lookup.zones_of(seed.number));
-        }
-        let run = v.next_level_run(self.level, pos);
-        let next = v.files(self.level + 1).get(run.clone()).unwrap_or_default();
-        let cached = self.below.get_mut(run).unwrap_or_default();
-        for (zones, file) in cached.iter_mut().zip(next) {
-            let zones = zones.get_or_insert_with(|| lookup.zones_of(file.number));
-            self.group.extend_from_slice(zones);
-        }
-        let pairs = &mut self.group;
-        pairs.sort_unstable_by_key(|&(zone, _)| zone);
-        pairs.dedup_by(|later, kept| {
-            let same = later.0 == kept.0;
-            if same {
-                kept.1 = kept.1.saturating_add(later.1);
-            }
-            same
-        });
-        pairs
-    }
 }
 
 #[cfg(test)]
@@ -211,8 +161,18 @@ mod tests {
         assert_eq!(order_in(&Zaca, &v, 1, &zones, &[]), [1, 2]);
         // Group by group: 11 is in both, and looked up once.
         assert_eq!(zones.looked_up(), vec![1, 10, 11, 2, 12]);
-        // A new call looks them up again: the layout may have changed in between.
+        // A new call on the same version and layout looks nothing up again ...
         order_in(&Zaca, &v, 1, &zones, &[]);
-        assert_eq!(zones.looked_up().len(), 10);
+        assert_eq!(zones.looked_up().len(), 5);
+        // ... and after a move, only the groups in the zones it left or entered: 12 leaves
+        // zone 3, which only group 2 holds.
+        let mut zones = zones;
+        zones.move_file(12, vec![(4, 100)]);
+        assert_eq!(order_in(&Zaca, &v, 1, &zones, &[]), [1, 2]);
+        assert_eq!(zones.looked_up()[5..], [2, 11, 12]);
+        // Files 2 and 11 joining 12 in zone 4 make group 2 whole there: it comes first.
+        zones.move_file(2, vec![(4, 100)]);
+        zones.move_file(11, vec![(4, 100)]);
+        assert_eq!(order_in(&Zaca, &v, 1, &zones, &[]), [2, 1]);
     }
 }

@@ -31,15 +31,13 @@
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 
-use foldhash::fast::FixedState;
-
 use crate::options::Options;
-use crate::version::FileMeta;
+use crate::version::{FileMeta, Version};
 
 use super::acc::Acc;
+use super::groups::{order_by_score, GroupScore, LiveBytes};
 use super::min_overlap::MinOverlap;
-use super::picker::{sorted_stably, PickCtx, Picker};
-use super::zaca::{busy_then_score, ZoneCache};
+use super::picker::{PickCtx, Picker};
 
 /// The group that empties the cleaner's candidates most, per byte it rewrites, first.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -58,41 +56,50 @@ impl Picker for ZoneDrain {
         self.switch.check_levels(options)
     }
 
+    /// Candidates by score (higher first), files being compacted last; min-overlap's
+    /// order among equal scores. The groups and scores are kept from call to call (see
+    /// `groups.rs`).
     fn order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
         if !self.switch.uses_zaca(ctx, level) {
             return MinOverlap.order(ctx, level);
         }
-        let v = ctx.version;
-        let busy = ctx.busy_flags(level);
-        let live: HashMap<u32, u64, FixedState> = ctx.zones.full_zone_live().into_iter().collect();
-        let mut zones = ZoneCache::new(ctx, level);
-        let files = v.files(level);
-        // Scoring in level order, not in min-overlap's, walks the next level forwards:
-        // visiting 40k files in min-overlap's scattered order cost 2.7 times ZACA's `order`
-        // (benches/policy_cost.rs, 100k SSTs).
-        let scores: Vec<u64> = (files.iter().zip(&busy).enumerate())
-            .map(|(i, (f, &busy))| {
-                if busy {
-                    return 0;
-                }
-                let below = v.next_level_bytes(level, i).by_user_key;
-                let group = zones.group_bytes(i);
-                let score = drain_score(group, &live) * seed_share(f, below);
-                // Non-negative scores order like their bit patterns; an empty f64 sum is
-                // -0.0, whose bits would order above every positive score.
-                if score > 0.0 {
-                    score.to_bits()
-                } else {
-                    0
-                }
-            })
-            .collect();
-        // Candidates by score (higher first), files being compacted last; a stable sort
-        // keeps min-overlap's order (the version's memo) among equal scores.
-        sorted_stably(
-            MinOverlap.order(ctx, level),
-            &busy_then_score(&busy, &scores),
-        )
+        order_by_score(self, ctx, level)
+    }
+}
+
+impl GroupScore for ZoneDrain {
+    fn scorer(&self) -> &'static str {
+        "zone-drain"
+    }
+
+    fn base_order(&self, ctx: &PickCtx<'_>, level: usize) -> Vec<usize> {
+        MinOverlap.order(ctx, level)
+    }
+
+    fn reads_live(&self) -> bool {
+        true
+    }
+
+    fn score(
+        &self,
+        v: &Version,
+        level: usize,
+        pos: usize,
+        zones: &[(u32, u64)],
+        live: &LiveBytes,
+    ) -> u64 {
+        let Some(seed) = v.files(level).get(pos) else {
+            return 0;
+        };
+        let below = v.next_level_bytes(level, pos).by_user_key;
+        let score = drain_score(zones, live) * seed_share(seed, below);
+        // Non-negative scores order like their bit patterns; an empty f64 sum is -0.0,
+        // whose bits would order above every positive score.
+        if score > 0.0 {
+            score.to_bits()
+        } else {
+            0
+        }
     }
 }
 
@@ -136,6 +143,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::compaction::groups::ZoneCache;
     use crate::compaction::test_util::{
         arb_version, drawn_busy, file, order_in, order_with, two_groups, version_of, FakeZones,
     };
@@ -310,7 +318,7 @@ mod tests {
                 return (true, Reverse(0));
             }
             let below = v.next_level_bytes(level, i).by_user_key;
-            let group = ZoneCache::new(ctx, level).group_bytes(i).to_vec();
+            let group = ZoneCache::new(ctx, level).group_bytes(i).0.to_vec();
             let score = drain_score(&group, &live) * seed_share(f, below);
             (
                 false,

@@ -7,13 +7,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use zkv_zonefs::fs::{ZoneFs, ZoneStat};
+use zkv_zonefs::meta::ExtentMark;
 use zkv_zonefs::placement::{JobKind, WriterJob};
 
 use crate::blob::{BlobOutcome, BlobRules, BlobStage};
 use crate::compaction::job::{run_job_staged, JobParams, JobRules, JobStats, ValueStage};
 use crate::compaction::subcompaction::{self, Bounds, RangeIter, Split};
 use crate::compaction::{
-    pick_compaction, pick_requested, Compaction, JobOutput, PickCtx, Picker, ZoneLookup,
+    pick_compaction, pick_requested, Compaction, JobOutput, PickCtx, Picker, ZoneLookup, NO_LAYOUT,
 };
 use crate::fs::FileSystem;
 use crate::iter::level::{LevelIterator, TableOpener};
@@ -50,6 +51,17 @@ impl ZoneLookup for FsZones<'_> {
             .zoned()
             .map(ZoneFs::full_zone_live_bytes)
             .unwrap_or_default()
+    }
+
+    fn mark(&self) -> Option<ExtentMark> {
+        Some(self.0.zoned().map_or(NO_LAYOUT, ZoneFs::extent_mark))
+    }
+
+    fn moved_since(&self, since: ExtentMark, moved: &mut Vec<u32>) -> bool {
+        match self.0.zoned() {
+            Some(z) => z.zones_changed_since(since, moved),
+            None => since == NO_LAYOUT,
+        }
     }
 }
 

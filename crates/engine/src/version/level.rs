@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use foldhash::fast::FixedState;
 
+use crate::compaction::GroupMemo;
 use crate::key;
 
 use super::version::FileTotals;
@@ -133,6 +134,8 @@ pub(super) struct Link {
     /// Per file: the next-level files min-overlap's sweep counts ([`run_sweep`]).
     sweeps: Vec<Run>,
     ranks: Mutex<Vec<(&'static FileRank, Arc<Ranked>)>>,
+    /// The zone-aware pickers' memo of the level's groups, once a picker kept one.
+    groups: Mutex<Option<GroupMemo>>,
 }
 
 impl Link {
@@ -148,6 +151,7 @@ impl Link {
             runs,
             sweeps,
             ranks: Mutex::default(),
+            groups: Mutex::default(),
         }
     }
 
@@ -209,6 +213,7 @@ impl Link {
             runs: Vec::with_capacity(n),
             sweeps: Vec::with_capacity(n),
             ranks: Mutex::default(),
+            groups: Mutex::default(),
         };
         let mut by = 0isize;
         let rows = files
@@ -250,7 +255,27 @@ impl Link {
             })
             .collect();
         *link.ranks.get_mut().unwrap_or_else(PoisonError::into_inner) = ranks;
+        let groups = old.group_memo().as_ref().map(|m| m.carried(n, moved));
+        *link
+            .groups
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner) = groups;
         link
+    }
+
+    /// The zone-aware pickers' memo, taken out (`None` if none is kept).
+    pub(super) fn take_group_memo(&self) -> Option<GroupMemo> {
+        self.group_memo().take()
+    }
+
+    /// Keeps `memo` as the zone-aware pickers' memo.
+    pub(super) fn keep_group_memo(&self, memo: GroupMemo) {
+        *self.group_memo() = Some(memo);
+    }
+
+    fn group_memo(&self) -> std::sync::MutexGuard<'_, Option<GroupMemo>> {
+        // A memo is put in whole: one left by a panicking thread is whole.
+        self.groups.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The next-level files meeting the user-key range of file `pos`.

@@ -12,6 +12,7 @@ use std::sync::{Arc, LazyLock};
 
 use foldhash::fast::FixedState;
 
+use crate::compaction::GroupMemo;
 use crate::key;
 use crate::{Error, Result};
 
@@ -231,6 +232,20 @@ impl Version {
         }
         let (link, files) = (self.links.get(level)?, self.levels.get(level)?);
         Some(link.ranked(files, self.below(level), rank))
+    }
+
+    /// The zone-aware pickers' memo of `level`, taken out of the version while a picker
+    /// works on it (`None` if none is kept); [`Version::keep_group_memo`] puts it back.
+    /// Later versions carry the groups their edit leaves as they are.
+    pub(crate) fn take_group_memo(&self, level: usize) -> Option<GroupMemo> {
+        self.links.get(level)?.take_group_memo()
+    }
+
+    /// Keeps `memo` as the zone-aware pickers' memo of `level`.
+    pub(crate) fn keep_group_memo(&self, level: usize, memo: GroupMemo) {
+        if let Some(link) = self.links.get(level) {
+            link.keep_group_memo(memo);
+        }
     }
 
     /// The level below `level` (an empty one below the last).

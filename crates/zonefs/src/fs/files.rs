@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::meta::{FileId, FileKind, FileMeta, FsState, Record};
+use crate::meta::{ExtentMark, FileId, FileKind, FileMeta, FsState, Record};
 use crate::placement::{Lifetime, PlacementHint};
 
 use super::alloc::{uses_reserve, Reclaim};
@@ -192,6 +192,23 @@ impl ZoneFs {
         let meta = self.shared.lock_meta();
         let id = meta.state.file_id(name).ok_or_else(|| not_found(name))?;
         Ok(per_zone(&extents_of(&meta.state, id)))
+    }
+
+    /// Where the files' extents stand now: a mark to ask [`ZoneFs::zones_changed_since`]
+    /// about later.
+    pub fn extent_mark(&self) -> ExtentMark {
+        self.shared.lock_meta().state.extent_mark()
+    }
+
+    /// Adds to `out`, in zone order, the zones that gained or lost a file's extent since
+    /// `since` (a file written, deleted, moved by the cleaner or renamed): a file with no
+    /// extent in them has the same [`ZoneFs::zones_of`] as at `since`. False if `since` is
+    /// not a mark of this state (then any file may have moved).
+    pub fn zones_changed_since(&self, since: ExtentMark, out: &mut Vec<u32>) -> bool {
+        self.shared
+            .lock_meta()
+            .state
+            .zones_changed_since(since, out)
     }
 }
 

@@ -3,16 +3,74 @@
 //! It is rebuilt from the files on recovery and never persisted.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::state::{Extent, FileId};
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) struct ExtentIndex {
     /// (zone, offset) → (length, owner). Live extents never overlap, so within a zone
     /// both their starts and their ends are in ascending order.
     by_start: BTreeMap<(u32, u64), (u64, FileId)>,
     /// Σ live extent bytes per zone, indexed by zone number.
     valid: Vec<u64>,
+    /// When each zone last gained or lost an extent.
+    clock: ExtentClock,
+}
+
+/// The index's content; the clock only says when it changed.
+impl PartialEq for ExtentIndex {
+    fn eq(&self, other: &ExtentIndex) -> bool {
+        self.by_start == other.by_start && self.valid == other.valid
+    }
+}
+
+impl Eq for ExtentIndex {}
+
+/// A point in the history of an [`ExtentIndex`]: which index (`lineage`) and how many
+/// extents it had gained or lost (`changes`). Callers that keep facts derived from where
+/// files are (a compaction picker's zone groups) ask which zones changed since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtentMark {
+    /// Tells indexes apart: every index built (at mount, or from a snapshot) takes a new one.
+    pub lineage: u64,
+    /// Extents added or removed so far.
+    pub changes: u64,
+}
+
+/// Per zone, the change count at which an extent last entered or left it.
+#[derive(Clone, Debug)]
+struct ExtentClock {
+    now: ExtentMark,
+    stamps: Vec<u64>,
+}
+
+impl ExtentMark {
+    /// The mark of a new layout with no change yet: no other call returns its lineage (0
+    /// is never one, so a caller may use it for a layout that never changes).
+    pub fn fresh() -> ExtentMark {
+        static LINEAGES: AtomicU64 = AtomicU64::new(1);
+        ExtentMark {
+            lineage: LINEAGES.fetch_add(1, Ordering::Relaxed),
+            changes: 0,
+        }
+    }
+}
+
+impl ExtentClock {
+    fn new(zones: u32) -> ExtentClock {
+        ExtentClock {
+            now: ExtentMark::fresh(),
+            stamps: vec![0; zones as usize],
+        }
+    }
+
+    fn tick(&mut self, zone: u32) {
+        self.now.changes += 1;
+        if let Some(s) = self.stamps.get_mut(zone as usize) {
+            *s = self.now.changes;
+        }
+    }
 }
 
 impl ExtentIndex {
@@ -20,6 +78,7 @@ impl ExtentIndex {
         ExtentIndex {
             by_start: BTreeMap::new(),
             valid: vec![0; zones as usize],
+            clock: ExtentClock::new(zones),
         }
     }
 
@@ -30,6 +89,7 @@ impl ExtentIndex {
             if let Some(v) = self.valid.get_mut(e.zone as usize) {
                 *v += e.len;
             }
+            self.clock.tick(e.zone);
         }
     }
 
@@ -40,8 +100,21 @@ impl ExtentIndex {
                 if let Some(v) = self.valid.get_mut(e.zone as usize) {
                     *v -= e.len;
                 }
+                self.clock.tick(e.zone);
             }
         }
+    }
+
+    /// Where the index stands now.
+    pub fn mark(&self) -> ExtentMark {
+        self.clock.now
+    }
+
+    /// Adds to `out`, in zone order, the zones that gained or lost an extent after `since`
+    /// (a mark of this index).
+    pub fn changed_since(&self, since: ExtentMark, out: &mut Vec<u32>) {
+        let changed = (0u32..).zip(&self.clock.stamps);
+        out.extend(changed.filter(|(_, &s)| s > since.changes).map(|(z, _)| z));
     }
 
     /// A file other than `id` owning bytes that `e` covers, if any. `id`'s own extents are
@@ -93,5 +166,30 @@ mod tests {
         ix.remove(&[ext(2, 0, 100)]);
         assert_eq!(ix.valid_bytes(2), 150);
         assert_eq!(ix.zone_extents(2).count(), 2);
+    }
+
+    #[test]
+    fn tells_which_zones_gained_or_lost_an_extent() {
+        let mut ix = ExtentIndex::new(4);
+        ix.insert(FileId(1), &[ext(1, 0, 100), ext(2, 0, 100)]);
+        let mark = ix.mark();
+        let changed = |ix: &ExtentIndex| {
+            let mut out = Vec::new();
+            ix.changed_since(mark, &mut out);
+            out
+        };
+        assert_eq!(changed(&ix), Vec::<u32>::new());
+        // File 1 moves its zone-2 extent to zone 3; zone 1 keeps its extent.
+        ix.remove(&[ext(2, 0, 100)]);
+        ix.insert(FileId(1), &[ext(3, 0, 100)]);
+        assert_eq!(changed(&ix), vec![2, 3]);
+        // Removing what is not there changes nothing.
+        let mark = ix.mark();
+        ix.remove(&[ext(0, 0, 10)]);
+        assert_eq!(ix.mark(), mark);
+        // Another index has another lineage; equal content still compares equal.
+        let other = ExtentIndex::new(4);
+        assert_ne!(other.mark().lineage, ix.mark().lineage);
+        assert_eq!(ExtentIndex::new(4), other);
     }
 }

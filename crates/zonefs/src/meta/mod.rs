@@ -28,6 +28,7 @@ mod superblock;
 
 pub use codec::{DecodeError, EncodeError};
 pub use error::{MetaError, MetaResult};
+pub use index::ExtentMark;
 pub use inspect::{dump_zone, FrameInfo, ZoneDump};
 pub use log::{MetaLog, MetaLogStats, MountReport, DEFAULT_META_ZONES, MIN_META_ZONES};
 pub use options::{StoredOptions, MAX_OPTION_NAME_LEN};

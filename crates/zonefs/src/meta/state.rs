@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use zkv_zns::Geometry;
 
-use super::index::ExtentIndex;
+use super::index::{ExtentIndex, ExtentMark};
 use super::options::StoredOptions;
 use super::record::Record;
 
@@ -423,6 +423,24 @@ impl FsState {
     /// Live extents of `zone` in offset order, with the files owning them.
     pub fn zone_extents(&self, zone: u32) -> impl Iterator<Item = (Extent, FileId)> + '_ {
         self.extents.zone_extents(zone)
+    }
+
+    /// Where the files' extents stand now: a mark to ask [`FsState::zones_changed_since`]
+    /// about later.
+    pub fn extent_mark(&self) -> ExtentMark {
+        self.extents.mark()
+    }
+
+    /// Adds to `out`, in zone order, the zones that gained or lost a file's extent (a file
+    /// written, deleted, moved or renamed) after `since`. False if `since` is a mark of
+    /// another state (another mount, or a state rebuilt from a snapshot since): then any
+    /// file may have moved.
+    pub fn zones_changed_since(&self, since: ExtentMark, out: &mut Vec<u32>) -> bool {
+        let same = since.lineage == self.extents.mark().lineage;
+        if same {
+            self.extents.changed_since(since, out);
+        }
+        same
     }
 
     /// Applies one record, or rejects it and changes nothing.
