@@ -272,7 +272,7 @@ impl Shared {
 
     /// Asks the policy, and times it.
     fn decide(&self, zones: &ZoneTable, req: &Request<'_>) -> Decision {
-        let views = zones.views();
+        let views = zones.views(req.gc);
         let ctx = PlacementCtx {
             hint: req.hint,
             zones: &views,
@@ -293,7 +293,7 @@ impl Shared {
         zone: u32,
         req: &Request<'_>,
     ) -> FsResult<Option<Step>> {
-        if !zones.usable(zone, self.block_size()) {
+        if !zones.usable(zone, self.block_size(), req.gc) {
             return Err(self.bad_decision(format!(
                 "zone {zone} is not an idle active zone with room (for '{}')",
                 req.name
@@ -314,7 +314,7 @@ impl Shared {
             return Ok(None);
         }
         if let Some(zone) = finish {
-            if !zones.finishable(zone) {
+            if !zones.finishable(zone, req.gc) {
                 return Err(self.bad_decision(format!(
                     "zone {zone} cannot be finished: it is not an idle active zone"
                 )));
@@ -349,14 +349,14 @@ impl Shared {
     fn fallback(&self, zones: &mut ZoneTable, req: &Request<'_>) -> FsResult<Step> {
         let min = self.block_size();
         let shares = |class| self.policy.may_share(req.hint, class);
-        if let Some(zone) = zones.any_with_room(min, shares) {
+        if let Some(zone) = zones.any_with_room(min, req.gc, shares) {
             if let Some(step) = grant(zones, zone, req, None) {
                 return Ok(step);
             }
         }
         if zones.empty_available(req.keep_empty(zones)) {
             if zones.active_count() >= zones.budget.active {
-                if let Some(zone) = zones.cheapest_to_finish() {
+                if let Some(zone) = zones.cheapest_to_finish(req.gc) {
                     self.finish(zones, zone)?;
                 }
             }
@@ -380,7 +380,7 @@ impl Shared {
             return Ok(Step::Retry);
         }
         // Space beats keeping kinds of files apart.
-        if let Some(zone) = zones.any_with_room(min, |_| true) {
+        if let Some(zone) = zones.any_with_room(min, req.gc, |_| true) {
             if let Some(step) = grant(zones, zone, req, None) {
                 return Ok(step);
             }
@@ -465,6 +465,9 @@ fn grant(
     if let (Some(tag), Some(s)) = (&tag, zones.slot_mut(zone)) {
         s.class = tag.class;
         s.policy.clone_from(&tag.policy);
+        // The cleaner opened it, maybe as the last empty zone: other writers must not
+        // take its room while the victim's copies still need it.
+        s.cleaner_hold = req.gc;
     }
     Some(Step::Granted(Grant { slot, opened: tag }))
 }

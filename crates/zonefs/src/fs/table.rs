@@ -54,6 +54,10 @@ pub(crate) struct Slot {
     pub owner: Option<Owner>,
     /// The zone cleaner picked the zone as a victim (cleared by the reset).
     pub victim: bool,
+    /// The cleaner opened the zone for the copies of the victim it is moving: until that
+    /// victim is moved, only the cleaner may write to it or finish it (see
+    /// [`ZoneTable::clear_cleaner_holds`]).
+    pub cleaner_hold: bool,
     /// Bytes the cleaner copied out of the zone (recorded migrations) since its last reset;
     /// its reset is a zero-copy one only if this is 0.
     pub copied: u64,
@@ -80,6 +84,7 @@ impl Slot {
             policy: Vec::new(),
             owner: None,
             victim: false,
+            cleaner_hold: false,
             copied: 0,
             epoch: 0,
             first_blob: None,
@@ -198,8 +203,9 @@ impl ZoneTable {
         (self.first..).zip(self.slots.iter())
     }
 
-    /// The placement view of every data zone.
-    pub fn views(&self) -> Vec<ZoneView> {
+    /// The placement view of every data zone, for the cleaner (`gc`) or another writer: to
+    /// the others, a zone the cleaner holds is busy.
+    pub fn views(&self, gc: bool) -> Vec<ZoneView> {
         self.zones()
             .map(|(zone, s)| ZoneView {
                 zone,
@@ -213,7 +219,7 @@ impl ZoneTable {
                     _ => 0,
                 },
                 valid: s.live,
-                busy: s.owner.is_some(),
+                busy: s.owner.is_some() || (s.cleaner_hold && !gc),
                 class: s.class,
                 policy: s.policy.clone(),
                 first_blob: s.first_blob,
@@ -363,15 +369,28 @@ impl ZoneTable {
         }
     }
 
-    /// Whether `Use(zone)` can be carried out for a write of at least `min` bytes.
-    pub fn usable(&self, zone: u32, min: u64) -> bool {
+    /// Whether `Use(zone)` can be carried out for a write of at least `min` bytes, by the
+    /// cleaner (`gc`) or another writer.
+    pub fn usable(&self, zone: u32, min: u64, gc: bool) -> bool {
         self.slot(zone).is_some_and(|s| {
-            s.cond == Cond::Active && s.owner.is_none() && self.capacity - s.written >= min
+            s.cond == Cond::Active
+                && s.owner.is_none()
+                && (gc || !s.cleaner_hold)
+                && self.capacity - s.written >= min
         })
     }
 
-    pub fn finishable(&self, zone: u32) -> bool {
-        self.slot(zone).is_some_and(Slot::is_idle_active)
+    /// Whether the cleaner (`gc`) or another writer may finish `zone`.
+    pub fn finishable(&self, zone: u32, gc: bool) -> bool {
+        self.slot(zone)
+            .is_some_and(|s| s.is_idle_active() && (gc || !s.cleaner_hold))
+    }
+
+    /// Ends the holds of the cleaner's zones (it moved its victim, or gave up on it).
+    pub fn clear_cleaner_holds(&mut self) {
+        for s in &mut self.slots {
+            s.cleaner_hold = false;
+        }
     }
 
     /// The lowest-numbered empty zone nobody holds.
@@ -383,9 +402,9 @@ impl ZoneTable {
 
     /// Any idle active zone with room whose class `shares` accepts (last resort before
     /// giving up).
-    pub fn any_with_room(&self, min: u64, shares: impl Fn(u8) -> bool) -> Option<u32> {
+    pub fn any_with_room(&self, min: u64, gc: bool, shares: impl Fn(u8) -> bool) -> Option<u32> {
         self.zones()
-            .filter(|(z, s)| self.usable(*z, min) && shares(s.class))
+            .filter(|(z, s)| self.usable(*z, min, gc) && shares(s.class))
             .max_by_key(|(_, s)| self.capacity - s.written)
             .map(|(z, _)| z)
     }
@@ -421,9 +440,9 @@ impl ZoneTable {
     }
 
     /// The idle active zone with the least room (what LIZA finishes).
-    pub fn cheapest_to_finish(&self) -> Option<u32> {
+    pub fn cheapest_to_finish(&self, gc: bool) -> Option<u32> {
         self.zones()
-            .filter(|(_, s)| s.is_idle_active())
+            .filter(|(z, _)| self.finishable(*z, gc))
             .min_by_key(|(_, s)| self.capacity - s.written)
             .map(|(z, _)| z)
     }
@@ -435,7 +454,7 @@ impl ZoneTable {
         let mut after = self.clone();
         let mut finish = Vec::new();
         while after.active_count() > after.budget.active {
-            let Some(zone) = after.cheapest_to_finish() else {
+            let Some(zone) = after.cheapest_to_finish(true) else {
                 break;
             };
             after.mark_finished(zone);
@@ -484,6 +503,7 @@ impl ZoneTable {
             s.class = 0;
             s.policy.clear();
             s.victim = false;
+            s.cleaner_hold = false;
             s.copied = 0;
             s.epoch += 1;
             s.first_blob = None;
@@ -590,6 +610,30 @@ mod tests {
         let again = t.lease(2, true).unwrap();
         assert_eq!(again.wp, 4096);
         assert_eq!(t.slot(2).map(|s| s.live), Some(4096));
+    }
+
+    /// A zone the cleaner opened for a victim's copies is the cleaner's alone until the
+    /// victim is moved: other writers see it busy and may neither use nor finish it, so
+    /// that the copies still to come find the room they were picked for.
+    #[test]
+    fn a_zone_the_cleaner_holds_is_only_the_cleaners() {
+        let mut t = table(4, (4, 6));
+        let w = t.lease(2, false).unwrap();
+        t.end_write(w.lease, 4096);
+        t.release(w.lease);
+        if let Some(s) = t.slot_mut(2) {
+            s.cleaner_hold = true;
+        }
+        let busy = |t: &ZoneTable, gc| t.views(gc).iter().any(|v| v.zone == 2 && v.busy);
+        assert!(busy(&t, false) && !busy(&t, true));
+        assert!(!t.usable(2, 4096, false) && t.usable(2, 4096, true));
+        assert!(!t.finishable(2, false) && t.finishable(2, true));
+        assert_eq!(t.any_with_room(4096, false, |_| true), None);
+        assert_eq!(t.cheapest_to_finish(false), None);
+        assert_eq!(t.any_with_room(4096, true, |_| true), Some(2));
+        t.clear_cleaner_holds();
+        assert!(!busy(&t, false) && t.usable(2, 4096, false));
+        assert_eq!(t.cheapest_to_finish(false), Some(2));
     }
 
     #[test]

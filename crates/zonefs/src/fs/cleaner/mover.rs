@@ -27,7 +27,9 @@ pub(super) fn round_up(len: u64, block: u64) -> u64 {
 }
 
 /// Writes the cleaner's copies: a lease like a writer's (non-WAL), given back after each
-/// extent so that the policy decides again for the next one.
+/// extent so that the policy decides again for the next one. The zones it opens stay the
+/// cleaner's until it is dropped (`Slot::cleaner_hold`), so that no other writer takes
+/// the room the victim's later extents need.
 pub(super) struct Mover<'a> {
     sh: &'a Shared,
     victim: u32,
@@ -174,5 +176,7 @@ impl<'a> Mover<'a> {
 impl Drop for Mover<'_> {
     fn drop(&mut self) {
         self.release_lease();
+        // Moved or given up: the zones it opened are anybody's again.
+        self.sh.lock_zones().clear_cleaner_holds();
     }
 }
