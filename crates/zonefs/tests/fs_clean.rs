@@ -690,3 +690,32 @@ fn make_room_leaves_an_idle_zone_whose_data_has_nowhere_to_go() {
     assert_eq!(zone_stat(&fs, 9).state, ZoneState::ImplicitOpen);
     assert_files(&fs, &files, "after make_room");
 }
+
+#[test]
+fn a_file_written_further_changes_no_zone_and_a_delete_does() {
+    let (_, dev) = mem_device(geometry(16, 256, 14, 14));
+    let fs = format(&dev, opts());
+    let mut files = Files::new();
+    write(&fs, &mut files, "a", data(1, 0, PIECE));
+    let mut w = fs
+        .create("b", FileKind::Sst, packed(FileKind::Sst))
+        .unwrap();
+    w.append(&data(2, 0, PIECE)).unwrap();
+    w.sync().unwrap();
+    let mark = fs.extent_mark();
+    // Written further over a zone boundary and closed: no zone counts as changed.
+    for piece in 1..5 {
+        w.append(&data(2, piece * PIECE as u64, PIECE)).unwrap();
+        w.sync().unwrap();
+    }
+    w.close().unwrap();
+    assert!(zone_of(&fs, "b").len() > 1, "{:?}", zone_of(&fs, "b"));
+    let mut moved = Vec::new();
+    assert!(fs.zones_changed_since(mark, &mut moved));
+    assert_eq!(moved, Vec::<u32>::new());
+    // Deleting a finished file does change its zones.
+    let zones = zone_of(&fs, "a");
+    fs.delete("a").unwrap();
+    assert!(fs.zones_changed_since(mark, &mut moved));
+    assert_eq!(moved, zones);
+}

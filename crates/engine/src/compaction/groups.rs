@@ -8,9 +8,10 @@
 //! lost an SST since the groups were looked up ([`ZoneLookup::moved_since`]) and compares
 //! the live bytes with those the scores read; it looks up and scores again only the groups
 //! in those zones, and moves only them in the order. The version keeps the memo with the
-//! level and carries the groups an edit leaves as they are to the next version
-//! ([`GroupMemo::carried`]); the order, whose ties follow the version's base order, is
-//! sorted again once per version.
+//! level and carries the groups an edit leaves as they are, and their order, to the next
+//! version ([`GroupMemo::carried`]). Ties follow the base order, which an edit changes only
+//! locally: a new version's first call sorts the carried order again with the places of the
+//! new base order, which a merge sort of an almost sorted list does in about one pass.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 
 use foldhash::fast::FixedState;
 
-use crate::version::{merge_sorted, Version};
+use crate::version::Version;
 
 use super::picker::{PickCtx, ZoneLookup};
 use super::ExtentMark;
@@ -76,6 +77,9 @@ pub(super) fn order_by_score(
 struct Group {
     /// The group's bytes by zone, one pair per zone, in zone order.
     zones: Arc<[(u32, u64)]>,
+    /// Its zones' [`zone_bits`]: most groups a call checks meet none of a few zones, which
+    /// this tells without reading `zones`.
+    bits: u64,
     /// Some file of the group was in no zone: it may turn up in any.
     unknown: bool,
     /// Its score, once scored.
@@ -83,43 +87,55 @@ struct Group {
 }
 
 impl Group {
-    /// Whether the group has bytes in one of `zones` (sorted).
-    fn meets(&self, zones: &[u32]) -> bool {
-        (self.zones.iter()).any(|(z, _)| zones.binary_search(z).is_ok())
+    /// Whether the group has bytes in one of `zones` (sorted, whose bits are `bits`).
+    fn meets(&self, zones: &[u32], bits: u64) -> bool {
+        self.bits & bits != 0 && (self.zones.iter()).any(|(z, _)| zones.binary_search(z).is_ok())
     }
 }
 
-/// The level's order by score, for one base order.
-#[derive(Debug)]
+/// One bit per zone, zones 64 apart sharing one.
+fn zone_bits(zones: impl IntoIterator<Item = u32>) -> u64 {
+    zones.into_iter().fold(0, |bits, z| bits | 1 << (z % 64))
+}
+
+/// A scored file's key in the order: higher score first, then its place in the base order,
+/// then its position.
+type Key = (Reverse<u64>, Option<usize>, usize);
+
+/// The level's order by score.
+#[derive(Debug, Default)]
 struct Sorted {
-    /// The base order, and each file's place in it.
-    base: Vec<usize>,
+    /// The base order the places are from (`None`: carried from the previous version, whose
+    /// places the keys hold), and each file's place in it.
+    base: Option<Vec<usize>>,
     place: Vec<usize>,
-    /// The scored files, higher score first, equal scores by place.
-    by_score: Vec<usize>,
+    /// The scored files' keys, in order.
+    by_score: Vec<Key>,
 }
 
 impl Sorted {
-    fn new(base: Vec<usize>) -> Sorted {
-        let mut place = vec![0; base.len()];
+    /// Takes `base` as the base order; false if it is the one the places are from.
+    fn rebase(&mut self, base: Vec<usize>) -> bool {
+        if self.base.as_ref() == Some(&base) {
+            return false;
+        }
+        self.place = vec![0; base.len()];
         for (at, &pos) in base.iter().enumerate() {
-            if let Some(p) = place.get_mut(pos) {
+            if let Some(p) = self.place.get_mut(pos) {
                 *p = at;
             }
         }
-        Sorted {
-            base,
-            place,
-            by_score: Vec::new(),
-        }
+        self.base = Some(base);
+        true
     }
 
     /// The files not being compacted by score, then those being compacted in base order.
     fn ordered(&self, busy: &[bool]) -> Vec<usize> {
-        let is_busy = |&&pos: &&usize| busy.get(pos) == Some(&true);
-        let mut out = Vec::with_capacity(self.base.len());
-        out.extend(self.by_score.iter().filter(|p| !is_busy(p)));
-        out.extend(self.base.iter().filter(is_busy));
+        let is_busy = |pos: usize| busy.get(pos) == Some(&true);
+        let base = self.base.as_deref().unwrap_or_default();
+        let mut out = Vec::with_capacity(base.len());
+        out.extend((self.by_score.iter().map(|k| k.2)).filter(|&p| !is_busy(p)));
+        out.extend(base.iter().copied().filter(|&p| is_busy(p)));
         out
     }
 }
@@ -136,13 +152,17 @@ pub(crate) struct GroupMemo {
     live_map: LiveBytes,
     /// Per file of the level: its group, `None` until looked up.
     groups: Vec<Option<Group>>,
-    /// This version's order, once made.
+    /// The order, once made: every scored group's key, but for those `stale` marks.
     sorted: Option<Sorted>,
+    /// Per file, whether its group or score was forgotten since the order was made (empty:
+    /// none was).
+    stale: Vec<bool>,
 }
 
 impl GroupMemo {
     /// The memo for the level after an edit, which holds `len` files: the groups `moved`
-    /// maps to a new position (the same file with the same next-level files) are kept.
+    /// maps to a new position (the same file with the same next-level files) are kept, and
+    /// their order.
     pub(crate) fn carried(&self, len: usize, moved: impl Fn(usize) -> Option<usize>) -> GroupMemo {
         let mut groups = vec![None; len];
         for (i, group) in self.groups.iter().enumerate() {
@@ -150,13 +170,32 @@ impl GroupMemo {
                 *slot = Some(g.clone());
             }
         }
+        // The kept groups' keys, with their places in the old base order until the next
+        // call sorts them with the new one.
+        let sorted = self.sorted.as_ref().map(|s| Sorted {
+            by_score: (s.by_score.iter())
+                .filter_map(|&(score, place, pos)| Some((score, place, moved(pos)?)))
+                .collect(),
+            ..Sorted::default()
+        });
         GroupMemo {
             mark: self.mark,
             scorer: self.scorer,
             live: self.live.clone(),
             live_map: self.live_map.clone(),
             groups,
-            sorted: None,
+            sorted,
+            stale: Vec::new(),
+        }
+    }
+
+    /// Marks the entry of file `pos` in the order as no longer holding.
+    fn forget(stale: &mut Vec<bool>, len: usize, pos: usize) {
+        if stale.is_empty() {
+            stale.resize(len, false);
+        }
+        if let Some(s) = stale.get_mut(pos) {
+            *s = true;
         }
     }
 
@@ -174,12 +213,16 @@ impl GroupMemo {
         };
         if !told {
             self.groups = vec![None; len];
+            self.sorted = None;
+            self.stale.clear();
         } else if !moved.is_empty() {
             moved.sort_unstable();
-            let stale = |g: &Group| g.unknown || g.meets(&moved);
-            for group in &mut self.groups {
+            let bits = zone_bits(moved.iter().copied());
+            let stale = |g: &Group| g.unknown || g.meets(&moved, bits);
+            for (pos, group) in self.groups.iter_mut().enumerate() {
                 if group.as_ref().is_some_and(stale) {
                     *group = None;
+                    Self::forget(&mut self.stale, len, pos);
                 }
             }
         }
@@ -204,15 +247,24 @@ impl GroupMemo {
             return;
         }
         let changed = changed_zones(&self.live, &live);
-        self.forget_scores(|g| g.meets(&changed));
-        self.live_map = live.iter().copied().collect();
+        let zones: Vec<u32> = changed.iter().map(|&(zone, _)| zone).collect();
+        let bits = zone_bits(zones.iter().copied());
+        self.forget_scores(|g| g.meets(&zones, bits));
+        for &(zone, bytes) in &changed {
+            match bytes {
+                Some(bytes) => self.live_map.insert(zone, bytes),
+                None => self.live_map.remove(&zone),
+            };
+        }
         self.live = live;
     }
 
     fn forget_scores(&mut self, stale: impl Fn(&Group) -> bool) {
-        for g in self.groups.iter_mut().flatten() {
-            if stale(g) {
+        let len = self.groups.len();
+        for (pos, group) in self.groups.iter_mut().enumerate() {
+            if let Some(g) = group.as_mut().filter(|g| g.score.is_some() && stale(g)) {
                 g.score = None;
+                Self::forget(&mut self.stale, len, pos);
             }
         }
     }
@@ -226,6 +278,7 @@ impl GroupMemo {
                 let cache = lookups.get_or_insert_with(|| ZoneCache::new(ctx, level));
                 let (zones, unknown) = cache.group_bytes(pos);
                 *group = Some(Group {
+                    bits: zone_bits(zones.iter().map(|&(z, _)| z)),
                     zones: zones.into(),
                     unknown,
                     score: None,
@@ -246,8 +299,8 @@ impl GroupMemo {
         fresh
     }
 
-    /// The order with the `fresh` scores in place of the old ones (all of them in a new
-    /// version's first order).
+    /// The order with the `fresh` scores in place of the old ones (all of them if there
+    /// is no order yet).
     fn sort(
         &mut self,
         scorer: &dyn GroupScore,
@@ -257,60 +310,78 @@ impl GroupMemo {
     ) -> &Sorted {
         let groups = &self.groups;
         let score = |pos: usize| groups.get(pos).and_then(|g| g.as_ref()?.score);
+        let stale = std::mem::take(&mut self.stale);
+        let mut sorted = self.sorted.take().unwrap_or_else(|| {
+            fresh = (0..groups.len()).filter(|&p| score(p).is_some()).collect();
+            Sorted::default()
+        });
         // The base order may change with no change of the level (SICA's and min-overlap's
         // compensation of tombstones follow the whole version); it is a copy of the
         // version's memo, cheap next to sorting again.
-        let base = scorer.base_order(ctx, level);
-        let sorted = match self.sorted.take() {
-            Some(sorted) if sorted.base == base => sorted,
-            _ => {
-                fresh = (0..groups.len()).filter(|&p| score(p).is_some()).collect();
-                Sorted::new(base)
+        let rebased = sorted.rebase(scorer.base_order(ctx, level));
+        if rebased || !fresh.is_empty() || !stale.is_empty() {
+            let place = |pos: usize| sorted.place.get(pos).copied();
+            let by_score = &mut sorted.by_score;
+            by_score.retain(|k| stale.get(k.2) != Some(&true));
+            if rebased {
+                by_score.iter_mut().for_each(|k| k.1 = place(k.2));
             }
-        };
-        let Sorted {
-            base,
-            place,
-            mut by_score,
-        } = sorted;
-        let key = |pos: usize| (Reverse(score(pos)), place.get(pos).copied(), pos);
-        let mut again = vec![false; if fresh.is_empty() { 0 } else { groups.len() }];
-        for &pos in &fresh {
-            if let Some(a) = again.get_mut(pos) {
-                *a = true;
+            let keys = fresh
+                .into_iter()
+                .map(|p| Some((Reverse(score(p)?), place(p), p)));
+            let mut added: Vec<Key> = keys.flatten().collect();
+            if rebased {
+                // Stable and adaptive: the kept keys are in order but for the files the
+                // base order moved, the fresh ones few.
+                by_score.extend(added);
+                by_score.sort();
+            } else {
+                added.sort_unstable();
+                *by_score = insert_sorted(by_score, &added);
             }
         }
-        let kept = |&pos: &usize| score(pos).is_some() && !again.get(pos).copied().unwrap_or(false);
-        if !fresh.is_empty() || !by_score.iter().all(kept) {
-            let mut added: Vec<_> = fresh.into_iter().map(key).collect();
-            added.sort_unstable();
-            let old = by_score.iter().copied().filter(kept).map(key);
-            by_score = (merge_sorted(old, added).into_iter())
-                .map(|(_, _, pos)| pos)
-                .collect();
-        }
-        self.sorted.insert(Sorted {
-            base,
-            place,
-            by_score,
-        })
+        self.sorted.insert(sorted)
     }
 }
 
+/// `sorted` with the (few, sorted) `added` keys in their places: copies of the runs
+/// between them.
+fn insert_sorted(sorted: &[Key], added: &[Key]) -> Vec<Key> {
+    let mut out = Vec::with_capacity(sorted.len() + added.len());
+    let mut rest = sorted;
+    for key in added {
+        let (before, after) = rest.split_at(rest.partition_point(|k| k < key));
+        out.extend_from_slice(before);
+        out.push(*key);
+        rest = after;
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
 /// The zones that are in one of two live-byte lists (in zone order) and not the other, or
-/// with other live bytes; sorted.
-fn changed_zones(old: &[(u32, u64)], new: &[(u32, u64)]) -> Vec<u32> {
-    let live = |list: &[(u32, u64)], zone: u32| {
-        let at = list.binary_search_by_key(&zone, |&(z, _)| z).ok()?;
-        list.get(at).map(|&(_, l)| l)
-    };
-    let mut changed: Vec<u32> = (old.iter().chain(new))
-        .map(|&(zone, _)| zone)
-        .filter(|&zone| live(old, zone) != live(new, zone))
-        .collect();
-    changed.sort_unstable();
-    changed.dedup();
-    changed
+/// with other live bytes, in zone order, with their new live bytes (`None`: no longer full).
+fn changed_zones(old: &[(u32, u64)], new: &[(u32, u64)]) -> Vec<(u32, Option<u64>)> {
+    let (mut old, mut new) = (old.iter().peekable(), new.iter().peekable());
+    let mut changed = Vec::new();
+    loop {
+        let step = match (old.peek(), new.peek()) {
+            (None, None) => return changed,
+            (Some(&&(a, _)), Some(&&(b, _))) => a.cmp(&b),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+        };
+        let (was, now) = match step {
+            std::cmp::Ordering::Less => (old.next(), None),
+            std::cmp::Ordering::Greater => (None, new.next()),
+            std::cmp::Ordering::Equal => (old.next(), new.next()),
+        };
+        let zone = was.or(now).map_or(0, |&(z, _)| z);
+        let now = now.map(|&(_, l)| l);
+        if was.map(|&(_, l)| l) != now {
+            changed.push((zone, now));
+        }
+    }
 }
 
 /// Zone lookups for the groups of a level (a file and the next-level files it overlaps):
@@ -318,8 +389,9 @@ fn changed_zones(old: &[(u32, u64)], new: &[(u32, u64)]) -> Vec<u32> {
 pub(super) struct ZoneCache<'a> {
     ctx: &'a PickCtx<'a>,
     level: usize,
-    /// The zones of each next-level file, by position, once looked up.
-    below: Vec<Option<Vec<(u32, u64)>>>,
+    /// The zones of the next-level files looked up, by position (a map: a call after a
+    /// move looks up a few groups of a large level).
+    below: HashMap<usize, Vec<(u32, u64)>, FixedState>,
     /// The last group's bytes by zone.
     group: Vec<(u32, u64)>,
 }
@@ -329,7 +401,7 @@ impl<'a> ZoneCache<'a> {
         ZoneCache {
             ctx,
             level,
-            below: vec![None; ctx.version.num_files(level + 1)],
+            below: HashMap::default(),
             group: Vec::new(),
         }
     }
@@ -347,9 +419,8 @@ impl<'a> ZoneCache<'a> {
         }
         let run = v.next_level_run(self.level, pos);
         let next = v.files(self.level + 1).get(run.clone()).unwrap_or_default();
-        let cached = self.below.get_mut(run).unwrap_or_default();
-        for (zones, file) in cached.iter_mut().zip(next) {
-            let zones = zones.get_or_insert_with(|| lookup.zones_of(file.number));
+        for (at, file) in run.zip(next) {
+            let zones = (self.below.entry(at)).or_insert_with(|| lookup.zones_of(file.number));
             unknown |= zones.is_empty();
             self.group.extend_from_slice(zones);
         }

@@ -30,9 +30,10 @@ pub trait ZoneLookup {
     }
 
     /// Adds to `moved` the zones that gained or lost an SST's extent after `since` (a
-    /// [`ZoneLookup::mark`] of this lookup): an SST with no extent in them has the same
-    /// [`ZoneLookup::zones_of`] as then. False if it cannot tell (then any SST may have
-    /// moved).
+    /// [`ZoneLookup::mark`] of this lookup): an SST with no extent in them, finished at
+    /// `since`, has the same [`ZoneLookup::zones_of`] as then (an SST being written may
+    /// grow without a mention: pickers look up only the finished SSTs of a version). False
+    /// if it cannot tell (then any SST may have moved).
     fn moved_since(&self, _since: ExtentMark, _moved: &mut Vec<u32>) -> bool {
         false
     }

@@ -201,8 +201,9 @@ impl ZoneFs {
     }
 
     /// Adds to `out`, in zone order, the zones that gained or lost a file's extent since
-    /// `since` (a file written, deleted, moved by the cleaner or renamed): a file with no
-    /// extent in them has the same [`ZoneFs::zones_of`] as at `since`. False if `since` is
+    /// `since` (a file deleted, moved by the cleaner or renamed): a file with no extent in
+    /// them that was not being written at `since` has the same [`ZoneFs::zones_of`] as then
+    /// (a file written further stamps no zone). False if `since` is
     /// not a mark of this state (then any file may have moved).
     pub fn zones_changed_since(&self, since: ExtentMark, out: &mut Vec<u32>) -> bool {
         self.shared

@@ -84,23 +84,49 @@ impl ExtentIndex {
 
     /// Adds a file's extents. The caller has checked zone numbers and overlaps.
     pub fn insert(&mut self, id: FileId, extents: &[Extent]) {
+        self.add(id, extents, true);
+    }
+
+    /// Removes extents previously inserted.
+    pub fn remove(&mut self, extents: &[Extent]) {
+        self.sub(extents, true);
+    }
+
+    /// Replaces file `id`'s extents `old` (inserted before) by `new`, stamping the zones of
+    /// the extents it drops or gains. A file written further (`new` is `old` with its last
+    /// extent longer, then more) stamps no zone: only its own zones change, and no one keeps
+    /// what a file being written holds where.
+    pub fn replace(&mut self, id: FileId, old: &[Extent], new: &[Extent]) {
+        let further = written_further(old, new);
+        for e in old {
+            self.sub(std::slice::from_ref(e), !further && !new.contains(e));
+        }
+        for e in new {
+            self.add(id, std::slice::from_ref(e), !further && !old.contains(e));
+        }
+    }
+
+    fn add(&mut self, id: FileId, extents: &[Extent], stamp: bool) {
         for e in extents {
             self.by_start.insert((e.zone, e.offset), (e.len, id));
             if let Some(v) = self.valid.get_mut(e.zone as usize) {
                 *v += e.len;
             }
-            self.clock.tick(e.zone);
+            if stamp {
+                self.clock.tick(e.zone);
+            }
         }
     }
 
-    /// Removes extents previously inserted.
-    pub fn remove(&mut self, extents: &[Extent]) {
+    fn sub(&mut self, extents: &[Extent], stamp: bool) {
         for e in extents {
             if self.by_start.remove(&(e.zone, e.offset)).is_some() {
                 if let Some(v) = self.valid.get_mut(e.zone as usize) {
                     *v -= e.len;
                 }
-                self.clock.tick(e.zone);
+                if stamp {
+                    self.clock.tick(e.zone);
+                }
             }
         }
     }
@@ -142,9 +168,27 @@ impl ExtentIndex {
     }
 }
 
+/// Whether `new` is `old` written further: the same extents, the last one possibly longer,
+/// then possibly more.
+fn written_further(old: &[Extent], new: &[Extent]) -> bool {
+    let Some((last, before)) = old.split_last() else {
+        return true;
+    };
+    let grown = new
+        .get(before.len())
+        .is_some_and(|e| e.zone == last.zone && e.offset == last.offset && e.len >= last.len);
+    grown && new.get(..before.len()) == Some(before)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn changed_from(ix: &ExtentIndex, mark: ExtentMark) -> Vec<u32> {
+        let mut out = Vec::new();
+        ix.changed_since(mark, &mut out);
+        out
+    }
 
     fn ext(zone: u32, offset: u64, len: u64) -> Extent {
         Extent { zone, offset, len }
@@ -187,6 +231,28 @@ mod tests {
         let mark = ix.mark();
         ix.remove(&[ext(0, 0, 10)]);
         assert_eq!(ix.mark(), mark);
+        // A file written further (its last extent longer, then a new one) stamps nothing;
+        // the same file rewritten elsewhere stamps the zones it leaves and enters.
+        let mark = ix.mark();
+        ix.replace(FileId(2), &[], &[ext(0, 0, 10)]);
+        ix.replace(
+            FileId(2),
+            &[ext(0, 0, 10)],
+            &[ext(0, 0, 20), ext(3, 100, 5)],
+        );
+        assert_eq!((changed_from(&ix, mark), ix.valid_bytes(0)), (vec![], 20));
+        ix.replace(
+            FileId(2),
+            &[ext(0, 0, 20), ext(3, 100, 5)],
+            &[ext(0, 0, 20), ext(2, 100, 5)],
+        );
+        assert_eq!(changed_from(&ix, mark), vec![2, 3]);
+        ix.replace(
+            FileId(2),
+            &[ext(0, 0, 20), ext(2, 100, 5)],
+            &[ext(0, 0, 10)],
+        );
+        assert_eq!(changed_from(&ix, mark), vec![0, 2, 3]);
         // Another index has another lineage; equal content still compares equal.
         let other = ExtentIndex::new(4);
         assert_ne!(other.mark().lineage, ix.mark().lineage);

@@ -432,7 +432,8 @@ impl FsState {
     }
 
     /// Adds to `out`, in zone order, the zones that gained or lost a file's extent (a file
-    /// written, deleted, moved or renamed) after `since`. False if `since` is a mark of
+    /// deleted, moved or renamed; not a file written further, whose zones are its own
+    /// until it is finished) after `since`. False if `since` is a mark of
     /// another state (another mount, or a state rebuilt from a snapshot since): then any
     /// file may have moved.
     pub fn zones_changed_since(&self, since: ExtentMark, out: &mut Vec<u32>) -> bool {
@@ -510,8 +511,15 @@ impl FsState {
             });
         }
         self.validate_file(id, meta)?;
-        self.remove_file(id);
-        self.insert_file(id, meta.clone());
+        let old = self.files.insert(id, meta.clone());
+        if let Some(old) = &old {
+            self.names.remove(&old.name);
+        }
+        self.names.insert(meta.name.clone(), id);
+        match &old {
+            Some(old) => self.extents.replace(id, &old.extents, &meta.extents),
+            None => self.extents.insert(id, &meta.extents),
+        }
         self.next_file_id = self.next_file_id.max(id.0.saturating_add(1));
         Ok(())
     }
