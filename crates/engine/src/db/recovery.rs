@@ -504,7 +504,16 @@ pub(super) fn replay(
     for batch in batches {
         let seq = batch.sequence();
         for (i, op) in batch.ops().enumerate() {
-            mem.add(seq + i as u64, op.kind, op.key, op.value);
+            if !mem.add(seq + i as u64, op.kind, op.key, op.value) {
+                // Two logged operations with one key and number: damage, not a write.
+                return Err(Error::corruption(
+                    "the WAL",
+                    format!(
+                        "sequence number {} of a key is logged twice",
+                        seq + i as u64
+                    ),
+                ));
+            }
         }
         if batch.count() > 0 {
             last = last.max(seq + u64::from(batch.count()) - 1);
@@ -642,6 +651,27 @@ mod tests {
                 contents: read_log(data),
             })
             .collect()
+    }
+
+    /// A key logged twice under one sequence number is damage: replay says so instead of
+    /// keeping one of the two values.
+    #[test]
+    fn replay_refuses_an_operation_logged_twice() {
+        let batch = |value: &[u8]| {
+            let mut b = WriteBatch::new();
+            b.put(b"k", value);
+            b.set_sequence(7);
+            b
+        };
+        let mut report = RecoveryReport::default();
+        let once = replay(&Options::default(), vec![batch(b"a")], 0, None, &mut report);
+        assert_eq!(once.map(|(last, _)| last).ok(), Some(7));
+        let twice = vec![batch(b"a"), batch(b"b")];
+        match replay(&Options::default(), twice, 0, None, &mut report) {
+            Err(Error::Corruption { .. }) => {}
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("a key logged twice under one number was replayed"),
+        }
     }
 
     fn replayed(s: &Selected) -> Vec<Vec<u8>> {
