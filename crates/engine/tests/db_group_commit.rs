@@ -145,7 +145,7 @@ fn power_cuts_keep_every_acknowledged_write(concurrent: bool) {
         let fs = format(&dev, fs_options());
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let start = mem.mutating_commands();
-        mem.schedule_power_cut(rng.random_range(50..3000), TearMode::Drop);
+        mem.schedule_power_cut(rng.random_range(50..1500), TearMode::Drop);
         let acked = match Db::open(Arc::clone(&fs), options(concurrent)) {
             Ok(db) => run_writers(&db, 150),
             Err(e) => panic!("open: {e}"),
