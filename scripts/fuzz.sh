@@ -72,6 +72,27 @@ fuzz_one() {
         "$(stat_of "$stats" saved_hangs)" >"$out.row"
 }
 
+# Replays target $1's saved crashes in a plain build, printing each input in hex (a CI log
+# is all that is left of a CI run) and what the replay says. Succeeds if none crashes
+# there: the crash depended on AFL++'s persistent loop, not on the input alone.
+replay_crashes() {
+    local t=$1 f reproduced=0
+    CARGO_TARGET_DIR="$PLAIN_TARGET" cargo build -q --release --manifest-path "$FUZZ/Cargo.toml" \
+        --bin "$t"
+    for f in "$FUZZ/artifacts/$t"/id*; do
+        echo "-- $t crash input $(basename "$f") ($(wc -c <"$f") bytes, hex):"
+        od -An -tx1 -v "$f" | head -c 8192
+        if "$PLAIN_TARGET/release/$t" "$f" >"$f.replay" 2>&1; then
+            echo "-- the plain replay of this input does not crash"
+        else
+            reproduced=1
+            echo "-- the plain replay crashes:"
+            tail -20 "$f.replay"
+        fi
+    done
+    [ "$reproduced" = 0 ]
+}
+
 stat_of() { # FILE KEY
     sed -n "s/^$2 *: *//p" "$1"
 }
@@ -111,6 +132,7 @@ fuzz)
     done
     wait
     failed=()
+    flaky=()
     printf '%-18s %10s %9s %7s %7s %6s %6s\n' target execs execs/s corpus edges crash hangs
     for t in "${chosen[@]}"; do
         row="$FUZZ/out/$t.row"
@@ -125,9 +147,13 @@ fuzz)
         if [ "$crashes" != 0 ]; then
             mkdir -p "$FUZZ/artifacts/$t"
             cp "$FUZZ/out/$t"/default/crashes/id* "$FUZZ/artifacts/$t/"
-            failed+=("$t")
+            replay_crashes "$t" && flaky+=("$t") || failed+=("$t")
         fi
     done
+    if [ ${#flaky[@]} -gt 0 ]; then
+        echo "fuzz.sh: AFL++ saw crashes in ${flaky[*]} that the plain replay does not"
+        echo "  reproduce (inputs printed above and kept in fuzz/artifacts/)"
+    fi
     if [ ${#failed[@]} -gt 0 ]; then
         echo "fuzz.sh: crashes in: ${failed[*]} (inputs in fuzz/artifacts/; reproduce with"
         echo "  cargo run --release --manifest-path fuzz/Cargo.toml --bin TARGET -- FILE)"

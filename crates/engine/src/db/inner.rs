@@ -346,33 +346,69 @@ impl DbInner {
         self.lock_versions().new_file_number()
     }
 
-    /// Records the first background error: from now on the database refuses writes.
-    /// A flush or compaction ended. A failure is a background error, except, in threaded
-    /// mode, no room for an output table: the job changed nothing, so it waits for the
-    /// zone cleaner and its thread runs it again (RocksDB resumes after a no-space error
-    /// too). [`MAX_NO_ROOM_RETRIES`] such failures in a row, with no job succeeding in
+    /// A flush or compaction ended. A failure is a background error (from now on the
+    /// database refuses writes), except no room for an output table: the job changed
+    /// nothing, so the zone cleaner gets its turn and the job runs again (RocksDB resumes
+    /// after a no-space error too). In threaded mode the job's thread waits for the
+    /// background cleaner; in deterministic mode the cleaner runs inline at once, as a
+    /// writer that finds no zone does, and the simulation takes the job again at the same
+    /// instant. [`MAX_NO_ROOM_RETRIES`] such failures in a row, with no job succeeding in
     /// between, are a background error after all: the cleaner cannot free enough.
     pub(crate) fn job_ended<T>(&self, result: &Result<T>) {
         let Err(e) = result else {
             self.no_room_streak.store(0, Ordering::Relaxed);
             return;
         };
-        let soft = matches!(e, Error::NoRoomForOutput { .. }) && !self.deterministic();
+        let soft = matches!(e, Error::NoRoomForOutput { .. });
         if soft && self.no_room_streak.fetch_add(1, Ordering::Relaxed) < MAX_NO_ROOM_RETRIES {
             Counters::add(&self.counters.no_room_retries, 1);
-            // Without zones nothing cleans: the pause lets deletions free space.
-            let cleaned = self
-                .fs
-                .zoned()
-                .is_some_and(|z| z.wait_for_cleaner(NO_ROOM_WAIT));
-            if !cleaned {
-                std::thread::sleep(NO_ROOM_PAUSE);
+            if !self.deterministic() {
+                self.wait_for_room();
+                return;
             }
-            return;
+            if self.clean_for_retry() {
+                return;
+            }
         }
         self.set_bg_error(e);
     }
 
+    /// Whether a job that failed with `e` runs again (see [`DbInner::job_ended`], which
+    /// must have seen the failure): no room for its output, and no background error.
+    pub(crate) fn job_retried(&self, e: &Error) -> bool {
+        matches!(e, Error::NoRoomForOutput { .. }) && self.lock_state().bg_error.is_none()
+    }
+
+    /// Threaded mode's turn for the cleaner after a job found no room: the job's thread
+    /// waits for the background cleaner's run.
+    fn wait_for_room(&self) {
+        // Without zones nothing cleans: the pause lets deletions free space.
+        let cleaned = self
+            .fs
+            .zoned()
+            .is_some_and(|z| z.wait_for_cleaner(NO_ROOM_WAIT));
+        if !cleaned {
+            std::thread::sleep(NO_ROOM_PAUSE);
+        }
+    }
+
+    /// Deterministic mode's turn for the cleaner after a job found no room: a cleaning run
+    /// now, up to `gc_stop`. Whether the job may run again: the run failing is the
+    /// background error, and without zones there is nothing to wait for.
+    fn clean_for_retry(&self) -> bool {
+        let Some(fs) = self.fs.zoned() else {
+            return false;
+        };
+        match fs.clean_now() {
+            Ok(_) => true,
+            Err(e) => {
+                self.set_bg_error(&Error::fs("zone cleaning", e));
+                false
+            }
+        }
+    }
+
+    /// Records the first background error: from now on the database refuses writes.
     pub(crate) fn set_bg_error(&self, e: &Error) {
         let mut st = self.lock_state();
         if st.bg_error.is_none() {

@@ -20,7 +20,9 @@
 //! background cleaner, and the run cleans one victim after the other until `gc_stop`; each
 //! victim occupies the thread for its copy's duration and is cleaned when it ends. A writer
 //! that finds no zone meanwhile cleans inline at once, where a threaded writer would wait
-//! for the cleaner.
+//! for the cleaner. A flush or compaction whose output found no zone changed nothing: the
+//! cleaner runs inline at once and the job is taken again at the same instant, as a
+//! threaded job's thread waits for the cleaner and runs it again (`DbInner::job_ended`).
 
 use super::compact::Picked;
 use std::collections::BTreeSet;
@@ -217,17 +219,23 @@ impl DbInner {
                 let job = sim.flushes.remove(i);
                 self.end_flush(&job.work, Some((job.start, job.finish)))
             }
-            Event::Compaction(i) => self.run_picked(sim.compactions.remove(i).work).map(drop),
+            Event::Compaction(i) => {
+                let result = self.run_picked(sim.compactions.remove(i).work).map(drop);
+                self.job_ended(&result);
+                result
+            }
             Event::Cleaner => {
                 sim.cleaner = None;
                 self.sim_clean_victim(sim)
             }
         };
-        if let Err(e) = ended {
-            self.set_bg_error(&e);
-            return Err(e);
+        match ended {
+            Err(e) if !self.job_retried(&e) => {
+                self.set_bg_error(&e);
+                Err(e)
+            }
+            _ => Ok(true),
         }
-        Ok(true)
     }
 
     /// The cleaner's job ends: the file layer cleans its victim now (picking again: the
