@@ -45,6 +45,12 @@ const MAX_RECLAIM_ROUNDS: u32 = 64;
 /// thread itself holds), hence a bound.
 const READER_WAIT: Duration = Duration::from_secs(2);
 
+/// A WAL writer waits longer than [`READER_WAIT`]: a flush or compaction that gives up
+/// changes nothing and runs again after its table is deleted (which may free the very zone
+/// the WAL needs), while a WAL append that gives up stops the database. So the jobs give
+/// up first.
+const WAL_WAIT: Duration = Duration::from_secs(4);
+
 /// The longest a writer waits for a zone in all, however long others keep resetting
 /// zones (other writers may take every zone freed).
 const RECLAIM_LIMIT: Duration = Duration::from_secs(60);
@@ -60,6 +66,9 @@ pub(crate) fn uses_reserve(kind: FileKind) -> bool {
 /// What a writer that found no zone has spent on reclaiming so far.
 #[derive(Default)]
 pub(crate) struct Reclaim {
+    /// How long it waits without a zone reset: [`READER_WAIT`], or [`WAL_WAIT`] for a WAL
+    /// (zero means `READER_WAIT`).
+    patience: Duration,
     rounds: u32,
     /// Waited since the last zone reset seen.
     waited: Duration,
@@ -71,8 +80,19 @@ pub(crate) struct Reclaim {
 }
 
 impl Reclaim {
+    /// The budget of a writer of a `kind` file.
+    pub(crate) fn for_kind(kind: FileKind) -> Reclaim {
+        Reclaim {
+            patience: match kind {
+                FileKind::Wal => WAL_WAIT,
+                _ => READER_WAIT,
+            },
+            ..Reclaim::default()
+        }
+    }
+
     /// Whether a writer that found no zone may wait once more, `resets` being the file
-    /// system's zone resets so far: for [`READER_WAIT`] since the last reset it saw, and
+    /// system's zone resets so far: for its patience since the last reset it saw, and
     /// [`RECLAIM_LIMIT`] in all.
     fn may_wait(&mut self, resets: u64) -> bool {
         if self
@@ -82,7 +102,11 @@ impl Reclaim {
         {
             self.waited = Duration::ZERO;
         }
-        self.waited < READER_WAIT && self.total < RECLAIM_LIMIT
+        let patience = match self.patience {
+            Duration::ZERO => READER_WAIT,
+            p => p,
+        };
+        self.waited < patience && self.total < RECLAIM_LIMIT
     }
 
     fn waited_for(&mut self, time: Duration) {
@@ -160,7 +184,7 @@ impl Shared {
             cleaning: self.cleaning_enabled(),
             ..*req
         };
-        let mut reclaim = Reclaim::default();
+        let mut reclaim = Reclaim::for_kind(req.kind);
         loop {
             let zones = self.wait_for_token(self.lock_zones(), req.wal());
             let (zones, step) = self.step(zones, req)?;
@@ -525,5 +549,19 @@ mod tests {
         }
         assert!(busy.total >= RECLAIM_LIMIT, "{:?}", busy.total);
         assert!(busy.total < RECLAIM_LIMIT + slice, "{:?}", busy.total);
+
+        // A WAL outwaits the jobs: they give up (and free their tables' zones) first.
+        let mut job = Reclaim::for_kind(FileKind::Sst);
+        let mut wal = Reclaim::for_kind(FileKind::Wal);
+        while job.may_wait(7) {
+            job.waited_for(slice);
+            assert!(wal.may_wait(7));
+            wal.waited_for(slice);
+        }
+        assert!(wal.may_wait(7), "the WAL still waits when the job gives up");
+        while wal.may_wait(7) {
+            wal.waited_for(slice);
+        }
+        assert_eq!(wal.total, WAL_WAIT);
     }
 }

@@ -79,7 +79,7 @@ impl ZoneFs {
         if uses_reserve(kind) {
             return Ok(());
         }
-        let mut reclaim = Reclaim::default();
+        let mut reclaim = Reclaim::for_kind(kind);
         loop {
             {
                 let mut meta = sh.lock_meta();
