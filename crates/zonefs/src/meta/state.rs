@@ -229,6 +229,13 @@ pub enum StateError {
         existing: FileId,
     },
 
+    /// A file id with no id after it: the next file could not be numbered.
+    #[error("{id} cannot be a file id: it is the largest, no id would be left after it")]
+    LastFileId {
+        /// The id.
+        id: FileId,
+    },
+
     /// A new file with an id handed out before.
     #[error("{id} cannot be created: ids below {next} were already handed out")]
     StaleFileId {
@@ -504,6 +511,10 @@ impl FsState {
 
     /// Creates the file or replaces its metadata.
     fn put_file(&mut self, id: FileId, meta: &FileMeta) -> StateResult<()> {
+        // Every id stays below `next_file_id` (what `check_invariants` checks).
+        if id.0 == u64::MAX {
+            return Err(StateError::LastFileId { id });
+        }
         if !self.files.contains_key(&id) && id.0 < self.next_file_id {
             return Err(StateError::StaleFileId {
                 id,
@@ -877,6 +888,18 @@ mod tests {
             StateError::StaleFileId {
                 id: FileId(2),
                 next: 3,
+            },
+        );
+        // Found by the meta_record fuzz target: the largest id was accepted, and then
+        // no next id was left above it.
+        rejects(
+            &mut s,
+            Record::FileUpdate {
+                id: FileId(u64::MAX),
+                meta: file("max", &[]),
+            },
+            StateError::LastFileId {
+                id: FileId(u64::MAX),
             },
         );
         for zone in [0, 1, 8, u32::MAX] {
