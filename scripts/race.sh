@@ -8,6 +8,9 @@
 #   RACE_MATRIX=full bash scripts/race.sh [OUT_DIR]   # every case of the matrix below
 #   RACE_CASES='regex' ...                # only the cases whose name matches
 #   RACE_ENGINES='rocksdb zkv-file' ...   # a subset of rocksdb, zkv-file, zkv-mem
+#   RACE_WRITE_RATE=BYTES_PER_SEC ...     # both engines' --benchmark_write_rate_limit (all
+#                                         # writes, readwhilewriting's writer included)
+#   RACE_TABLE_ONLY=1 bash scripts/race.sh DIR   # no runs: the table again from DIR/ops.txt
 #
 # The full matrix: fillrandom 1000 B, fillseq and overwrite 128 B, readrandom and
 # readwhilewriting (after a fillrandom of 1000 B), each with 1 and 4 client threads
@@ -32,8 +35,10 @@ num=${RACE_NUM:-1000000}
 shm=${RACE_SHM:-/dev/shm}
 mkdir -p "$out"
 
-"$(dirname "$0")/install-db-bench.sh" --time
-cargo build --release --quiet
+if [ -z "${RACE_TABLE_ONLY:-}" ]; then
+  "$(dirname "$0")/install-db-bench.sh" --time
+  cargo build --release --quiet
+fi
 zkv=$PWD/target/release/zkv
 
 # Each case: a name, its workloads, the value size, the number of operations per thread,
@@ -80,6 +85,7 @@ run_zkv() { # device value_size num workloads threads wal compression log
   local extra=(--threads "$threads")
   [ "$wal" = 0 ] && extra+=(--disable-wal)
   [ "$comp" != none ] && extra+=(--compression-type "$comp" --compression-ratio 0.5)
+  [ -n "${RACE_WRITE_RATE:-}" ] && extra+=(--benchmark-write-rate-limit "$RACE_WRITE_RATE")
   /usr/bin/time -v "$zkv" bench --workload "$workloads" --num "$n" --value-size "$value" \
     "${lsm_flags[@]}" "${extra[@]}" "${dev_flags[@]}" > "$log" 2>&1
   rm -f "$shm/zkv-race.img"
@@ -93,13 +99,14 @@ run_rocksdb() { # value_size num workloads threads wal compression log
     --max_bytes_for_level_base=33554432 --bloom_bits=10 --compression_type="$comp" \
     --compression_ratio=$([ "$comp" = none ] && echo 1 || echo 0.5) \
     --disable_wal=$((1 - wal)) --max_background_jobs=2 --threads="$threads" --seed=1 \
-    --db="$shm/rocksdb-race" > "$log" 2>&1
+    --benchmark_write_rate_limit="${RACE_WRITE_RATE:-0}" --db="$shm/rocksdb-race" > "$log" 2>&1
   rm -rf "$shm/rocksdb-race"
 }
 
 # ops/s of the last workload's db_bench line in a log (both engines print the same line).
 ops() { grep -E "^${2} +:" "$1" | tail -1 | sed -E 's/.* ([0-9]+) ops\/sec.*/\1/'; }
 
+[ -n "${RACE_TABLE_ONLY:-}" ] && rounds=0
 for round in $(seq 1 "$rounds"); do
   for c in "${cases[@]}"; do
     IFS='|' read -r name workloads value n threads wal comp <<< "$c"

@@ -20,6 +20,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crossbeam_skiplist::map::Entry as MapEntry;
 use crossbeam_skiplist::SkipMap;
 
 use crate::coding::varint_len;
@@ -42,7 +43,6 @@ pub struct Memtable {
 /// One entry: its internal key followed by its value, in a single allocation (an add is
 /// on every write's path, and each allocation there costs as much as the skiplist insert),
 /// ordered by the internal key alone.
-#[derive(Default)]
 struct Entry {
     buf: Vec<u8>,
     key_len: usize,
@@ -63,13 +63,6 @@ impl Entry {
             buf: ikey.to_vec(),
             key_len: ikey.len(),
         }
-    }
-
-    /// Makes this entry a copy of `other`, reusing its buffer.
-    fn copy_from(&mut self, other: &Entry) {
-        self.buf.clear();
-        self.buf.extend_from_slice(&other.buf);
-        self.key_len = other.key_len;
     }
 
     fn key(&self) -> &[u8] {
@@ -183,29 +176,36 @@ impl Memtable {
     /// sees entries added after its creation when it reaches their position.
     pub fn iter(self: &Arc<Self>) -> MemIter {
         MemIter {
-            mem: Arc::clone(self),
             current: None,
+            mem: Arc::clone(self),
         }
     }
 }
 
-/// A cursor over a memtable (see [`Memtable::iter`]). It holds a copy of the current entry
-/// and finds the next one by searching the skiplist for the first key after it.
+/// A cursor over a memtable (see [`Memtable::iter`]). It holds the skiplist's handle of the
+/// current entry, so `next` and `prev` follow the list's links instead of searching it
+/// again from the top (a flush walks every entry of its memtables).
 pub struct MemIter {
+    // Declared before `mem`, so dropped before it: it borrows `mem`'s skiplist.
+    current: Option<MapEntry<'static, Entry, ()>>,
     mem: Arc<Memtable>,
-    current: Option<Entry>,
 }
 
 impl MemIter {
-    fn set(&mut self, entry: Option<crossbeam_skiplist::map::Entry<'_, Entry, ()>>) {
-        let Some(entry) = entry else {
-            self.current = None;
-            return;
-        };
-        // Reuse the buffer of the previous entry: a flush walks millions of entries.
-        self.current
-            .get_or_insert_with(Entry::default)
-            .copy_from(entry.key());
+    fn set(&mut self, entry: Option<MapEntry<'_, Entry, ()>>) {
+        // SAFETY: the handle borrows the skiplist of the memtable `self.mem` points to,
+        // which lives in the `Arc`'s heap allocation: it does not move, and it outlives
+        // the handle, which is dropped or replaced first (field order, and `set` only
+        // replaces it while `self.mem` is held). The handle keeps a reference count on its
+        // node, and a memtable never removes entries. The `'static` lifetime never leaves
+        // this type: `key` and `value` lend their bytes for as long as `&self`.
+        self.current = entry.map(|e| unsafe {
+            std::mem::transmute::<MapEntry<'_, Entry, ()>, MapEntry<'static, Entry, ()>>(e)
+        });
+    }
+
+    fn entry(&self) -> Option<&Entry> {
+        self.current.as_ref().map(|e| e.key())
     }
 }
 
@@ -228,12 +228,11 @@ impl InternalIterator for MemIter {
     }
 
     fn next(&mut self) -> Result<()> {
-        let mem = Arc::clone(&self.mem);
-        let next = match &self.current {
-            Some(current) => mem.map.lower_bound(Bound::Excluded(current)),
-            None => None,
-        };
-        self.set(next);
+        if let Some(current) = self.current.as_mut() {
+            if !current.move_next() {
+                self.current = None;
+            }
+        }
         Ok(())
     }
 
@@ -244,12 +243,11 @@ impl InternalIterator for MemIter {
     }
 
     fn prev(&mut self) -> Result<()> {
-        let mem = Arc::clone(&self.mem);
-        let prev = match &self.current {
-            Some(current) => mem.map.upper_bound(Bound::Excluded(current)),
-            None => None,
-        };
-        self.set(prev);
+        if let Some(current) = self.current.as_mut() {
+            if !current.move_prev() {
+                self.current = None;
+            }
+        }
         Ok(())
     }
 
@@ -261,11 +259,11 @@ impl InternalIterator for MemIter {
     }
 
     fn key(&self) -> &[u8] {
-        self.current.as_ref().map_or(&[], Entry::key)
+        self.entry().map_or(&[], Entry::key)
     }
 
     fn value(&self) -> &[u8] {
-        self.current.as_ref().map_or(&[], Entry::value)
+        self.entry().map_or(&[], Entry::value)
     }
 }
 
