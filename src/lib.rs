@@ -25,9 +25,12 @@
 //! zone cleaner) and [`engine`] (the LSM engine; [`Db::engine`] is its handle).
 //! `docs/ARCHITECTURE.md` describes how they fit together.
 
-// Library code returns errors instead of panicking on I/O and decoding paths; unit tests
-// may unwrap.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+// Library code returns errors instead of panicking on I/O and decoding paths, and does
+// not index without a bounds check, as the crates below it; unit tests may unwrap.
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 #![deny(missing_docs)]
 
 mod db;
