@@ -67,7 +67,7 @@ pub(crate) fn uses_reserve(kind: FileKind) -> bool {
 #[derive(Default)]
 pub(crate) struct Reclaim {
     /// How long it waits without a zone reset: [`READER_WAIT`], or [`WAL_WAIT`] for a WAL
-    /// (zero means `READER_WAIT`).
+    /// (set by [`Reclaim::for_kind`], its only constructor).
     patience: Duration,
     rounds: u32,
     /// Waited since the last zone reset seen.
@@ -102,11 +102,7 @@ impl Reclaim {
         {
             self.waited = Duration::ZERO;
         }
-        let patience = match self.patience {
-            Duration::ZERO => READER_WAIT,
-            p => p,
-        };
-        self.waited < patience && self.total < RECLAIM_LIMIT
+        self.waited < self.patience && self.total < RECLAIM_LIMIT
     }
 
     fn waited_for(&mut self, time: Duration) {
@@ -534,14 +530,14 @@ mod tests {
     #[test]
     fn a_writer_waits_for_space_while_zones_keep_being_reset() {
         let slice = READER_WAIT / 2;
-        let mut quiet = Reclaim::default();
+        let mut quiet = Reclaim::for_kind(FileKind::Sst);
         assert!(quiet.may_wait(7));
         quiet.waited_for(slice);
         assert!(quiet.may_wait(7));
         quiet.waited_for(slice);
         assert!(!quiet.may_wait(7), "no reset for READER_WAIT: out of space");
 
-        let mut busy = Reclaim::default();
+        let mut busy = Reclaim::for_kind(FileKind::Sst);
         let mut resets = 0;
         while busy.may_wait(resets) {
             busy.waited_for(slice);

@@ -136,6 +136,12 @@ impl Slot {
     fn is_idle_active(&self) -> bool {
         self.cond == Cond::Active && self.owner.is_none()
     }
+
+    /// Whether the cleaner (`gc`) or another writer may write to or finish the zone as
+    /// far as the cleaner's hold goes.
+    fn open_to(&self, gc: bool) -> bool {
+        gc || !self.cleaner_hold
+    }
 }
 
 /// A writer's claim on a zone's write pointer.
@@ -219,7 +225,7 @@ impl ZoneTable {
                     _ => 0,
                 },
                 valid: s.live,
-                busy: s.owner.is_some() || (s.cleaner_hold && !gc),
+                busy: s.owner.is_some() || !s.open_to(gc),
                 class: s.class,
                 policy: s.policy.clone(),
                 first_blob: s.first_blob,
@@ -373,17 +379,14 @@ impl ZoneTable {
     /// cleaner (`gc`) or another writer.
     pub fn usable(&self, zone: u32, min: u64, gc: bool) -> bool {
         self.slot(zone).is_some_and(|s| {
-            s.cond == Cond::Active
-                && s.owner.is_none()
-                && (gc || !s.cleaner_hold)
-                && self.capacity - s.written >= min
+            s.is_idle_active() && s.open_to(gc) && self.capacity - s.written >= min
         })
     }
 
     /// Whether the cleaner (`gc`) or another writer may finish `zone`.
     pub fn finishable(&self, zone: u32, gc: bool) -> bool {
         self.slot(zone)
-            .is_some_and(|s| s.is_idle_active() && (gc || !s.cleaner_hold))
+            .is_some_and(|s| s.is_idle_active() && s.open_to(gc))
     }
 
     /// Ends the holds of the cleaner's zones (it moved its victim, or gave up on it).
@@ -598,6 +601,13 @@ mod tests {
         ZoneTable::from_report(&report, 2, geo.zone_capacity, budget)
     }
 
+    /// Writes `bytes` to `zone` under a non-WAL lease and gives the lease back.
+    fn write_idle(t: &mut ZoneTable, zone: u32, bytes: u64) {
+        let w = t.lease(zone, false).unwrap();
+        t.end_write(w.lease, bytes);
+        t.release(w.lease);
+    }
+
     #[test]
     fn a_lease_is_exclusive_until_released_or_revoked() {
         let mut t = table(4, (4, 6));
@@ -618,9 +628,7 @@ mod tests {
     #[test]
     fn a_zone_the_cleaner_holds_is_only_the_cleaners() {
         let mut t = table(4, (4, 6));
-        let w = t.lease(2, false).unwrap();
-        t.end_write(w.lease, 4096);
-        t.release(w.lease);
+        write_idle(&mut t, 2, 4096);
         if let Some(s) = t.slot_mut(2) {
             s.cleaner_hold = true;
         }
@@ -664,9 +672,7 @@ mod tests {
     #[test]
     fn dead_zones_are_unpinned_unowned_and_written() {
         let mut t = table(4, (0, 0));
-        let w = t.lease(2, false).unwrap();
-        t.end_write(w.lease, 8192);
-        t.release(w.lease);
+        write_idle(&mut t, 2, 8192);
         assert!(!t.has_dead());
         if let Some(s) = t.slot_mut(2) {
             s.live = 0;

@@ -84,12 +84,16 @@ impl ExtentIndex {
 
     /// Adds a file's extents. The caller has checked zone numbers and overlaps.
     pub fn insert(&mut self, id: FileId, extents: &[Extent]) {
-        self.add(id, extents, true);
+        for e in extents {
+            self.add(id, e, true);
+        }
     }
 
     /// Removes extents previously inserted.
     pub fn remove(&mut self, extents: &[Extent]) {
-        self.sub(extents, true);
+        for e in extents {
+            self.sub(e, true);
+        }
     }
 
     /// Replaces file `id`'s extents `old` (inserted before) by `new`, stamping the zones of
@@ -99,34 +103,30 @@ impl ExtentIndex {
     pub fn replace(&mut self, id: FileId, old: &[Extent], new: &[Extent]) {
         let further = written_further(old, new);
         for e in old {
-            self.sub(std::slice::from_ref(e), !further && !new.contains(e));
+            self.sub(e, !further && !new.contains(e));
         }
         for e in new {
-            self.add(id, std::slice::from_ref(e), !further && !old.contains(e));
+            self.add(id, e, !further && !old.contains(e));
         }
     }
 
-    fn add(&mut self, id: FileId, extents: &[Extent], stamp: bool) {
-        for e in extents {
-            self.by_start.insert((e.zone, e.offset), (e.len, id));
+    fn add(&mut self, id: FileId, e: &Extent, stamp: bool) {
+        self.by_start.insert((e.zone, e.offset), (e.len, id));
+        if let Some(v) = self.valid.get_mut(e.zone as usize) {
+            *v += e.len;
+        }
+        if stamp {
+            self.clock.tick(e.zone);
+        }
+    }
+
+    fn sub(&mut self, e: &Extent, stamp: bool) {
+        if self.by_start.remove(&(e.zone, e.offset)).is_some() {
             if let Some(v) = self.valid.get_mut(e.zone as usize) {
-                *v += e.len;
+                *v -= e.len;
             }
             if stamp {
                 self.clock.tick(e.zone);
-            }
-        }
-    }
-
-    fn sub(&mut self, extents: &[Extent], stamp: bool) {
-        for e in extents {
-            if self.by_start.remove(&(e.zone, e.offset)).is_some() {
-                if let Some(v) = self.valid.get_mut(e.zone as usize) {
-                    *v -= e.len;
-                }
-                if stamp {
-                    self.clock.tick(e.zone);
-                }
             }
         }
     }
