@@ -28,6 +28,8 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     count: u32,
     user_bytes: u64,
+    /// The longest key of an operation (0 when empty).
+    max_key_len: usize,
 }
 
 impl Default for WriteBatch {
@@ -80,6 +82,7 @@ impl WriteBatch {
             rep: vec![0; HEADER_LEN],
             count: 0,
             user_bytes: 0,
+            max_key_len: 0,
         }
     }
 
@@ -92,6 +95,7 @@ impl WriteBatch {
         put_length_prefixed(&mut self.rep, key);
         put_length_prefixed(&mut self.rep, value);
         self.user_bytes += (key.len() + value.len()) as u64;
+        self.max_key_len = self.max_key_len.max(key.len());
         self.bump_count(1);
     }
 
@@ -99,6 +103,7 @@ impl WriteBatch {
     pub fn delete(&mut self, key: &[u8]) {
         self.rep.push(ValueKind::Delete as u8);
         put_length_prefixed(&mut self.rep, key);
+        self.max_key_len = self.max_key_len.max(key.len());
         self.bump_count(1);
     }
 
@@ -108,6 +113,7 @@ impl WriteBatch {
         self.rep.resize(HEADER_LEN, 0);
         self.count = 0;
         self.user_bytes = 0;
+        self.max_key_len = 0;
     }
 
     /// Number of operations.
@@ -151,7 +157,7 @@ impl WriteBatch {
         };
         let sequence = u64::from_le_bytes(*seq_bytes);
         let declared = u32::from_le_bytes(*count_bytes);
-        let (count, user_bytes) = validate_ops(ops)?;
+        let (count, user_bytes, max_key_len) = validate_ops(ops)?;
         if count != u64::from(declared) {
             return Err(Error::corruption(
                 WHAT,
@@ -175,6 +181,7 @@ impl WriteBatch {
             rep: data,
             count: declared,
             user_bytes,
+            max_key_len,
         })
     }
 
@@ -191,11 +198,17 @@ impl WriteBatch {
         self.user_bytes
     }
 
+    /// The length of the longest key of an operation (0 for an empty batch).
+    pub fn max_key_len(&self) -> usize {
+        self.max_key_len
+    }
+
     /// Appends the operations of `other` after this batch's (this sequence number stays).
     pub fn append(&mut self, other: &WriteBatch) {
         self.rep
             .extend_from_slice(other.rep.get(HEADER_LEN..).unwrap_or_default());
         self.user_bytes += other.user_bytes;
+        self.max_key_len = self.max_key_len.max(other.max_key_len);
         self.bump_count(other.count);
     }
 
@@ -264,18 +277,20 @@ fn short_header(len: usize) -> Error {
 }
 
 /// Decodes every operation of `ops`, the bytes after the header: (count, user bytes).
-fn validate_ops(ops: &[u8]) -> Result<(u64, u64)> {
+/// The operations' count, user bytes and longest key, once every operation decodes.
+fn validate_ops(ops: &[u8]) -> Result<(u64, u64, usize)> {
     let mut rest = ops;
-    let (mut count, mut user_bytes) = (0u64, 0u64);
+    let (mut count, mut user_bytes, mut max_key_len) = (0u64, 0u64, 0usize);
     while !rest.is_empty() {
         let (op, next) = decode_op(rest, HEADER_LEN + ops.len() - rest.len())?;
         if op.kind == ValueKind::Put {
             user_bytes += (op.key.len() + op.value.len()) as u64;
         }
+        max_key_len = max_key_len.max(op.key.len());
         count += 1;
         rest = next;
     }
-    Ok((count, user_bytes))
+    Ok((count, user_bytes, max_key_len))
 }
 
 #[cfg(test)]
@@ -334,6 +349,8 @@ mod tests {
             prop_assert_eq!(b.sequence(), seq);
             let puts = ops.iter().filter(|o| o.0).map(|o| (o.1.len() + o.2.len()) as u64);
             prop_assert_eq!(b.user_bytes(), puts.sum::<u64>());
+            let longest = ops.iter().map(|o| o.1.len()).max().unwrap_or(0);
+            prop_assert_eq!(b.max_key_len(), longest);
             prop_assert_eq!(decoded(&b), model(&ops));
             let back = WriteBatch::from_data(b.data().to_vec()).unwrap();
             prop_assert_eq!(&back, &b);
@@ -379,6 +396,8 @@ mod tests {
                     let puts = back.ops().filter(|op| op.kind == ValueKind::Put);
                     let user: u64 = puts.map(|op| (op.key.len() + op.value.len()) as u64).sum();
                     prop_assert_eq!(back.user_bytes(), user);
+                    let longest = back.ops().map(|op| op.key.len()).max().unwrap_or(0);
+                    prop_assert_eq!(back.max_key_len(), longest);
                 }
                 Err(e) => prop_assert!(e.is_corruption(), "{}", e),
             }

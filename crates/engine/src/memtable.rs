@@ -3,6 +3,21 @@
 //! Entries are only ever added (never changed or removed), so readers and iterators need no
 //! lock; adds from several threads may run at once.
 //!
+//! # Layout
+//!
+//! The skiplist ([`arenaskiplist`]) keeps its nodes, their internal keys and values in an
+//! arena of large chunks, as RocksDB's `InlineSkipList` does: an add is one bump of the
+//! arena's offset instead of two heap allocations, and dropping a memtable frees a few
+//! chunks instead of every entry. The memtable keeps the splice of the last add (the nodes
+//! around it at every level), so an add just after the previous one (sequential keys, the
+//! runs of a batch) starts from there instead of from the top. The splice is only used by
+//! an add that runs alone and finds no other add since the one that left it (see
+//! [`Splice`]); adds that run at once search from the top.
+//!
+//! A value too large for a chunk's quarter, or one that no longer fits the arena, is kept
+//! out of line (one shared allocation in a side table): its node records the value's place
+//! in the table instead of the bytes.
+//!
 //! # Memory accounting
 //!
 //! [`Memtable::approximate_memory_usage`] is what the write path compares with
@@ -12,16 +27,14 @@
 //! node is one 8-byte link per level, 4/3 levels on average with branching factor 4, and
 //! the arena aligns each node to 8 bytes: [`ENTRY_OVERHEAD`] = 16 bytes). The estimate is
 //! deterministic (no random tower heights), so the same writes flush at the same points.
-//! The heap this crate actually uses per entry is larger (one allocation holding the
-//! internal key and the value, and a node with pointer tower), which only matters for the
-//! process's memory footprint, not for the LSM shape.
+//! The arena this crate actually uses per entry is larger (a node of two 4-byte links per
+//! level and a header), which only matters for the process's memory footprint, not for the
+//! LSM shape.
 
-use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use crossbeam_skiplist::map::Entry as MapEntry;
-use crossbeam_skiplist::SkipMap;
+use arenaskiplist::{Arena, Error as ListError, Inserter, Iter, SkipList};
 
 use crate::coding::varint_len;
 use crate::iter::InternalIterator;
@@ -31,66 +44,66 @@ use crate::Result;
 /// Bytes counted per entry beyond its encoded key and value (see the module doc).
 pub const ENTRY_OVERHEAD: u64 = 16;
 
-/// A concurrent, append-only sorted map of internal key → value.
+/// The arena's chunk size. Chunks are allocated zeroed and large enough to be mapped
+/// fresh, so the part of a chunk no entry reached takes no resident memory.
+const CHUNK: usize = 64 << 20;
+
+/// The largest key plus value kept in the arena; a larger value is kept out of line.
+const INLINE_MAX: usize = CHUNK / 4;
+
+/// The largest user key a memtable takes (its node, with the key, must fit one chunk).
+pub const MAX_KEY_LEN: usize = INLINE_MAX;
+
+/// The splice of the last add, and the number of entries the list held after it: if the
+/// list holds more, another add ran since, and the splice may not bracket the next key at
+/// every level (the list trusts a splice that brackets the key at any level, so a stale one
+/// could misplace the entry).
 #[derive(Default)]
+struct Splice {
+    after: usize,
+    inner: Inserter,
+    /// The internal key being added (kept to spare an allocation per add).
+    ikey: Vec<u8>,
+}
+
+// SAFETY: the splice's pointers name nodes of the one memtable whose lock holds it; those
+// nodes live in its arena for as long as the memtable, and the splice is only read or
+// written by an add that holds that lock for writing.
+unsafe impl Send for Splice {}
+// SAFETY: as for `Send`: no shared access reads the pointers.
+unsafe impl Sync for Splice {}
+
+/// Why [`Memtable::add`] added nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum AddError {
+    /// The memtable holds the entry `(key, seq, kind)` already: sequence numbers are unique
+    /// per operation, so a repeated one means two writes were given the same numbers.
+    #[error("the memtable holds this key and sequence number already")]
+    Exists,
+    /// The arena cannot take the entry's node (a key above [`MAX_KEY_LEN`], or about
+    /// 4 GiB of entries in one memtable).
+    #[error("the memtable's arena has no room for the entry")]
+    Full,
+}
+
+/// A concurrent, append-only sorted map of internal key → value.
 pub struct Memtable {
-    map: SkipMap<Entry, ()>,
+    list: SkipList,
+    /// Held for writing by an add that uses the splice, for reading by adds that run at
+    /// once (and search from the top): a splice add never runs beside another add.
+    splice: RwLock<Splice>,
+    /// Values kept out of line; an entry's version `i + 1` names `large[i]`.
+    large: Mutex<Vec<Arc<[u8]>>>,
+    /// The largest sequence number added: an add above it cannot repeat an entry.
+    max_seq: AtomicU64,
     entries: AtomicU64,
     deletions: AtomicU64,
     memory: AtomicU64,
 }
 
-/// One entry: its internal key followed by its value, in a single allocation (an add is
-/// on every write's path, and each allocation there costs as much as the skiplist insert),
-/// ordered by the internal key alone.
-struct Entry {
-    buf: Vec<u8>,
-    key_len: usize,
-}
-
-impl Entry {
-    fn new(user_key: &[u8], seq: SeqNo, kind: ValueKind, value: &[u8]) -> Entry {
-        let key_len = user_key.len() + TRAILER_LEN;
-        let mut buf = Vec::with_capacity(key_len + value.len());
-        key::append_internal_key(&mut buf, user_key, seq, kind);
-        buf.extend_from_slice(value);
-        Entry { buf, key_len }
-    }
-
-    /// A search target: an internal key without a value.
-    fn target(ikey: &[u8]) -> Entry {
-        Entry {
-            buf: ikey.to_vec(),
-            key_len: ikey.len(),
-        }
-    }
-
-    fn key(&self) -> &[u8] {
-        self.buf.get(..self.key_len).unwrap_or_default()
-    }
-
-    fn value(&self) -> &[u8] {
-        self.buf.get(self.key_len..).unwrap_or_default()
-    }
-}
-
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == std::cmp::Ordering::Equal
-    }
-}
-
-impl Eq for Entry {}
-
-impl Ord for Entry {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        key::compare(self.key(), other.key())
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
+impl Default for Memtable {
+    fn default() -> Self {
+        Memtable::new()
     }
 }
 
@@ -104,21 +117,50 @@ fn entry_charge(user_key_len: usize, value_len: usize) -> u64 {
 impl Memtable {
     /// An empty memtable.
     pub fn new() -> Self {
-        Memtable::default()
+        Memtable {
+            list: SkipList::with_comparator(Arc::new(Arena::with_chunk_size(CHUNK)), key::compare),
+            splice: RwLock::new(Splice::default()),
+            large: Mutex::new(Vec::new()),
+            max_seq: AtomicU64::new(0),
+            entries: AtomicU64::new(0),
+            deletions: AtomicU64::new(0),
+            memory: AtomicU64::new(0),
+        }
     }
 
     /// Adds the entry `(key, seq, kind) → value` (a deletion carries an empty value).
     /// Safe to call from several threads at once. Returns false, adding nothing, if the
-    /// memtable holds the entry `(key, seq, kind)` already: sequence numbers are unique
-    /// per operation, so a repeated one means two writes were given the same numbers.
-    /// `seq` is at most [`MAX_SEQ`] (larger is clamped).
+    /// memtable holds the entry `(key, seq, kind)` already, or cannot hold it (see
+    /// [`Memtable::try_add`]). `seq` is at most [`MAX_SEQ`] (larger is clamped).
     pub fn add(&self, seq: SeqNo, kind: ValueKind, key: &[u8], value: &[u8]) -> bool {
+        self.try_add(seq, kind, key, value).is_ok()
+    }
+
+    /// [`Memtable::add`], saying why nothing was added.
+    pub fn try_add(
+        &self,
+        seq: SeqNo,
+        kind: ValueKind,
+        key: &[u8],
+        value: &[u8],
+    ) -> std::result::Result<(), AddError> {
         let seq = seq.min(MAX_SEQ);
-        let mut added = false;
-        self.map
-            .get_or_insert_with(Entry::new(key, seq, kind, value), || added = true);
-        if !added {
-            return false;
+        match self.splice.try_write() {
+            Ok(mut guard) => {
+                let splice = &mut *guard;
+                if splice.after != self.list.len() {
+                    splice.inner = Inserter::new();
+                }
+                splice.ikey.clear();
+                key::append_internal_key(&mut splice.ikey, key, seq, kind);
+                self.insert(seq, &splice.ikey, value, &mut splice.inner)?;
+                splice.after = self.list.len();
+            }
+            Err(_) => {
+                let _shared = self.splice.read().unwrap_or_else(PoisonError::into_inner);
+                let ikey = key::internal_key(key, seq, kind);
+                self.insert(seq, &ikey, value, &mut Inserter::new())?;
+            }
         }
         self.entries.fetch_add(1, Ordering::Relaxed);
         if kind == ValueKind::Delete {
@@ -126,18 +168,76 @@ impl Memtable {
         }
         self.memory
             .fetch_add(entry_charge(key.len(), value.len()), Ordering::Relaxed);
-        true
+        Ok(())
+    }
+
+    /// Puts `ikey → value` in the list: in the arena if it fits, else out of line.
+    fn insert(
+        &self,
+        seq: SeqNo,
+        ikey: &[u8],
+        value: &[u8],
+        splice: &mut Inserter,
+    ) -> std::result::Result<(), AddError> {
+        // The list finds a repeated entry only when it searches from the top, not when a
+        // splice places the add; a number above every one added cannot be a repeat, and
+        // the single writer adds in increasing order, so only the rest is looked up.
+        let fresh = self.max_seq.fetch_max(seq, Ordering::AcqRel) < seq;
+        if !fresh && self.holds(ikey) {
+            return Err(AddError::Exists);
+        }
+        if ikey.len() + value.len() <= INLINE_MAX {
+            match self.list.insert_with_inserter(ikey, value, splice) {
+                Ok(()) => return Ok(()),
+                Err(ListError::RecordExists) => return Err(AddError::Exists),
+                Err(ListError::ArenaFull) => {}
+            }
+        }
+        let version = {
+            let mut large = self.large.lock().unwrap_or_else(PoisonError::into_inner);
+            large.push(Arc::from(value));
+            large.len() as u64
+        };
+        match self
+            .list
+            .insert_with_version_and_inserter(ikey, version, &[], splice)
+        {
+            Ok(()) => Ok(()),
+            Err(ListError::RecordExists) => Err(AddError::Exists),
+            Err(ListError::ArenaFull) => Err(AddError::Full),
+        }
+    }
+
+    /// Whether the list holds `ikey` (in either form).
+    fn holds(&self, ikey: &[u8]) -> bool {
+        let mut it = self.list.iter();
+        it.seek_ge(ikey);
+        it.key() == Some(ikey)
+    }
+
+    /// The value of an entry: its arena bytes, or its out-of-line value.
+    fn large_value(&self, version: u64) -> Option<Arc<[u8]>> {
+        let i = usize::try_from(version.checked_sub(1)?).ok()?;
+        let large = self.large.lock().unwrap_or_else(PoisonError::into_inner);
+        large.get(i).cloned()
     }
 
     /// The newest entry of `user_key` with a sequence number `<= snapshot`: its kind and
     /// value, or `None` if the memtable holds no such entry.
     pub fn get(&self, user_key: &[u8], snapshot: SeqNo) -> Option<(ValueKind, Vec<u8>)> {
-        // `key::seek_key`, built in place.
-        let target = Entry::new(user_key, snapshot.min(MAX_SEQ), ValueKind::FOR_SEEK, &[]);
-        let found = self.map.lower_bound(Bound::Included(&target))?;
-        let entry = found.key();
+        let target = key::seek_key(user_key, snapshot.min(MAX_SEQ));
+        let mut it = self.list.iter();
+        it.seek_ge(&target);
+        let entry = it.current()?;
         let parsed = key::parse(entry.key())?;
-        (parsed.user_key == user_key).then(|| (parsed.kind, entry.value().to_vec()))
+        if parsed.user_key != user_key {
+            return None;
+        }
+        let value = match entry.version() {
+            0 => entry.value().to_vec(),
+            v => self.large_value(v)?.to_vec(),
+        };
+        Some((parsed.kind, value))
     }
 
     /// Bytes counted for the entries so far (monotone; see the module doc).
@@ -158,112 +258,121 @@ impl Memtable {
     /// The puts whose value has at least `min` bytes, as (user key length, value length):
     /// the values a flush separating from `min` bytes on moves to blob files.
     pub fn large_puts(&self, min: u64) -> impl Iterator<Item = (usize, usize)> + '_ {
-        self.map.iter().filter_map(move |e| {
-            let entry = e.key();
-            let kind = key::parse(entry.key())?.kind;
-            let value = entry.value().len();
+        self.list.iter().filter_map(move |e| {
+            let kind = key::parse(e.key())?.kind;
+            let value = match e.version() {
+                0 => e.value().len(),
+                v => self.large_value(v)?.len(),
+            };
             let large = kind == ValueKind::Put && value as u64 >= min;
-            large.then(|| (entry.key_len - TRAILER_LEN, value))
+            large.then(|| (e.key().len() - TRAILER_LEN, value))
         })
     }
 
     /// Whether nothing was added.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.list.is_empty()
     }
 
     /// An iterator over the entries in internal-key order. It keeps the memtable alive and
     /// sees entries added after its creation when it reaches their position.
     pub fn iter(self: &Arc<Self>) -> MemIter {
+        // SAFETY: the cursor borrows the skiplist of the memtable `mem` points to, which
+        // lives in the `Arc`'s heap allocation: it does not move, and it outlives the
+        // cursor, which is declared before `mem` in `MemIter` and so dropped first. The
+        // `'static` lifetime never leaves `MemIter`: `key` and `value` lend their bytes
+        // for as long as `&self`, and a memtable never removes entries.
+        let cursor = unsafe { std::mem::transmute::<Iter<'_>, Iter<'static>>(self.list.iter()) };
         MemIter {
-            current: None,
+            cursor,
+            large: None,
             mem: Arc::clone(self),
         }
     }
 }
 
-/// A cursor over a memtable (see [`Memtable::iter`]). It holds the skiplist's handle of the
-/// current entry, so `next` and `prev` follow the list's links instead of searching it
-/// again from the top (a flush walks every entry of its memtables).
+/// A cursor over a memtable (see [`Memtable::iter`]). It holds the skiplist's node of the
+/// current entry, so `next` and `prev` follow the list's links.
 pub struct MemIter {
     // Declared before `mem`, so dropped before it: it borrows `mem`'s skiplist.
-    current: Option<MapEntry<'static, Entry, ()>>,
+    cursor: Iter<'static>,
+    /// The current entry's value when it is kept out of line.
+    large: Option<Arc<[u8]>>,
     mem: Arc<Memtable>,
 }
 
-impl MemIter {
-    fn set(&mut self, entry: Option<MapEntry<'_, Entry, ()>>) {
-        // SAFETY: the handle borrows the skiplist of the memtable `self.mem` points to,
-        // which lives in the `Arc`'s heap allocation: it does not move, and it outlives
-        // the handle, which is dropped or replaced first (field order, and `set` only
-        // replaces it while `self.mem` is held). The handle keeps a reference count on its
-        // node, and a memtable never removes entries. The `'static` lifetime never leaves
-        // this type: `key` and `value` lend their bytes for as long as `&self`.
-        self.current = entry.map(|e| unsafe {
-            std::mem::transmute::<MapEntry<'_, Entry, ()>, MapEntry<'static, Entry, ()>>(e)
-        });
-    }
+// SAFETY: the cursor holds a shared reference to the skiplist (which is `Sync`) and a raw
+// pointer to one of its nodes, which it only reads through that skiplist, as any thread
+// holding `&SkipList` may; the skiplist outlives the cursor (see `Memtable::iter`).
+unsafe impl Send for MemIter {}
 
-    fn entry(&self) -> Option<&Entry> {
-        self.current.as_ref().map(|e| e.key())
+impl MemIter {
+    /// Fetches the current entry's out-of-line value, if it has one.
+    fn settle(&mut self) {
+        self.large = match self.cursor.version() {
+            None | Some(0) => None,
+            Some(v) => self.mem.large_value(v),
+        };
     }
 }
 
 impl InternalIterator for MemIter {
     fn valid(&self) -> bool {
-        self.current.is_some()
+        self.cursor.is_valid()
     }
 
     fn seek_to_first(&mut self) -> Result<()> {
-        let mem = Arc::clone(&self.mem);
-        self.set(mem.map.front());
+        self.cursor.first();
+        self.settle();
         Ok(())
     }
 
     fn seek(&mut self, target: &[u8]) -> Result<()> {
-        let mem = Arc::clone(&self.mem);
-        let target = Entry::target(target);
-        self.set(mem.map.lower_bound(Bound::Included(&target)));
+        self.cursor.seek_ge(target);
+        self.settle();
         Ok(())
     }
 
     fn next(&mut self) -> Result<()> {
-        if let Some(current) = self.current.as_mut() {
-            if !current.move_next() {
-                self.current = None;
-            }
-        }
+        self.cursor.advance();
+        self.settle();
         Ok(())
     }
 
     fn seek_to_last(&mut self) -> Result<()> {
-        let mem = Arc::clone(&self.mem);
-        self.set(mem.map.back());
+        Iter::last(&mut self.cursor);
+        self.settle();
         Ok(())
     }
 
     fn prev(&mut self) -> Result<()> {
-        if let Some(current) = self.current.as_mut() {
-            if !current.move_prev() {
-                self.current = None;
-            }
-        }
+        self.cursor.prev();
+        self.settle();
         Ok(())
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) -> Result<()> {
-        let mem = Arc::clone(&self.mem);
-        let target = Entry::target(target);
-        self.set(mem.map.upper_bound(Bound::Included(&target)));
+        // The last entry at or before `target`: the first at or after it, or the one
+        // before that.
+        self.cursor.seek_ge(target);
+        match self.cursor.key() {
+            Some(k) if k == target => {}
+            Some(_) => self.cursor.prev(),
+            None => Iter::last(&mut self.cursor),
+        }
+        self.settle();
         Ok(())
     }
 
     fn key(&self) -> &[u8] {
-        self.entry().map_or(&[], Entry::key)
+        self.cursor.key().unwrap_or_default()
     }
 
     fn value(&self) -> &[u8] {
-        self.entry().map_or(&[], Entry::value)
+        match &self.large {
+            Some(v) => v,
+            None => self.cursor.value().unwrap_or_default(),
+        }
     }
 }
 
@@ -438,6 +547,87 @@ mod tests {
     }
 
     #[test]
+    fn a_value_too_large_for_the_arena_is_kept_out_of_line() {
+        let mem = Arc::new(Memtable::new());
+        let big = vec![9u8; INLINE_MAX + 1];
+        assert!(mem.add(1, ValueKind::Put, b"a", b"small"));
+        assert!(mem.add(2, ValueKind::Put, b"b", &big));
+        assert!(mem.add(3, ValueKind::Put, b"c", b"after"));
+        assert_eq!(mem.get(b"b", 9), Some((ValueKind::Put, big.clone())));
+        // Counted as if inline: the flush points do not depend on where a value is kept.
+        let charges = entry_charge(1, 5) * 2 + entry_charge(1, big.len());
+        assert_eq!(mem.approximate_memory_usage(), charges);
+        assert_eq!(mem.large_puts(6).collect::<Vec<_>>(), [(1, big.len())]);
+        let mut it = mem.iter();
+        it.seek_to_first().unwrap();
+        let all = collect(&mut it, usize::MAX);
+        let values: Vec<&[u8]> = all.iter().map(|(_, v)| v.as_slice()).collect();
+        assert_eq!(values, [&b"small"[..], &big[..], &b"after"[..]]);
+        it.seek_to_last().unwrap();
+        it.prev().unwrap();
+        assert_eq!(it.value(), &big[..]);
+        // A repeat is refused in either form.
+        assert!(!mem.add(2, ValueKind::Put, b"b", b"short"));
+        assert!(!mem.add(1, ValueKind::Put, b"a", &big));
+        assert_eq!(mem.entries(), 3);
+    }
+
+    #[test]
+    fn a_repeat_just_after_the_previous_add_is_refused() {
+        // The splice of the add of "a" ends at the planted "b", so the list itself would
+        // place the repeat of "b" without seeing it.
+        let mem = Memtable::new();
+        assert!(mem.add(7, ValueKind::Put, b"b", b"planted"));
+        assert!(mem.add(6, ValueKind::Put, b"a", b"1"));
+        assert_eq!(
+            mem.try_add(7, ValueKind::Put, b"b", b"again"),
+            Err(AddError::Exists)
+        );
+        assert!(mem.add(8, ValueKind::Put, b"b", b"newer"));
+        assert_eq!(
+            mem.get(b"b", 7),
+            Some((ValueKind::Put, b"planted".to_vec()))
+        );
+        assert_eq!(mem.entries(), 3);
+    }
+
+    #[test]
+    fn a_key_no_chunk_can_hold_is_refused_as_full() {
+        let mem = Memtable::new();
+        let key = vec![1u8; CHUNK];
+        assert_eq!(
+            mem.try_add(1, ValueKind::Put, &key, b"v"),
+            Err(AddError::Full)
+        );
+        assert_eq!(mem.try_add(1, ValueKind::Put, b"k", b"v"), Ok(()));
+        assert_eq!(mem.entries(), 1);
+    }
+
+    #[test]
+    fn adds_in_runs_across_two_memtables_stay_in_order() {
+        // Adds alternating between two memtables, in descending and ascending runs: a
+        // splice left behind by the key order would put entries out of order.
+        let a = Arc::new(Memtable::new());
+        let b = Arc::new(Memtable::new());
+        for i in 0..2000u64 {
+            let k = if i % 400 < 200 { 5000 - i } else { i };
+            let key = format!("{k:06}");
+            let m = if i % 3 == 0 { &a } else { &b };
+            assert!(m.add(i + 1, ValueKind::Put, key.as_bytes(), b"v"));
+        }
+        for m in [&a, &b] {
+            let mut it = m.iter();
+            it.seek_to_first().unwrap();
+            let keys: Vec<Vec<u8>> = collect(&mut it, usize::MAX)
+                .into_iter()
+                .map(|e| e.0)
+                .collect();
+            assert!(keys.windows(2).all(|w| key::compare(&w[0], &w[1]).is_lt()));
+        }
+        assert_eq!(a.entries() + b.entries(), 2000);
+    }
+
+    #[test]
     fn memory_usage_counts_encoded_entries_and_nodes() {
         let mem = Memtable::new();
         assert_eq!(mem.approximate_memory_usage(), 0);
@@ -491,7 +681,11 @@ mod tests {
         assert_eq!(mem.entries(), total);
         let mut it = mem.iter();
         it.seek_to_first().unwrap();
-        assert_eq!(collect(&mut it, usize::MAX).len() as u64, total);
+        let all = collect(&mut it, usize::MAX);
+        assert_eq!(all.len() as u64, total);
+        assert!(all
+            .windows(2)
+            .all(|w| key::compare(&w[0].0, &w[1].0).is_lt()));
         for seq in 1..=total {
             let key = format!("key{:05}", seq % 1000);
             let newest = (seq..=total)

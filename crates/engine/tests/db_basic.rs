@@ -9,6 +9,7 @@ use std::sync::Arc;
 use support::*;
 use zkv_engine::batch::WriteBatch;
 use zkv_engine::db::{Db, ReadOptions, WriteOptions};
+use zkv_engine::memtable::MAX_KEY_LEN;
 use zkv_engine::options::{ExecMode, Options};
 use zkv_engine::Error;
 use zkv_zns::{FaultControl, FaultOp};
@@ -184,6 +185,36 @@ fn batches_apply_whole() {
     assert_eq!(
         all.keys().cloned().collect::<Vec<_>>(),
         vec![b"b".to_vec(), b"c".to_vec()]
+    );
+}
+
+#[test]
+fn a_key_longer_than_the_limit_is_refused_before_anything_is_written() {
+    let (_mem, dev) = device(32, 256);
+    let db = Db::open(format(&dev, fs_options()), det()).unwrap();
+    let long = vec![b'k'; MAX_KEY_LEN + 1];
+    let seq = db.last_sequence();
+    let err = db.put(&WriteOptions::default(), &long, b"v").unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidArgument(ref m) if m.contains("limit")),
+        "{err}"
+    );
+    let mut b = WriteBatch::new();
+    b.put(b"a", b"1");
+    b.delete(&long);
+    let err = db.write(&WriteOptions::default(), b).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    assert_eq!(
+        db.last_sequence(),
+        seq,
+        "nothing of either write was applied"
+    );
+    assert_eq!(db.get(&ReadOptions::default(), b"a").unwrap(), None);
+    // The database stays writable.
+    db.put(&WriteOptions::default(), b"a", b"2").unwrap();
+    assert_eq!(
+        db.get(&ReadOptions::default(), b"a").unwrap(),
+        Some(b"2".to_vec())
     );
 }
 

@@ -49,7 +49,7 @@ use zkv_zonefs::meta::FileKind;
 use crate::batch::WriteBatch;
 use crate::key::SeqNo;
 use crate::log::{read_log, BadSpot, LogContents, LogWriter};
-use crate::memtable::Memtable;
+use crate::memtable::{AddError, Memtable};
 use crate::options::{Options, WalRecoveryMode};
 use crate::sst::TableOptions;
 use crate::version::{VersionEdit, VersionSet, DEFAULT_MAX_MANIFEST_BYTES};
@@ -504,15 +504,29 @@ pub(super) fn replay(
     for batch in batches {
         let seq = batch.sequence();
         for (i, op) in batch.ops().enumerate() {
-            if !mem.add(seq + i as u64, op.kind, op.key, op.value) {
+            match mem.try_add(seq + i as u64, op.kind, op.key, op.value) {
+                Ok(()) => {}
                 // Two logged operations with one key and number: damage, not a write.
-                return Err(Error::corruption(
-                    "the WAL",
-                    format!(
-                        "sequence number {} of a key is logged twice",
-                        seq + i as u64
+                Err(AddError::Exists) => {
+                    return Err(Error::corruption(
+                        "the WAL",
+                        format!(
+                            "sequence number {} of a key is logged twice",
+                            seq + i as u64
+                        ),
+                    ))
+                }
+                // Writes refuse such keys: damage too.
+                Err(AddError::Full) => {
+                    return Err(Error::corruption(
+                        "the WAL",
+                        format!(
+                        "sequence number {} has a key of {} bytes, longer than a memtable takes",
+                        seq + i as u64,
+                        op.key.len()
                     ),
-                ));
+                    ))
+                }
             }
         }
         if batch.count() > 0 {

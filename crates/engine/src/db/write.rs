@@ -8,7 +8,7 @@ use zkv_zonefs::meta::FileKind;
 use crate::batch::{op_encoded_len, WriteBatch, HEADER_LEN};
 use crate::key::{SeqNo, ValueKind};
 use crate::log::LogWriter;
-use crate::memtable::Memtable;
+use crate::memtable::{AddError, Memtable, MAX_KEY_LEN};
 use crate::{Error, Result};
 
 use super::files::{wal_file_name, wal_hint};
@@ -71,6 +71,16 @@ impl Update<'_> {
 }
 
 /// Rejects write options that contradict each other.
+/// Refuses a key the memtable cannot hold ([`MAX_KEY_LEN`]), before anything is written.
+fn check_key_len(len: usize) -> Result<()> {
+    if len > MAX_KEY_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "a key of {len} bytes is longer than the limit of {MAX_KEY_LEN} bytes"
+        )));
+    }
+    Ok(())
+}
+
 fn check_options(opts: &WriteOptions) -> Result<()> {
     if opts.sync && opts.disable_wal {
         // As RocksDB: there is nothing to sync without the WAL.
@@ -88,6 +98,7 @@ impl DbInner {
         if batch.is_empty() {
             return Ok(());
         }
+        check_key_len(batch.max_key_len())?;
         self.apply(opts, Update::Batch(batch))
     }
 
@@ -101,6 +112,7 @@ impl DbInner {
         value: &[u8],
     ) -> Result<()> {
         check_options(opts)?;
+        check_key_len(key.len())?;
         let value = if kind == ValueKind::Delete {
             &[][..]
         } else {
@@ -430,13 +442,17 @@ impl DbInner {
 /// Adds one operation to `mem`; a `(key, seq)` it holds already means two writes were
 /// given the same sequence numbers.
 fn add(mem: &Memtable, seq: SeqNo, kind: ValueKind, key: &[u8], value: &[u8]) -> Result<()> {
-    if mem.add(seq, kind, key, value) {
-        return Ok(());
+    match mem.try_add(seq, kind, key, value) {
+        Ok(()) => Ok(()),
+        Err(AddError::Exists) => Err(Error::corruption(
+            "the memtable",
+            format!("sequence number {seq} of a key was given to two writes"),
+        )),
+        Err(AddError::Full) => Err(Error::NotWritable(format!(
+            "the memtable cannot hold the entry of sequence number {seq} (a key of {} bytes)",
+            key.len()
+        ))),
     }
-    Err(Error::corruption(
-        "the memtable",
-        format!("sequence number {seq} of a key was given to two writes"),
-    ))
 }
 
 /// Whether a running or queued job may still end a stop.

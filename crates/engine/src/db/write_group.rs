@@ -512,7 +512,10 @@ mod tests {
                 wait_queued(&db, 2);
                 // The member's operation will be numbered `last + 2`.
                 let mem = Arc::clone(&inner.lock_state().mem);
-                assert!(mem.add(last + 2, ValueKind::Put, b"b", b"planted"));
+                assert_eq!(
+                    mem.try_add(last + 2, ValueKind::Put, b"b", b"planted"),
+                    Ok(())
+                );
                 drop(w);
                 (leader.join().unwrap(), member.join().unwrap())
             });
