@@ -17,11 +17,55 @@ use crate::key::{self, SeqNo, ValueKind, MAX_SEQ};
 use crate::source::RandomAccess;
 use crate::{Error, Result};
 
-/// One index entry: a key `>=` every key of the data block and `<` every key of the next
-/// one, and where the block lies.
-struct IndexEntry {
-    separator: Vec<u8>,
-    handle: BlockHandle,
+/// The index block, decoded once: each data block's separator (a key at or above the
+/// block's last key and below the next block's first) and handle. The separators sit in one
+/// buffer, so a binary search reads two dense arrays instead of one allocation per probe
+/// (a `readrandom` spent a fifth of its time in the search with one `Vec` per separator).
+#[derive(Default)]
+struct Index {
+    keys: Vec<u8>,
+    /// Where separator `i` ends in `keys`; it starts where separator `i - 1` ends.
+    ends: Vec<usize>,
+    handles: Vec<BlockHandle>,
+}
+
+impl Index {
+    fn len(&self) -> usize {
+        self.handles.len()
+    }
+
+    fn push(&mut self, separator: &[u8], handle: BlockHandle) {
+        self.keys.extend_from_slice(separator);
+        self.ends.push(self.keys.len());
+        self.handles.push(handle);
+    }
+
+    fn separator(&self, i: usize) -> Option<&[u8]> {
+        let start = match i.checked_sub(1) {
+            Some(p) => *self.ends.get(p)?,
+            None => 0,
+        };
+        self.keys.get(start..*self.ends.get(i)?)
+    }
+
+    fn handle(&self, i: usize) -> Option<BlockHandle> {
+        self.handles.get(i).copied()
+    }
+
+    /// The first block whose separator is not below `target`.
+    fn first_not_below(&self, target: &[u8]) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let sep = self.separator(mid).unwrap_or_default();
+            if key::compare(sep, target) == Ordering::Less {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
 }
 
 /// An open table.
@@ -30,7 +74,7 @@ pub struct Table {
     /// The file's name for errors.
     what: String,
     props: TableProps,
-    index: Vec<IndexEntry>,
+    index: Index,
     filter: Option<Bloom>,
     /// Where its validated data blocks are cached, if anywhere.
     cache: Option<CacheSlot>,
@@ -63,7 +107,7 @@ impl Table {
             file,
             what,
             props: TableProps::default(),
-            index: Vec::new(),
+            index: Index::default(),
             filter: None,
             cache,
         };
@@ -119,7 +163,7 @@ impl Table {
     /// Where data block `i` is stored (its bytes as stored, compressed or not).
     #[cfg(test)]
     pub(crate) fn data_block_handle(&self, i: usize) -> BlockHandle {
-        self.index[i].handle
+        self.index.handle(i).unwrap_or_default()
     }
 
     /// User keys that cut the table into at most `max` ranges of about as many data
@@ -129,18 +173,20 @@ impl Table {
     pub fn anchors(&self, max: usize) -> Vec<crate::compaction::subcompaction::Anchor> {
         let blocks = self.index.len();
         let per_range = blocks.div_ceil(max.max(1)).max(1);
-        self.index
-            .chunks(per_range)
-            .enumerate()
-            .map(|(i, chunk)| {
-                let last = (i + 1) * per_range >= blocks;
-                let end = match chunk.last() {
-                    Some(e) if !last => &e.separator[..],
-                    _ => &self.props.largest[..],
+        (0..blocks)
+            .step_by(per_range)
+            .map(|start| {
+                let end = (start + per_range).min(blocks);
+                let upto = match end < blocks {
+                    true => self.index.separator(end - 1).unwrap_or_default(),
+                    false => &self.props.largest[..],
                 };
                 crate::compaction::subcompaction::Anchor {
-                    user_key: crate::key::user_key(end).to_vec(),
-                    bytes: chunk.iter().map(|e| e.handle.size).sum(),
+                    user_key: crate::key::user_key(upto).to_vec(),
+                    bytes: (start..end)
+                        .filter_map(|i| self.index.handle(i))
+                        .map(|h| h.size)
+                        .sum(),
                 }
             })
             .collect()
@@ -154,10 +200,10 @@ impl Table {
         let upto = if last {
             &self.props.largest[..]
         } else {
-            &self.index.get(i)?.separator[..]
+            self.index.separator(i)?
         };
         let after = match i.checked_sub(1) {
-            Some(p) => &self.index.get(p)?.separator[..],
+            Some(p) => self.index.separator(p)?,
             None => &self.props.smallest[..],
         };
         Some((after, upto))
@@ -200,8 +246,7 @@ impl Table {
 
     /// The first data block that may hold a key `>= target`.
     fn first_block_for(&self, target: &[u8]) -> usize {
-        self.index
-            .partition_point(|e| key::compare(&e.separator, target) == Ordering::Less)
+        self.index.first_not_below(target)
     }
 
     /// Names a block in errors: the file, the block's kind and its offset.
@@ -257,11 +302,11 @@ impl Table {
 
     /// Reads the index and checks that its data blocks tile the file from offset 0 to the
     /// filter block, one per data block the properties count.
-    fn read_index(&self, footer: Footer) -> Result<Vec<IndexEntry>> {
+    fn read_index(&self, footer: Footer) -> Result<Index> {
         let origin = self.origin("index", footer.index);
         let block = Block::new(self.read_block(footer.index, "index")?, Arc::from(origin))?;
         block.validate(KeyBounds::default())?;
-        let mut entries = Vec::new();
+        let mut index = Index::default();
         let mut cursor = BlockCursor::default();
         let mut next_offset = Some(0u64);
         cursor.seek_to_first(&block)?;
@@ -269,25 +314,21 @@ impl Table {
             let handle = BlockHandle::decode_exact(cursor.value(&block))
                 .filter(|h| Some(h.offset) == next_offset)
                 .ok_or_else(|| {
-                    block.corrupt(format!("bad handle of data block {}", entries.len()))
+                    block.corrupt(format!("bad handle of data block {}", index.len()))
                 })?;
             next_offset = handle.end();
-            entries.push(IndexEntry {
-                separator: cursor.key().to_vec(),
-                handle,
-            });
+            index.push(cursor.key(), handle);
             cursor.next(&block)?;
         }
-        if next_offset != Some(footer.filter.offset)
-            || entries.len() as u64 != self.props.data_blocks
+        if next_offset != Some(footer.filter.offset) || index.len() as u64 != self.props.data_blocks
         {
             return Err(block.corrupt(format!(
                 "{} data blocks do not cover the {} data bytes the properties announce",
-                entries.len(),
+                index.len(),
                 footer.filter.offset
             )));
         }
-        Ok(entries)
+        Ok(index)
     }
 
     /// Data block `i`, from the cache or read and validated (and cached if `fill`).
@@ -295,7 +336,7 @@ impl Table {
         let Some(slot) = &self.cache else {
             return self.read_data_block(i).map(Arc::new);
         };
-        let offset = self.index.get(i).map_or(u64::MAX, |e| e.handle.offset);
+        let offset = self.index.handle(i).map_or(u64::MAX, |h| h.offset);
         if let Some(block) = slot.cache.get(slot.file, offset) {
             return Ok(block);
         }
@@ -309,20 +350,18 @@ impl Table {
     /// Reads data block `i` and validates it: keys ascend, lie within its index range, and
     /// the first and last blocks start and end with the table's smallest and largest keys.
     fn read_data_block(&self, i: usize) -> Result<Block> {
-        let Some(entry) = self.index.get(i) else {
+        let (Some(handle), Some(separator)) = (self.index.handle(i), self.index.separator(i))
+        else {
             return Err(Error::corruption(
                 self.what.to_string(),
                 format!("no data block {i} in an index of {}", self.index.len()),
             ));
         };
-        let origin = Arc::from(self.origin("data", entry.handle));
-        let block = Block::new(self.read_block(entry.handle, "data")?, origin)?;
+        let origin = Arc::from(self.origin("data", handle));
+        let block = Block::new(self.read_block(handle, "data")?, origin)?;
         let bounds = KeyBounds {
-            after: i
-                .checked_sub(1)
-                .and_then(|p| self.index.get(p))
-                .map(|p| &p.separator[..]),
-            upto: Some(&entry.separator),
+            after: i.checked_sub(1).and_then(|p| self.index.separator(p)),
+            upto: Some(separator),
             first: (i == 0).then_some(&self.props.smallest[..]),
             last: (i + 1 == self.index.len()).then_some(&self.props.largest[..]),
         };
