@@ -457,7 +457,7 @@ impl DbInner {
         let result = run_job_staged(&mut input, &params, &rules, stage, &mut |table| {
             let number = self.new_file_number();
             let extras = self.sst_extras(c.output_level, &table, number, &inputs, &outputs);
-            let meta = write_table(&self.fs, number, c.output_level, &table, extras)?;
+            let meta = write_table(&self.fs, number, c.output_level, table, extras)?;
             outputs.push(meta);
             Ok(())
         });

@@ -110,14 +110,15 @@ fn sst_hint_of(
 }
 
 /// Creates SST `number` of `level` with its hint (`extras` included), writes the built
-/// table and syncs it; the file's metadata keeps the predicted lifetime.
+/// table and syncs it; the file's metadata keeps the predicted lifetime. The table's
+/// buffer goes to the next builder either way.
 /// A failed write leaves no file behind when the file layer can still delete it (a file
 /// that survives a crash is not in any version and is deleted at the next open).
 pub(crate) fn write_table(
     fs: &dyn FileSystem,
     number: u64,
     level: usize,
-    built: &BuiltTable,
+    built: BuiltTable,
     extras: SstExtras,
 ) -> Result<FileMeta> {
     let lifetime = extras.lifetime;
@@ -129,18 +130,21 @@ pub(crate) fn write_table(
             false => Error::fs(context, e),
         }
     };
-    let mut writer = fs
-        .create(&name, FileKind::Sst, sst_hint(level, built, extras))
-        .map_err(|e| failed("create", e))?;
-    let written = writer.append(&built.data).and_then(|()| writer.close());
-    if let Err(e) = written {
-        let _ = fs.delete(&name);
-        return Err(failed("write", e));
-    }
+    let written = fs
+        .create(&name, FileKind::Sst, sst_hint(level, &built, extras))
+        .map_err(|e| failed("create", e))
+        .and_then(|mut writer| {
+            let written = writer.append(&built.data).and_then(|()| writer.close());
+            written.map_err(|e| {
+                let _ = fs.delete(&name);
+                failed("write", e)
+            })
+        });
     let mut meta = built.props.file_meta(number, built.data.len() as u64);
     meta.lifetime = lifetime;
     meta.oldest_blob_file = built.oldest_blob_file;
-    Ok(meta)
+    built.recycle();
+    written.map(|()| meta)
 }
 
 /// Deletes a file; a file that is already gone is fine.

@@ -234,7 +234,7 @@ impl DbInner {
         if let Some(table) = built {
             let number = self.new_file_number();
             let extras = self.sst_extras(0, &table, number, &[], &[]);
-            let meta = write_table(&self.fs, number, 0, &table, extras)?;
+            let meta = write_table(&self.fs, number, 0, table, extras)?;
             edit.add_file(0, meta);
         }
         Ok(job)

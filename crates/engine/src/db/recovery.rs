@@ -567,7 +567,7 @@ impl RecoveryFlush<'_> {
             return Ok(());
         };
         let extras = self.extras(vs, &built);
-        let meta = write_table(self.fs, vs.new_file_number(), 0, &built, extras)?;
+        let meta = write_table(self.fs, vs.new_file_number(), 0, built, extras)?;
         report.tables += 1;
         report.flushes.push(JobOutput {
             bytes_written: meta.size,

@@ -2,6 +2,7 @@
 //! blocks, then the footer.
 
 use std::cmp::Ordering;
+use std::sync::{Mutex, PoisonError};
 
 use super::block::BlockBuilder;
 use super::compression::compress;
@@ -21,6 +22,23 @@ const MAX_PART_LEN: usize = (u32::MAX / 4) as usize;
 /// its offsets within 32 bits whatever `block_size` says.
 const MAX_BLOCK_SIZE: u64 = 1 << 30;
 
+/// Most finished tables' buffers kept for the next builders ([`BuiltTable::recycle`]).
+const SPARE_BUFFERS: usize = 4;
+
+/// The largest buffer kept for reuse (a table of a larger target is rare).
+const SPARE_CAPACITY: usize = 256 << 20;
+
+/// Output buffers of written tables, handed to the next builders. A flush and a compaction
+/// each build a whole table in memory; freeing that buffer after every table and allocating
+/// the next made glibc keep the freed blocks in its heaps (about 25 MiB of peak RSS beyond
+/// what the process used, docs/BENCHMARKS.md), where reusing them keeps them in use.
+static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+fn spare_buffer() -> Vec<u8> {
+    let mut spare = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
+    spare.pop().unwrap_or_default()
+}
+
 /// A finished table: its bytes and its properties.
 #[derive(Clone, Debug)]
 pub struct BuiltTable {
@@ -30,6 +48,21 @@ pub struct BuiltTable {
     pub props: TableProps,
     /// The lowest blob file number its blob references name (`None`: it holds none).
     pub oldest_blob_file: Option<u64>,
+}
+
+impl BuiltTable {
+    /// Gives the table's buffer to the next builder, once its bytes are written.
+    pub fn recycle(self) {
+        let mut data = self.data;
+        if data.capacity() > SPARE_CAPACITY {
+            return;
+        }
+        data.clear();
+        let mut spare = SPARE.lock().unwrap_or_else(PoisonError::into_inner);
+        if spare.len() < SPARE_BUFFERS {
+            spare.push(data);
+        }
+    }
 }
 
 /// Builds a table from entries added in strictly increasing internal-key order.
@@ -55,7 +88,7 @@ impl TableBuilder {
             // Every index entry is a restart point, so a seek is a pure binary search.
             index_block: BlockBuilder::new(1),
             opts,
-            out: Vec::new(),
+            out: spare_buffer(),
             pending: None,
             last_key: Vec::new(),
             hashes: Vec::new(),

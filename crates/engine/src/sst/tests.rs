@@ -240,6 +240,28 @@ fn numbered_model(n: u32, value_len: usize) -> Model {
 }
 
 #[test]
+fn a_recycled_buffer_starts_the_next_table_empty() {
+    // Recycle several large tables' buffers, so that the next builders take them (other
+    // tests running at once may take some; the spare list holds at most four).
+    let large = numbered_model(2000, 100);
+    let large_len = build(&large, opts(4096, 16, 10)).data.len();
+    for _ in 0..8 {
+        build(&large, opts(4096, 16, 10)).recycle();
+    }
+    let small = numbered_model(3, 4);
+    for _ in 0..8 {
+        let built = build(&small, opts(4096, 16, 10));
+        assert!(built.data.len() < large_len / 10);
+        let table = open(built.data).unwrap();
+        let want: Vec<(Vec<u8>, Vec<u8>)> = small
+            .iter()
+            .map(|(k, v)| (k.0.clone(), v.clone()))
+            .collect();
+        assert_eq!(scan(&table).unwrap(), want);
+    }
+}
+
+#[test]
 fn bloom_has_no_false_negatives_and_few_false_positives() {
     let n = 10_000;
     let table = open(build(&numbered_model(n, 4), opts(4096, 16, 10)).data).unwrap();
