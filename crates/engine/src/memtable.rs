@@ -34,7 +34,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use arenaskiplist::{Arena, Error as ListError, Inserter, Iter, SkipList};
+use arenaskiplist::{Arena, EntryRef, Error as ListError, Inserter, Iter, SkipList};
 
 use crate::coding::varint_len;
 use crate::iter::InternalIterator;
@@ -215,7 +215,15 @@ impl Memtable {
         it.key() == Some(ikey)
     }
 
-    /// The value of an entry: its arena bytes, or its out-of-line value.
+    /// `f` of an entry's value: its arena bytes, or the out-of-line value its version names.
+    fn with_value<R>(&self, entry: &EntryRef<'_>, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        match entry.version() {
+            0 => Some(f(entry.value())),
+            v => self.large_value(v).map(|large| f(&large)),
+        }
+    }
+
+    /// The out-of-line value that version `version` names (none for version 0: in the arena).
     fn large_value(&self, version: u64) -> Option<Arc<[u8]>> {
         let i = usize::try_from(version.checked_sub(1)?).ok()?;
         let large = self.large.lock().unwrap_or_else(PoisonError::into_inner);
@@ -233,11 +241,7 @@ impl Memtable {
         if parsed.user_key != user_key {
             return None;
         }
-        let value = match entry.version() {
-            0 => entry.value().to_vec(),
-            v => self.large_value(v)?.to_vec(),
-        };
-        Some((parsed.kind, value))
+        Some((parsed.kind, self.with_value(&entry, <[u8]>::to_vec)?))
     }
 
     /// Bytes counted for the entries so far (monotone; see the module doc).
@@ -260,10 +264,7 @@ impl Memtable {
     pub fn large_puts(&self, min: u64) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.list.iter().filter_map(move |e| {
             let kind = key::parse(e.key())?.kind;
-            let value = match e.version() {
-                0 => e.value().len(),
-                v => self.large_value(v)?.len(),
-            };
+            let value = self.with_value(&e, <[u8]>::len)?;
             let large = kind == ValueKind::Put && value as u64 >= min;
             large.then(|| (e.key().len() - TRAILER_LEN, value))
         })
@@ -309,10 +310,7 @@ unsafe impl Send for MemIter {}
 impl MemIter {
     /// Fetches the current entry's out-of-line value, if it has one.
     fn settle(&mut self) {
-        self.large = match self.cursor.version() {
-            None | Some(0) => None,
-            Some(v) => self.mem.large_value(v),
-        };
+        self.large = self.cursor.version().and_then(|v| self.mem.large_value(v));
     }
 }
 

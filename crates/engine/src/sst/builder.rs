@@ -22,8 +22,11 @@ const MAX_PART_LEN: usize = (u32::MAX / 4) as usize;
 /// its offsets within 32 bits whatever `block_size` says.
 const MAX_BLOCK_SIZE: u64 = 1 << 30;
 
-/// Most finished tables' buffers kept for the next builders ([`BuiltTable::recycle`]).
-const SPARE_BUFFERS: usize = 4;
+/// Most finished tables' buffers kept for the next builders ([`BuiltTable::recycle`]): a
+/// flush's and a compaction's, RocksDB's default background jobs. More builders at once
+/// (subcompactions) allocate and free the rest; a kept buffer stays resident, so keeping
+/// more would hold memory for work that may never come.
+const SPARE_BUFFERS: usize = 2;
 
 /// The largest buffer kept for reuse (a table of a larger target is rare).
 const SPARE_CAPACITY: usize = 256 << 20;

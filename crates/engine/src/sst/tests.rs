@@ -242,7 +242,7 @@ fn numbered_model(n: u32, value_len: usize) -> Model {
 #[test]
 fn a_recycled_buffer_starts_the_next_table_empty() {
     // Recycle several large tables' buffers, so that the next builders take them (other
-    // tests running at once may take some; the spare list holds at most four).
+    // tests running at once may take some; the spare list holds at most two).
     let large = numbered_model(2000, 100);
     let large_len = build(&large, opts(4096, 16, 10)).data.len();
     for _ in 0..8 {
