@@ -41,8 +41,8 @@ impl Room {
             n => n.saturating_add(if cleaning { capacity } else { 0 }),
         };
         let o = engine.options();
-        let memtables = o
-            .write_buffer_size
+        // A full memtable may hold a little more than the buffer size (RocksDB's rule).
+        let memtables = zkv_engine::memtable::full_size_bound(o.write_buffer_size)
             .saturating_mul(u64::from(o.max_write_buffer_number.max(1)));
         Room {
             kept,

@@ -1,7 +1,7 @@
 //! The fidelity comparison with RocksDB, small and fast: `zkv bench` in deterministic mode
 //! on the small-scale fidelity cases against RocksDB 7.8's write amplification recorded on
 //! the same cases. The figures come from
-//! `FIDELITY_SCALE=small FIDELITY_RUNS=3 bash scripts/fidelity.sh` (the medians of three
+//! `FIDELITY_SCALE=small FIDELITY_RUNS=3 bash scripts/fidelity.sh`, twice (the medians of six
 //! `db_bench` runs; `docs/results/fidelity/` keeps the reports). The full-scale comparison
 //! is `scripts/fidelity.sh` itself (`docs/BENCHMARKS.md`, "Engine: fidelity").
 
@@ -22,41 +22,48 @@ struct Case {
     tolerance: f64,
 }
 
+// Recorded with 2 MiB memtables: with 1 MiB ones RocksDB's writer fills a second memtable
+// before the flush of the first starts in up to a quarter of its flushes (thread timing
+// the simulation does not model), so the comparison would be of L0 file sizes, not of
+// compactions.
 const CASES: [Case; 4] = [
+    // RocksDB's six runs: 3.74 3.74 3.84 4.16 4.16 4.21.
     Case {
         workload: "fillrandom",
         value_size: "1000",
         picker: "sica",
         rate: 0,
-        rocksdb: 4.66,
-        tolerance: 0.05,
+        rocksdb: 4.00,
+        tolerance: 0.10,
     },
+    // 3.58 3.63 3.63 3.68 3.74 3.89.
     Case {
         workload: "fillrandom",
         value_size: "1000",
         picker: "min-overlap",
         rate: 0,
-        rocksdb: 4.08,
+        rocksdb: 3.66,
         tolerance: 0.06,
     },
     // RocksDB's own runs of the overwrite cases spread by ±15% around their median (they
-    // depend on how fast the writer goes at each moment): 2.50 2.50 2.50 here.
+    // depend on how fast the writer goes at each moment): 1.82 2.00 2.18 2.18 2.18 2.18 here.
     Case {
         workload: "fillseq,overwrite",
         value_size: "128",
         picker: "min-overlap",
         rate: 0,
-        rocksdb: 2.50,
+        rocksdb: 2.18,
         tolerance: 0.15,
     },
     // Paced at 20 MB/s, L0→L1 compactions take fewer files: both engines compact far more.
+    // 6.63 6.74 6.79 6.89 6.89 7.05.
     Case {
         workload: "fillrandom",
         value_size: "1000",
         picker: "sica",
         rate: 20_000_000,
-        rocksdb: 8.06,
-        tolerance: 0.10,
+        rocksdb: 6.84,
+        tolerance: 0.05,
     },
 ];
 
@@ -82,11 +89,11 @@ fn run(case: &Case, dir: &TempDir, i: usize) -> f64 {
         "--value-size",
         case.value_size,
         "--write-buffer-size",
-        "1MiB",
+        "2MiB",
         "--target-file-size-base",
-        "1MiB",
+        "2MiB",
         "--max-bytes-for-level-base",
-        "4MiB",
+        "8MiB",
         "--max-bytes-for-level-multiplier",
         "10",
         "--level0-file-num-compaction-trigger",

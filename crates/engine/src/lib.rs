@@ -25,6 +25,7 @@
 )]
 #![deny(missing_docs)]
 
+mod arena_model;
 pub mod batch;
 pub mod blob;
 pub mod coding;

@@ -18,31 +18,26 @@
 //! out of line (one shared allocation in a side table): its node records the value's place
 //! in the table instead of the bytes.
 //!
-//! # Memory accounting
+//! # When it is full
 //!
-//! [`Memtable::approximate_memory_usage`] is what the write path compares with
-//! `write_buffer_size` to decide a flush, so it follows RocksDB's arena accounting, which
-//! fixes how much data an L0 file receives: per entry the encoded entry (varint internal
-//! key length, internal key, varint value length, value) plus the skiplist node (RocksDB's
-//! node is one 8-byte link per level, 4/3 levels on average with branching factor 4, and
-//! the arena aligns each node to 8 bytes: [`ENTRY_OVERHEAD`] = 16 bytes). The estimate is
-//! deterministic (no random tower heights), so the same writes flush at the same points.
-//! The arena this crate actually uses per entry is larger (a node of two 4-byte links per
-//! level and a header), which only matters for the process's memory footprint, not for the
-//! LSM shape.
+//! [`Memtable::is_full`] is what the write path asks after each write to decide a flush,
+//! and it fixes how much data an L0 file receives, so it answers as RocksDB would: the
+//! memtable records where RocksDB's arena would have put each entry's node and applies
+//! RocksDB's rule on that ([`crate::arena_model`]). The model is deterministic (node
+//! heights come from the sequence numbers), so the same writes flush at the same points.
+//! The arena this crate actually uses is laid out differently, which only matters for the
+//! process's memory footprint, not for the LSM shape.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use arenaskiplist::{Arena, EntryRef, Error as ListError, Inserter, Iter, SkipList};
 
+use crate::arena_model::{self, ArenaModel};
 use crate::coding::varint_len;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind, MAX_SEQ, TRAILER_LEN};
 use crate::Result;
-
-/// Bytes counted per entry beyond its encoded key and value (see the module doc).
-pub const ENTRY_OVERHEAD: u64 = 16;
 
 /// The arena's chunk size. Chunks are allocated zeroed and large enough to be mapped
 /// fresh, so the part of a chunk no entry reached takes no resident memory.
@@ -53,6 +48,14 @@ const INLINE_MAX: usize = CHUNK / 4;
 
 /// The largest user key a memtable takes (its node, with the key, must fit one chunk).
 pub const MAX_KEY_LEN: usize = INLINE_MAX;
+
+/// The most a memtable of `write_buffer_size` holds when it becomes full, as
+/// [`Memtable::approximate_memory_usage`] counts it, unless its last entry is larger than a
+/// quarter of an arena block: like RocksDB's, a memtable fills past the buffer size by up to
+/// 0.6 of an arena block plus the block its last entry opened (see [`crate::arena_model`]).
+pub fn full_size_bound(write_buffer_size: u64) -> u64 {
+    write_buffer_size.saturating_add(2 * arena_model::block_size(write_buffer_size))
+}
 
 /// The splice of the last add, and the number of entries the list held after it: if the
 /// list holds more, another add ran since, and the splice may not bracket the next key at
@@ -98,7 +101,8 @@ pub struct Memtable {
     max_seq: AtomicU64,
     entries: AtomicU64,
     deletions: AtomicU64,
-    memory: AtomicU64,
+    /// Where RocksDB's arena would hold the entries: decides when the memtable is full.
+    arena: ArenaModel,
 }
 
 impl Default for Memtable {
@@ -107,16 +111,25 @@ impl Default for Memtable {
     }
 }
 
-/// The bytes an entry is counted for (see the module doc).
-fn entry_charge(user_key_len: usize, value_len: usize) -> u64 {
+/// The bytes of an entry encoded as RocksDB's memtable encodes it: varint internal key
+/// length, internal key, varint value length, value.
+fn encoded_len(user_key_len: usize, value_len: usize) -> u64 {
     let ikey = (user_key_len + TRAILER_LEN) as u64;
     let value = value_len as u64;
-    varint_len(ikey) + ikey + varint_len(value) + value + ENTRY_OVERHEAD
+    varint_len(ikey) + ikey + varint_len(value) + value
 }
 
+/// The write buffer size [`Memtable::new`] fills up to (the option's default).
+const DEFAULT_WRITE_BUFFER_SIZE: u64 = 64 << 20;
+
 impl Memtable {
-    /// An empty memtable.
+    /// An empty memtable, full at the default write buffer size (64 MiB).
     pub fn new() -> Self {
+        Memtable::with_write_buffer_size(DEFAULT_WRITE_BUFFER_SIZE)
+    }
+
+    /// An empty memtable, full when RocksDB's memtable of `write_buffer_size` would be.
+    pub fn with_write_buffer_size(write_buffer_size: u64) -> Self {
         Memtable {
             list: SkipList::with_comparator(Arc::new(Arena::with_chunk_size(CHUNK)), key::compare),
             splice: RwLock::new(Splice::default()),
@@ -124,7 +137,7 @@ impl Memtable {
             max_seq: AtomicU64::new(0),
             entries: AtomicU64::new(0),
             deletions: AtomicU64::new(0),
-            memory: AtomicU64::new(0),
+            arena: ArenaModel::new(write_buffer_size),
         }
     }
 
@@ -166,8 +179,10 @@ impl Memtable {
         if kind == ValueKind::Delete {
             self.deletions.fetch_add(1, Ordering::Relaxed);
         }
-        self.memory
-            .fetch_add(entry_charge(key.len(), value.len()), Ordering::Relaxed);
+        self.arena.allocate(arena_model::node_bytes(
+            seq,
+            encoded_len(key.len(), value.len()),
+        ));
         Ok(())
     }
 
@@ -244,9 +259,15 @@ impl Memtable {
         Some((parsed.kind, self.with_value(&entry, <[u8]>::to_vec)?))
     }
 
-    /// Bytes counted for the entries so far (monotone; see the module doc).
+    /// The bytes RocksDB's memtable would use for the entries so far (its arena's blocks,
+    /// less what is unused at the end of the current one; monotone).
     pub fn approximate_memory_usage(&self) -> u64 {
-        self.memory.load(Ordering::Relaxed)
+        self.arena.memory_usage()
+    }
+
+    /// Whether RocksDB would flush this memtable now (see the module doc).
+    pub fn is_full(&self) -> bool {
+        self.arena.is_full()
     }
 
     /// Entries added (puts and deletions).
@@ -553,8 +574,21 @@ mod tests {
         assert!(mem.add(3, ValueKind::Put, b"c", b"after"));
         assert_eq!(mem.get(b"b", 9), Some((ValueKind::Put, big.clone())));
         // Counted as if inline: the flush points do not depend on where a value is kept.
-        let charges = entry_charge(1, 5) * 2 + entry_charge(1, big.len());
-        assert_eq!(mem.approximate_memory_usage(), charges);
+        let inline = Memtable::new();
+        for (seq, key, value) in [
+            (1, b"a", &b"small"[..]),
+            (2, b"b", &big),
+            (3, b"c", b"after"),
+        ] {
+            inline.arena.allocate(arena_model::node_bytes(
+                seq,
+                encoded_len(key.len(), value.len()),
+            ));
+        }
+        assert_eq!(
+            mem.approximate_memory_usage(),
+            inline.approximate_memory_usage()
+        );
         assert_eq!(mem.large_puts(6).collect::<Vec<_>>(), [(1, big.len())]);
         let mut it = mem.iter();
         it.seek_to_first().unwrap();
@@ -628,18 +662,16 @@ mod tests {
     #[test]
     fn memory_usage_counts_encoded_entries_and_nodes() {
         let mem = Memtable::new();
-        assert_eq!(mem.approximate_memory_usage(), 0);
+        // The two lists' head nodes: 12 links of 8 bytes each.
+        assert_eq!(mem.approximate_memory_usage(), 192);
         mem.add(1, ValueKind::Put, &[7; 16], &[1; 100]);
-        // varint(24) + 24 + varint(100) + 100 + node.
-        assert_eq!(
-            mem.approximate_memory_usage(),
-            1 + 24 + 1 + 100 + ENTRY_OVERHEAD
-        );
+        // varint(24) + 24 + varint(100) + 100, plus one link per level of the node.
+        let first = 192 + arena_model::node_bytes(1, 1 + 24 + 1 + 100);
+        assert_eq!(mem.approximate_memory_usage(), first);
         mem.add(2, ValueKind::Put, &[7; 16], &[1; 200]);
-        assert_eq!(
-            mem.approximate_memory_usage(),
-            2 * (26 + ENTRY_OVERHEAD) + 300 + 1
-        );
+        // Nodes are aligned to 16 bytes.
+        let second = first.next_multiple_of(16) + arena_model::node_bytes(2, 1 + 24 + 2 + 200);
+        assert_eq!(mem.approximate_memory_usage(), second);
     }
 
     #[test]

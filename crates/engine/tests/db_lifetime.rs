@@ -156,7 +156,9 @@ fn compensate_compacts_exactly_the_victim_files_predicted_to_trigger_soon() {
     let db = Db::open(Arc::clone(&fs), options()).unwrap();
     let mut model = churn(&db, 5, 5000);
     let (mut with_ahead, mut copied_only) = (0, 0);
-    for round in 0..40 {
+    // Enough rounds for victims of both kinds: a victim zone holds one or two of about 25
+    // live files, and only a few of those are predicted ahead at any time.
+    for round in 0..120 {
         db.wait_for_background().unwrap();
         let Some(victim) = fs.pick_victim() else {
             model.extend(churn(&db, 100 + round, 400));

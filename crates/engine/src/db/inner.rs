@@ -248,7 +248,9 @@ impl DbInner {
             blob_cutoff: blob_cutoff(&p.options, &p.fs),
             snapshots: Arc::new(SnapshotList::default()),
             state: Mutex::new(State {
-                mem: Arc::new(Memtable::new()),
+                mem: Arc::new(Memtable::with_write_buffer_size(
+                    p.options.write_buffer_size,
+                )),
                 imm: VecDeque::new(),
                 version,
                 compacting: HashSet::new(),

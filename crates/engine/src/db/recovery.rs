@@ -500,7 +500,7 @@ pub(super) fn replay(
     report: &mut RecoveryReport,
 ) -> Result<(SeqNo, Arc<Memtable>)> {
     let mut last = start;
-    let mut mem = Arc::new(Memtable::new());
+    let mut mem = Arc::new(Memtable::with_write_buffer_size(options.write_buffer_size));
     for batch in batches {
         let seq = batch.sequence();
         for (i, op) in batch.ops().enumerate() {
@@ -535,9 +535,9 @@ pub(super) fn replay(
         report.batches += 1;
         report.operations += u64::from(batch.count());
         if let Some(full) = on_full.as_mut() {
-            if mem.approximate_memory_usage() >= options.write_buffer_size {
+            if mem.is_full() {
                 full(&mem, report)?;
-                mem = Arc::new(Memtable::new());
+                mem = Arc::new(Memtable::with_write_buffer_size(options.write_buffer_size));
             }
         }
     }

@@ -190,7 +190,7 @@ impl DbInner {
         Counters::add(&self.counters.writes, 1);
         self.last_seq
             .store(last, std::sync::atomic::Ordering::Release);
-        if mem.approximate_memory_usage() >= self.options.write_buffer_size {
+        if mem.is_full() {
             self.switch_memtable(w)?;
             if sim.is_none() {
                 self.space_stall();
@@ -392,7 +392,8 @@ impl DbInner {
         w.log = Some(LogWriter::new(file));
         let old_wal = std::mem::replace(&mut w.wal_number, number);
         let mut st = self.lock_state();
-        let mem = std::mem::replace(&mut st.mem, Arc::new(Memtable::new()));
+        let fresh = Memtable::with_write_buffer_size(self.options.write_buffer_size);
+        let mem = std::mem::replace(&mut st.mem, Arc::new(fresh));
         st.imm.push_back(Immutable {
             mem,
             wal: old_wal,
