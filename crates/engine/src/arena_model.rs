@@ -27,6 +27,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use xxhash_rust::xxh3::xxh3_64;
+
 /// The block every arena starts in (RocksDB's `Arena::kInlineSize`).
 const INLINE_BLOCK: u64 = 2048;
 /// Allocation alignment.
@@ -50,14 +52,9 @@ pub fn block_size(write_buffer_size: u64) -> u64 {
 }
 
 /// The height of the node of the entry with sequence number `seq` (1..=12; each further
-/// level with probability 1/4).
+/// level with probability 1/4: two more trailing zero bits of a hash of `seq`).
 fn height(seq: u64) -> u32 {
-    // splitmix64's finalizer: every bit of the sequence number moves the low bits.
-    let mut z = seq.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^= z >> 31;
-    (1 + z.trailing_zeros() / 2).min(MAX_HEIGHT)
+    (1 + xxh3_64(&seq.to_le_bytes()).trailing_zeros() / 2).min(MAX_HEIGHT)
 }
 
 /// The arena bytes of the node of an entry whose encoded form is `encoded` bytes.
@@ -143,11 +140,12 @@ impl ArenaModel {
     pub fn is_full(&self) -> bool {
         let (allocated, unused) = self.state();
         // allocated + block < buffer + 0.6 block, in tenths.
-        let limit = 10 * self.write_buffer_size + 6 * self.block;
-        if 10 * (allocated + self.block) < limit {
+        let tenths = |bytes: u64| bytes.saturating_mul(10);
+        let limit = tenths(self.write_buffer_size).saturating_add(6 * self.block);
+        if tenths(allocated + self.block) < limit {
             return false;
         }
-        10 * allocated > limit || unused < self.block / 4
+        tenths(allocated) > limit || unused < self.block / 4
     }
 }
 

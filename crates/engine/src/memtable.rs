@@ -119,13 +119,10 @@ fn encoded_len(user_key_len: usize, value_len: usize) -> u64 {
     varint_len(ikey) + ikey + varint_len(value) + value
 }
 
-/// The write buffer size [`Memtable::new`] fills up to (the option's default).
-const DEFAULT_WRITE_BUFFER_SIZE: u64 = 64 << 20;
-
 impl Memtable {
     /// An empty memtable, full at the default write buffer size (64 MiB).
     pub fn new() -> Self {
-        Memtable::with_write_buffer_size(DEFAULT_WRITE_BUFFER_SIZE)
+        Memtable::with_write_buffer_size(crate::options::DEFAULT_WRITE_BUFFER_SIZE)
     }
 
     /// An empty memtable, full when RocksDB's memtable of `write_buffer_size` would be.

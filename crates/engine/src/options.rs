@@ -11,6 +11,9 @@ use crate::{Error, Result};
 
 const MIB: u64 = 1 << 20;
 
+/// `write_buffer_size` unless set (RocksDB's default).
+pub const DEFAULT_WRITE_BUFFER_SIZE: u64 = 64 * MIB;
+
 /// How background work (flush, compaction, zone cleaning) runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ExecMode {
@@ -400,7 +403,7 @@ impl Default for Options {
         Options {
             create_if_missing: true,
             error_if_exists: false,
-            write_buffer_size: 64 * MIB,
+            write_buffer_size: DEFAULT_WRITE_BUFFER_SIZE,
             max_write_buffer_number: 2,
             num_levels: 7,
             target_file_size_base: 64 * MIB,

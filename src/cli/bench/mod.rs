@@ -1235,16 +1235,14 @@ impl BenchArgs {
         let overhead = fs.meta_zones + fs.reserved_zones;
         let data_zones = geo.zones.saturating_sub(overhead);
         let usable = u64::from(data_zones) * geo.zone_capacity;
-        let (live, needed) = self.space_needed(o, ycsb_file);
+        let need = self.space_needed(o, ycsb_file);
+        let (needed, stored, compaction) = (need.needed(), need.stored(), need.compaction);
         if needed <= usable {
             return Ok(());
         }
-        // Name the options that set the larger part of the need.
-        let stored = stored_bytes(o, live);
-        let compaction = largest_compaction(o, stored);
-        // The waiting L0 files count with the memtables: both are write buffers.
-        let steady = live.saturating_add(live / 4);
-        let in_flight = needed.saturating_sub(steady).saturating_sub(compaction);
+        // Name the options that set the larger part of the need. The waiting L0 files count
+        // with the memtables: both are write buffers.
+        let in_flight = need.buffers.saturating_add(need.waiting_l0);
         let advice = if in_flight >= needed / 2 {
             format!(
                 "the memtables, the L0 files and the SSTs in flight need {} of it: lower \
@@ -1270,7 +1268,7 @@ impl BenchArgs {
             self.key_size,
             self.value_size,
             mib(needed),
-            mib(live),
+            mib(need.live),
             mib(stored),
             mib(compaction),
             geo.zones,
@@ -1281,11 +1279,11 @@ impl BenchArgs {
         )))
     }
 
-    /// (live bytes, bytes needed): keys the run leaves behind × (key + value + 8 bytes of
-    /// sequence number and type), as a leveled LSM stores them (see [`stored_bytes`]),
-    /// plus three write buffers (memtable WALs and a flush output) and two SSTs being
-    /// written, plus the largest compaction (see [`largest_compaction`]).
-    fn space_needed(&self, o: &Options, ycsb_file: Option<&PropertiesFile>) -> (u64, u64) {
+    /// The space a run needs: keys the run leaves behind × (key + value + 8 bytes of
+    /// sequence number and type), as a leveled LSM stores them, plus three write buffers
+    /// (memtable WALs and a flush output) and two SSTs being written, plus the largest
+    /// compaction (see [`SpaceNeed`]).
+    fn space_needed(&self, o: &Options, ycsb_file: Option<&PropertiesFile>) -> SpaceNeed {
         let entry = |key: u64, value: u64| key.saturating_add(value).saturating_add(8);
         let mut ycsb_bytes = 0u64;
         for name in &self.workload.0 {
@@ -1315,15 +1313,7 @@ impl BenchArgs {
             .saturating_mul(entry(self.key_size, self.value_size)))
         .saturating_add(ycsb_bytes)
         .saturating_add(self.mixgraph_bytes());
-        let buffers = o
-            .write_buffer_size
-            .saturating_mul(3)
-            .saturating_add(o.target_file_size_base.saturating_mul(2));
-        let stored = stored_bytes(o, live);
-        let needed = stored
-            .saturating_add(buffers)
-            .saturating_add(largest_compaction(o, stored));
-        (live, needed)
+        SpaceNeed::new(o, live)
     }
 
     /// Keys the db_bench workloads leave behind: fillseq writes every key of 0..num; w
@@ -1767,18 +1757,55 @@ fn mib(bytes: u64) -> String {
 /// of memtables) and every L1 file they overlap, with random keys all of L1, which grows
 /// to `max_bytes_for_level_base` (or all the data, if less); a deeper one is bounded by
 /// `max_compaction_bytes`.
-/// The most a leveled LSM holds for `live` bytes of distinct keys: a quarter more (the
-/// space amplification of a tree whose last level is ten times the one above), plus the L0
-/// files that wait for an L0→L1 compaction, up to the slowdown trigger (RocksDB lets L0
-/// grow that far while a compaction runs, and so do both of zkv's modes; at 1 MiB zones,
-/// 64 KiB memtables and 30,000 keys of 512 B that is 1.25 MiB, and without it the check
-/// accepted devices on which runs filled every zone with live tables).
-/// The L0 files count at most the live data itself (a run that writes little fills few).
-fn stored_bytes(o: &Options, live: u64) -> u64 {
-    let l0 = o
-        .write_buffer_size
-        .saturating_mul(u64::from(o.level0_slowdown_writes_trigger));
-    live.saturating_add(live / 4).saturating_add(l0.min(live))
+/// What a run on a device needs, from the live bytes it leaves behind (see
+/// [`BenchArgs::space_needed`]).
+struct SpaceNeed {
+    /// Bytes of the distinct keys the run leaves behind.
+    live: u64,
+    /// A quarter more: the space amplification of a tree whose last level is ten times the
+    /// one above.
+    steady: u64,
+    /// The L0 files that wait for an L0→L1 compaction, up to the slowdown trigger (RocksDB
+    /// lets L0 grow that far while a compaction runs, and so do both of zkv's modes), at
+    /// most the live data (a run that writes little fills few). At 1 MiB zones, 64 KiB
+    /// memtables and 30,000 keys of 512 B that is 1.25 MiB; without it the check accepted
+    /// devices on which runs filled every zone with live tables.
+    waiting_l0: u64,
+    /// Three write buffers (memtable WALs and a flush output) and two SSTs being written.
+    buffers: u64,
+    /// The largest compaction's outputs (see [`largest_compaction`]).
+    compaction: u64,
+}
+
+impl SpaceNeed {
+    fn new(o: &Options, live: u64) -> SpaceNeed {
+        let l0 = o
+            .write_buffer_size
+            .saturating_mul(u64::from(o.level0_slowdown_writes_trigger));
+        let mut need = SpaceNeed {
+            live,
+            steady: live.saturating_add(live / 4),
+            waiting_l0: l0.min(live),
+            buffers: o
+                .write_buffer_size
+                .saturating_mul(3)
+                .saturating_add(o.target_file_size_base.saturating_mul(2)),
+            compaction: 0,
+        };
+        need.compaction = largest_compaction(o, need.stored());
+        need
+    }
+
+    /// What the LSM holds at most.
+    fn stored(&self) -> u64 {
+        self.steady.saturating_add(self.waiting_l0)
+    }
+
+    fn needed(&self) -> u64 {
+        self.stored()
+            .saturating_add(self.buffers)
+            .saturating_add(self.compaction)
+    }
 }
 
 fn largest_compaction(o: &Options, stored: u64) -> u64 {

@@ -661,7 +661,7 @@ mod tests {
             let plan = a.plan().unwrap_or_else(|e| panic!("{args:?}: {e}"));
             let geo = plan.geometry;
             let usable = u64::from(geo.zones - plan.fs_options.meta_zones) * geo.zone_capacity;
-            let (_, needed) = a.space_needed(&plan.options, None);
+            let needed = a.space_needed(&plan.options, None).needed();
             assert!(needed * 2 < usable, "{args:?}: {needed} of {usable}");
         }
     }
