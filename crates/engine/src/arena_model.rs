@@ -10,9 +10,9 @@
 //! What is modelled:
 //! - **Blocks.** The arena starts in a 2 KiB block kept inside the memtable, then takes
 //!   blocks of `arena_block_size`, RocksDB's default: an eighth of `write_buffer_size`, at
-//!   most 1 MiB, rounded up to 4 KiB (see [`block_size`] for buffers below 32 KiB). An allocation above a quarter block gets a block of
-//!   its own; one that does not fit the rest of the current block starts a new block, and
-//!   the rest is lost.
+//!   most 1 MiB, rounded up to 4 KiB (see [`block_size`] for buffers below 32 KiB). An
+//!   allocation above a quarter block gets a block of its own; one that does not fit the
+//!   rest of the current block starts a new block, and the rest is lost.
 //! - **Nodes.** A node is one 8-byte link per level plus the encoded entry (varint internal
 //!   key length, internal key, varint value length, value), aligned to 16 bytes
 //!   (`alignof(max_align_t)` on x86-64). Two 12-level head nodes (the point and the

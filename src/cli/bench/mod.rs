@@ -1752,11 +1752,6 @@ fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / MIB as f64)
 }
 
-/// Room the largest compaction needs beside the data: its outputs are written before its
-/// inputs die. An L0→L1 compaction takes the L0 files (at most the slowdown trigger's worth
-/// of memtables) and every L1 file they overlap, with random keys all of L1, which grows
-/// to `max_bytes_for_level_base` (or all the data, if less); a deeper one is bounded by
-/// `max_compaction_bytes`.
 /// What a run on a device needs, from the live bytes it leaves behind (see
 /// [`BenchArgs::space_needed`]).
 struct SpaceNeed {
@@ -1779,13 +1774,10 @@ struct SpaceNeed {
 
 impl SpaceNeed {
     fn new(o: &Options, live: u64) -> SpaceNeed {
-        let l0 = o
-            .write_buffer_size
-            .saturating_mul(u64::from(o.level0_slowdown_writes_trigger));
         let mut need = SpaceNeed {
             live,
             steady: live.saturating_add(live / 4),
-            waiting_l0: l0.min(live),
+            waiting_l0: l0_at_slowdown(o).min(live),
             buffers: o
                 .write_buffer_size
                 .saturating_mul(3)
@@ -1808,11 +1800,22 @@ impl SpaceNeed {
     }
 }
 
+/// L0 at the slowdown trigger: that many memtables' worth of files.
+fn l0_at_slowdown(o: &Options) -> u64 {
+    o.write_buffer_size
+        .saturating_mul(u64::from(o.level0_slowdown_writes_trigger))
+}
+
+/// Room the largest compaction needs beside the data: its outputs are written before its
+/// inputs die. An L0→L1 compaction takes the L0 files (at most the slowdown trigger's worth
+/// of memtables) and every L1 file they overlap, with random keys all of L1, which grows
+/// to `max_bytes_for_level_base` (or all the data, if less); a deeper one is bounded by
+/// `max_compaction_bytes`.
 fn largest_compaction(o: &Options, stored: u64) -> u64 {
-    let l0 = o
-        .write_buffer_size
-        .saturating_mul(u64::from(o.level0_slowdown_writes_trigger));
-    let l0_l1 = o.max_bytes_for_level_base.min(stored).saturating_add(l0);
+    let l0_l1 = o
+        .max_bytes_for_level_base
+        .min(stored)
+        .saturating_add(l0_at_slowdown(o));
     l0_l1.max(o.max_compaction_bytes()).min(stored)
 }
 
