@@ -56,6 +56,9 @@ fn run(fs: Arc<ZoneFs>, options: Options, ops: u64, seed: u64) -> Run {
             min_free = min_free.min(fs.free_ratio());
         }
     }
+    // The jobs in flight end first: deterministic jobs write their outputs (and ask for
+    // their hints) when they start.
+    db.wait_for_background().unwrap();
     let stats = db.stats();
     db.close().unwrap();
     let gc = fs.stats().gc;

@@ -106,6 +106,8 @@ pub(crate) struct Picked {
     /// blob GC cutoff from its input version): every range relocates under the same
     /// cutoff, the one the simulation's duration and the force threshold looked at.
     pub blob_rules: BlobRules,
+    /// Deterministic mode: the outputs, written when the job started (`write_ahead`).
+    pub written: Option<Written>,
 }
 
 /// Unmarks a compaction's files however it ends.
@@ -223,6 +225,7 @@ impl DbInner {
             span: None,
             split: None,
             blob_rules,
+            written: None,
         }))
     }
 
@@ -248,7 +251,7 @@ impl DbInner {
     }
 
     /// Runs a picked compaction; returns the numbers of the files it deleted.
-    pub(crate) fn run_picked(&self, p: Picked) -> Result<Vec<u64>> {
+    pub(crate) fn run_picked(&self, mut p: Picked) -> Result<Vec<u64>> {
         let _guard = RunningGuard {
             inner: self,
             id: p.id,
@@ -257,7 +260,7 @@ impl DbInner {
             self.trivial_move(&p)?;
             return Ok(Vec::new());
         }
-        self.merge(&p)
+        self.merge(&mut p)
     }
 
     fn trivial_move(&self, p: &Picked) -> Result<()> {
@@ -472,10 +475,33 @@ impl DbInner {
         }
     }
 
-    fn merge(&self, p: &Picked) -> Result<Vec<u64>> {
-        let c = &p.c;
+    /// Writes the outputs of `p` now, to be installed when the job ends (`run_picked`):
+    /// the simulation's jobs write when they start, so that their outputs hold their zones
+    /// over the job's virtual duration, as a threaded job's do from its first output on
+    /// (see `sim.rs`). On failure `p`'s files are free for other compactions again.
+    pub(crate) fn write_ahead(&self, mut p: Picked) -> Result<Picked> {
+        if !p.c.trivial_move {
+            match self.write_outputs(&p) {
+                Ok(written) => p.written = Some(written),
+                Err(e) => {
+                    drop(RunningGuard {
+                        inner: self,
+                        id: p.id,
+                    });
+                    return Err(e);
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    fn merge(&self, p: &mut Picked) -> Result<Vec<u64>> {
         let start = std::time::Instant::now();
-        let (outputs, job, blobs) = self.write_outputs(p)?;
+        let (outputs, job, blobs) = match p.written.take() {
+            Some(written) => written,
+            None => self.write_outputs(p)?,
+        };
+        let c = &p.c;
         let mut edit = VersionEdit::new();
         self.count_blob_files(&blobs);
         edit.blob_files = blobs.added;

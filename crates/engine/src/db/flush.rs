@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use zkv_zonefs::placement::{JobKind, WriterJob};
 
-use crate::blob::BlobStage;
+use crate::blob::{BlobOutcome, BlobStage};
 use crate::compaction::job::{run_job_staged, JobParams, JobRules, JobStats, ValueStage};
 use crate::compaction::JobOutput;
 use crate::iter::{InternalIterator, MergingIterator};
@@ -62,6 +62,15 @@ pub(crate) fn build_l0(
     Ok((built.pop(), stats))
 }
 
+/// What a flush wrote, to install.
+pub(crate) struct FlushWritten {
+    edit: VersionEdit,
+    job: JobStats,
+    blobs: BlobOutcome,
+    /// When the job started writing (for its duration in threaded mode).
+    started: std::time::Instant,
+}
+
 /// Marks the flush finished however it ends; memtables it did not install go back to the
 /// queue for the next flush.
 struct FlushGuard<'a> {
@@ -89,7 +98,7 @@ impl DbInner {
     /// flush. A failure is a background error.
     pub(crate) fn flush_memtables(&self) -> Result<bool> {
         match self.begin_flush()? {
-            Some(picked) => self.end_flush(&picked, None).map(|()| true),
+            Some(picked) => self.end_flush(&picked, None, None).map(|()| true),
             None => Ok(false),
         }
     }
@@ -118,14 +127,25 @@ impl DbInner {
         Ok(Some(picked))
     }
 
-    /// Flushes what [`Self::begin_flush`] took (deterministic mode: `span` is when the
-    /// flush started and ends on the virtual clock). A failure is a background error.
-    pub(crate) fn end_flush(&self, picked: &[Immutable], span: Option<(u64, u64)>) -> Result<()> {
+    /// Flushes what [`Self::begin_flush`] took: installs what `written` holds
+    /// ([`Self::write_ahead_flush`]), or writes and installs it now (deterministic mode:
+    /// `span` is when the flush started and ends on the virtual clock). A failure is a
+    /// background error.
+    pub(crate) fn end_flush(
+        &self,
+        picked: &[Immutable],
+        written: Option<FlushWritten>,
+        span: Option<(u64, u64)>,
+    ) -> Result<()> {
         let _guard = FlushGuard {
             inner: self,
             picked,
         };
-        let result = self.run_flush(picked, span);
+        let written = match written {
+            Some(w) => Ok(w),
+            None => self.write_flush(picked),
+        };
+        let result = written.and_then(|w| self.install_flush(picked, w, span));
         // A flush that gave up waiting for an older one because the database is closing
         // failed nothing: its memtables stay in their WALs for the next open.
         if result.is_ok() || !self.lock_state().shutting_down {
@@ -154,8 +174,22 @@ impl DbInner {
         }
     }
 
-    fn run_flush(&self, picked: &[Immutable], span: Option<(u64, u64)>) -> Result<()> {
-        let start = std::time::Instant::now();
+    /// Writes the L0 table of what [`Self::begin_flush`] took now, to be installed when
+    /// the flush ends ([`Self::end_flush`]): the simulation's jobs write when they start
+    /// (see `sim.rs`). On failure the memtables go back to the queue.
+    pub(crate) fn write_ahead_flush(&self, picked: &[Immutable]) -> Result<FlushWritten> {
+        self.write_flush(picked).inspect_err(|_| {
+            drop(FlushGuard {
+                inner: self,
+                picked,
+            });
+        })
+    }
+
+    /// Writes the L0 table (and blob files) of what [`Self::begin_flush`] took; nothing is
+    /// installed yet.
+    fn write_flush(&self, picked: &[Immutable]) -> Result<FlushWritten> {
+        let started = std::time::Instant::now();
         let mems: Vec<Arc<Memtable>> = picked.iter().map(|p| Arc::clone(&p.mem)).collect();
         let version = Arc::clone(&self.lock_state().version);
         let rules = self.blob_rules(0, &version);
@@ -189,6 +223,29 @@ impl DbInner {
                 return Err(e);
             }
         };
+        Ok(FlushWritten {
+            edit,
+            job,
+            blobs,
+            started,
+        })
+    }
+
+    /// Installs what [`Self::write_flush`] wrote once the older memtables' flushes did,
+    /// then deletes the flushed WALs (deterministic mode: `span` is when the flush started
+    /// and ends on the virtual clock).
+    fn install_flush(
+        &self,
+        picked: &[Immutable],
+        written: FlushWritten,
+        span: Option<(u64, u64)>,
+    ) -> Result<()> {
+        let FlushWritten {
+            mut edit,
+            job,
+            blobs,
+            started,
+        } = written;
         // Table bytes only, as RocksDB's flush statistics count them (blob file bytes
         // are counted apart).
         let bytes = edit.new_files.iter().map(|(_, f)| f.size).sum::<u64>();
@@ -208,7 +265,7 @@ impl DbInner {
             files_written: job.outputs,
             records_in: job.input_entries,
             records_dropped: job.input_entries.saturating_sub(job.output_entries),
-            micros: span.map_or_else(|| self.job_micros(start), super::compact::span_micros),
+            micros: span.map_or_else(|| self.job_micros(started), super::compact::span_micros),
         });
         for p in picked {
             delete_file(&self.fs, &wal_file_name(p.wal))?;

@@ -3,16 +3,19 @@
 //!
 //! Foreground operations advance the clock by the cost model (`Options::sim`). The
 //! `max_background_flushes` flush threads and the `max_background_compactions` compaction
-//! threads are virtual: a job is
-//! taken (memtables picked, compaction inputs marked) at the instant its thread becomes
-//! free and work is there, exactly as a real thread would take it, occupies its thread for
-//! the modelled duration, and runs (writes its tables, installs its version edit) at the
-//! instant it ends. Meanwhile writes go on: L0 piles up behind a long L0→L1 compaction,
-//! immutable memtables wait for the flush, and stalls stop or slow writes in virtual time
-//! by RocksDB's triggers. Events are ordered by their instant, ties broken by a fixed order
-//! (flushes, then compactions, each in the order they started), and nothing reads a wall
-//! clock, so the same operations give the same schedule, bytes and statistics on any
-//! machine.
+//! threads are virtual: a job is taken (memtables picked, compaction inputs marked) at the
+//! instant its thread becomes free and work is there, exactly as a real thread would take
+//! it, writes its tables at that instant, occupies its thread for the modelled duration,
+//! and installs its version edit (deleting its inputs) at the instant it ends. Writing
+//! first is what a threaded job looks like to the zones: its outputs fill zones from its
+//! first output on, and a zone holding them is not reset while the job runs. (Written at
+//! the end instead, CAZA's zones emptied by other jobs meanwhile were reset a third more
+//! often than in threaded runs; see docs/ENGINE.md.) Meanwhile writes go on: L0 piles up
+//! behind a long L0→L1 compaction, immutable memtables wait for the flush, and stalls stop
+//! or slow writes in virtual time by RocksDB's triggers. Events are ordered by their
+//! instant, ties broken by a fixed order (flushes, then compactions, each in the order they
+//! started), and nothing reads a wall clock, so the same operations give the same schedule,
+//! bytes and statistics on any machine.
 //!
 //! With the file layer's `InlineCleaning::OutOfSpace` (what `Db::set_inline_cleaning`
 //! sets in this mode), the zone cleaner is a virtual thread too: a writer asking for a zone
@@ -20,9 +23,10 @@
 //! background cleaner, and the run cleans one victim after the other until `gc_stop`; each
 //! victim occupies the thread for its copy's duration and is cleaned when it ends. A writer
 //! that finds no zone meanwhile cleans inline at once, where a threaded writer would wait
-//! for the cleaner. A flush or compaction whose output found no zone changed nothing: the
-//! cleaner runs inline at once and the job is taken again at the same instant, as a
-//! threaded job's thread waits for the cleaner and runs it again (`DbInner::job_ended`).
+//! for the cleaner. A flush or compaction whose output found no zone (as it starts)
+//! changed nothing: the cleaner runs inline at once and the job is taken again at the
+//! same instant, as a threaded job's thread waits for the cleaner and runs it again
+//! (`DbInner::job_ended`).
 
 use super::compact::Picked;
 use std::collections::BTreeSet;
@@ -31,6 +35,7 @@ use std::sync::atomic::Ordering;
 use zkv_zonefs::fs::InlineCleaning;
 
 use super::blobs::flush_blobs;
+use super::flush::FlushWritten;
 use super::inner::{writable, DbInner, Immutable, State, Writer};
 use super::stall::Stall;
 use super::stats::Counters;
@@ -57,7 +62,7 @@ pub(crate) struct Sim {
     /// Virtual nanoseconds since the database opened.
     now: u64,
     /// In the order they started, which is the order they end (see `sim_start`).
-    flushes: Vec<Job<Vec<Immutable>>>,
+    flushes: Vec<Job<(Vec<Immutable>, FlushWritten)>>,
     /// In the order they started.
     compactions: Vec<Job<Picked>>,
     /// The victim being cleaned (the file layer picks it again when the job ends).
@@ -124,6 +129,13 @@ impl DbInner {
             let entries = picked.iter().map(|p| p.mem.entries());
             let blobs = flush_blobs(&self.options, picked.iter().map(|p| &*p.mem));
             let ns = self.options.sim.flush_ns(bytes.sum(), entries.sum(), blobs);
+            let written = match self.write_ahead_flush(&picked) {
+                Ok(written) => written,
+                Err(e) => {
+                    self.sim_job_failed(e)?;
+                    continue;
+                }
+            };
             // A flush installs after the older memtables' flush (RocksDB commits flush
             // results in memtable order): one that would end first waits for it.
             let after = sim.flushes.last().map_or(0, |j| j.finish);
@@ -131,7 +143,7 @@ impl DbInner {
             sim.flushes.push(Job {
                 start: sim.now,
                 finish,
-                work: picked,
+                work: (picked, written),
             });
         }
         let threads = self.options.max_background_compactions as usize;
@@ -157,6 +169,13 @@ impl DbInner {
             };
             let finish = sim.now.saturating_add(ns);
             p.span = Some((sim.now, finish));
+            let p = match self.write_ahead(p) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.sim_job_failed(e)?;
+                    continue;
+                }
+            };
             sim.compactions.push(Job {
                 start: sim.now,
                 finish,
@@ -217,7 +236,8 @@ impl DbInner {
         let ended = match event {
             Event::Flush(i) => {
                 let job = sim.flushes.remove(i);
-                self.end_flush(&job.work, Some((job.start, job.finish)))
+                let (picked, written) = job.work;
+                self.end_flush(&picked, Some(written), Some((job.start, job.finish)))
             }
             Event::Compaction(i) => {
                 let result = self.run_picked(sim.compactions.remove(i).work).map(drop);
@@ -229,13 +249,27 @@ impl DbInner {
                 self.sim_clean_victim(sim)
             }
         };
+        self.sim_outcome(ended).map(|()| true)
+    }
+
+    /// What a job's failure does to the simulation (the job saw it: `job_ended`): one
+    /// that found no room is taken again at once, after the cleaner's run; any other
+    /// failure is the background error.
+    fn sim_outcome(&self, ended: Result<()>) -> Result<()> {
         match ended {
             Err(e) if !self.job_retried(&e) => {
                 self.set_bg_error(&e);
                 Err(e)
             }
-            _ => Ok(true),
+            _ => Ok(()),
         }
+    }
+
+    /// A job failed as it started, writing its outputs: as if it had failed when it ended.
+    fn sim_job_failed(&self, e: Error) -> Result<()> {
+        let failed = Err(e);
+        self.job_ended(&failed);
+        self.sim_outcome(failed)
     }
 
     /// The cleaner's job ends: the file layer cleans its victim now (picking again: the

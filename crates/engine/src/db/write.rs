@@ -199,7 +199,12 @@ impl DbInner {
         drop(guard);
         if let Some(mut sim) = sim {
             let until = sim.now().saturating_add(self.options.sim.write_ns(bytes));
-            self.sim_advance(&mut sim, until)?;
+            // The write is done (logged and published): a job that fails while the clock
+            // runs on is the background error, which the next write reports, as a
+            // background thread's failure is in threaded mode.
+            if let Err(e) = self.sim_advance(&mut sim, until) {
+                self.set_bg_error(&e);
+            }
         }
         Ok(())
     }
