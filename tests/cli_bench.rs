@@ -438,6 +438,10 @@ fn bad_input_fails_before_any_work() {
             "a blob cost needs --enable-blob-files",
         ),
         (
+            vec!["--mode", "deterministic", "--sim-cost", "output_at_pct=101"],
+            "a percentage of a job's duration, 0 to 100",
+        ),
+        (
             vec![
                 "--workload",
                 "ycsb-a",
@@ -855,4 +859,24 @@ fn compression_halves_the_tables_of_half_random_values() {
         refused.contains("--compression-ratio applies with --compression-type"),
         "{refused}"
     );
+}
+
+/// `--sim-cost output_at_pct=N` is recorded in the report's `config.sim`, and only when it
+/// is not the default (so that reports at the default read as before it existed); writing
+/// outputs earlier changes the schedule's bytes, not what the store holds.
+#[test]
+fn output_at_pct_is_recorded_only_when_set() {
+    let (args, report) = deterministic("fillrandom", "20000", &["--verify"]);
+    assert!(run_ok(&args).contains("0 mismatches"));
+    let default = report.read();
+    assert!(
+        default["config"]["sim"]["job_ns"].is_u64(),
+        "{}",
+        default["config"]
+    );
+    assert!(default["config"]["sim"].get("output_at_pct").is_none());
+    let extra = ["--verify", "--sim-cost", "output_at_pct=0"];
+    let (args, report) = deterministic("fillrandom", "20000", &extra);
+    assert!(run_ok(&args).contains("0 mismatches"));
+    assert_eq!(report.read()["config"]["sim"]["output_at_pct"], 0);
 }

@@ -325,6 +325,11 @@ pub struct SimCosts {
     pub blob_read_ns: u64,
     /// Picoseconds per byte of a blob garbage collection reads.
     pub blob_read_byte_ps: u64,
+    /// When a flush or compaction writes its output files, in percent of its duration: 0
+    /// as it starts, 100 as it ends (then together with its install). A threaded job
+    /// writes them over its whole duration; see `docs/ENGINE.md`, "When a job's outputs
+    /// are written". Above 100 counts as 100.
+    pub output_at_pct: u64,
 }
 
 impl Default for SimCosts {
@@ -343,11 +348,19 @@ impl Default for SimCosts {
             blob_write_byte_ps: 1_330,
             blob_read_ns: 900,
             blob_read_byte_ps: 890,
+            output_at_pct: 100,
         }
     }
 }
 
 impl SimCosts {
+    /// The instant a job running from `start` to `finish` writes its outputs.
+    pub fn output_instant(&self, start: u64, finish: u64) -> u64 {
+        let span = u128::from(finish.saturating_sub(start));
+        let at = span * u128::from(self.output_at_pct.min(100)) / 100;
+        start.saturating_add(u64::try_from(at).unwrap_or(u64::MAX))
+    }
+
     /// Virtual time of a foreground write of `bytes` (keys and values).
     pub fn write_ns(&self, bytes: u64) -> u64 {
         self.write_op_ns

@@ -95,8 +95,8 @@ fn run(wants: bool) -> (Arc<Recorder>, Arc<ZoneFs>, Arc<Db>) {
         db.put(&WriteOptions::default(), &k, &value(i, 80)).unwrap();
     }
     db.flush().unwrap();
-    // A running compaction has written its outputs (deterministic jobs write when they
-    // start) but has no record yet.
+    // A running compaction may have written its outputs (deterministic jobs may write
+    // before they end: `SimCosts::output_at_pct`) but has no record yet.
     db.wait_for_background().unwrap();
     (recorder, fs, db)
 }

@@ -492,41 +492,85 @@ fn blob_garbage_collection_lengthens_a_compaction_by_the_blobs_it_relocates() {
     assert_eq!(durations.iter().sum::<u64>(), relocated * 1_000_000);
 }
 
-/// Jobs write their outputs as they start. On a device too small for the store, with no
-/// cleaner running on its own, a flush or compaction whose output finds no room fails
-/// there and then: the cleaner runs (one run per failure) and the job is taken again, a
-/// bounded number of times; then the store stops with the out-of-space error, and every
-/// write it acknowledged reads back as written.
+/// On a device too small for the store, with no cleaner running on its own, a flush or
+/// compaction whose output finds no room fails when it writes (as it starts, midway, or as
+/// it ends: `SimCosts::output_at_pct`): the cleaner runs (one run per failure) and the job
+/// is taken again, a bounded number of times; then the store stops with the out-of-space
+/// error, and every write it acknowledged reads back as written.
 #[test]
-fn a_job_that_finds_no_room_as_it_starts_runs_again_after_cleaning() {
-    let (_mem, dev) = device(12, 256);
-    let fs = format(&dev, fs_options());
-    let db = Db::open(Arc::clone(&fs), tiny_options(ExecMode::Deterministic)).unwrap();
-    let mut rng = ChaCha8Rng::seed_from_u64(3);
-    let mut model = Model::new();
-    let error = (0..30_000u64).find_map(|i| {
-        let k = format!("k{:05}", rng.random_range(0..3000)).into_bytes();
-        let v = value(i, 100);
-        match db.put(&WriteOptions::default(), &k, &v) {
-            Ok(()) => {
-                model.insert(k, v);
-                None
+fn a_job_that_finds_no_room_runs_again_after_cleaning_wherever_it_writes() {
+    for output_at_pct in [0, 50, 100] {
+        let (_mem, dev) = device(12, 256);
+        let fs = format(&dev, fs_options());
+        let mut options = tiny_options(ExecMode::Deterministic);
+        options.sim.output_at_pct = output_at_pct;
+        let db = Db::open(Arc::clone(&fs), options).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut model = Model::new();
+        let error = (0..30_000u64).find_map(|i| {
+            let k = format!("k{:05}", rng.random_range(0..3000)).into_bytes();
+            let v = value(i, 100);
+            match db.put(&WriteOptions::default(), &k, &v) {
+                Ok(()) => {
+                    model.insert(k, v);
+                    None
+                }
+                Err(e) => Some(e),
             }
-            Err(e) => Some(e),
+        });
+        let at = format!("output_at_pct {output_at_pct}");
+        let error = error.unwrap_or_else(|| panic!("{at}: the device never filled up"));
+        assert!(error.to_string().contains("out of space"), "{at}: {error}");
+        let retries = db.stats().no_room_retries;
+        let victims = fs.stats().gc.victims;
+        assert!(retries > 0, "{at}: no job was taken again");
+        assert!(
+            victims >= retries,
+            "{at}: {victims} victims, {retries} retries"
+        );
+        // The failure is the background error: writes stay refused, reads still work.
+        assert!(db.put(&WriteOptions::default(), b"k", b"v").is_err());
+        for (k, v) in &model {
+            assert_eq!(
+                db.get(&Default::default(), k).unwrap().as_ref(),
+                Some(v),
+                "{at}"
+            );
         }
-    });
-    let error = error.expect("the device never filled up");
-    assert!(error.to_string().contains("out of space"), "{error}");
-    let retries = db.stats().no_room_retries;
-    let victims = fs.stats().gc.victims;
-    assert!(retries > 0, "no job was taken again");
-    assert!(
-        victims >= retries,
-        "{victims} victims for {retries} retries"
-    );
-    // The failure is the background error: writes stay refused, reads still work.
-    assert!(db.put(&WriteOptions::default(), b"k", b"v").is_err());
-    for (k, v) in &model {
-        assert_eq!(db.get(&Default::default(), k).unwrap().as_ref(), Some(v));
+    }
+}
+
+/// `output_at_pct` below 100: a running job's outputs are on the device (files the
+/// version does not hold yet) while it runs; at 100 (the default) never, since a job
+/// writes them as it installs them. Either way the store holds every write.
+#[test]
+fn outputs_are_on_the_device_while_the_job_runs_unless_written_at_its_end() {
+    for (output_at_pct, ahead) in [(0, true), (50, true), (100, false)] {
+        let (_mem, dev) = device(256, 256);
+        let fs = format(&dev, fs_options());
+        let mut options = slow_compactions(ExecMode::Deterministic);
+        options.sim.output_at_pct = output_at_pct;
+        let db = Db::open(Arc::clone(&fs), options).unwrap();
+        let mut seen_ahead = false;
+        fill(&db, 3000, 9, |db| {
+            let on_device = fs
+                .list()
+                .iter()
+                .filter(|f| f.name.ends_with(".sst"))
+                .count();
+            seen_ahead |= on_device > db.live_files().len();
+        });
+        assert_eq!(seen_ahead, ahead, "output_at_pct {output_at_pct}");
+        db.wait_for_background().unwrap();
+        let on_device = fs
+            .list()
+            .iter()
+            .filter(|f| f.name.ends_with(".sst"))
+            .count();
+        assert_eq!(
+            on_device,
+            db.live_files().len(),
+            "output_at_pct {output_at_pct}"
+        );
     }
 }

@@ -56,8 +56,8 @@ fn run(fs: Arc<ZoneFs>, options: Options, ops: u64, seed: u64) -> Run {
             min_free = min_free.min(fs.free_ratio());
         }
     }
-    // The jobs in flight end first: deterministic jobs write their outputs (and ask for
-    // their hints) when they start.
+    // The jobs in flight end first: deterministic jobs may write their outputs (and ask
+    // for their hints) before they end (`SimCosts::output_at_pct`).
     db.wait_for_background().unwrap();
     let stats = db.stats();
     db.close().unwrap();

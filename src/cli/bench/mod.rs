@@ -374,7 +374,8 @@ pub struct BenchArgs {
 
     /// A cost of the deterministic mode's virtual clock, NAME=VALUE (repeatable; names:
     /// write_op_ns, write_byte_ps, read_op_ns, job_ns, flush_byte_ps, flush_entry_ns,
-    /// compaction_byte_ps, compaction_entry_ns, clean_byte_ps; docs/ENGINE.md)
+    /// compaction_byte_ps, compaction_entry_ns, clean_byte_ps, output_at_pct;
+    /// docs/ENGINE.md)
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_sim_cost)]
     sim_cost: Vec<(String, u64)>,
 
@@ -916,6 +917,13 @@ impl BenchArgs {
                 "blob_write_byte_ps" => &mut costs.blob_write_byte_ps,
                 "blob_read_ns" => &mut costs.blob_read_ns,
                 "blob_read_byte_ps" => &mut costs.blob_read_byte_ps,
+                "output_at_pct" if *value > 100 => {
+                    return Err(CliError::invalid(format!(
+                        "--sim-cost output_at_pct={value}: a percentage of a job's duration, \
+                         0 to 100"
+                    )))
+                }
+                "output_at_pct" => &mut costs.output_at_pct,
                 _ => {
                     return Err(CliError::invalid(format!(
                         "--sim-cost: unknown cost '{name}' (known: {})",
@@ -1701,7 +1709,7 @@ fn engine_config(o: &Options) -> Value {
 }
 
 /// The names `--sim-cost` takes, in the order of `SimCosts`.
-const SIM_COSTS: [&str; 13] = [
+const SIM_COSTS: [&str; 14] = [
     "write_op_ns",
     "write_byte_ps",
     "read_op_ns",
@@ -1715,10 +1723,13 @@ const SIM_COSTS: [&str; 13] = [
     "blob_write_byte_ps",
     "blob_read_ns",
     "blob_read_byte_ps",
+    "output_at_pct",
 ];
 
 /// The costs in the report's config. The blob costs only with blob files on, where they
-/// take effect: reports of runs without blob files read as before they existed.
+/// take effect: reports of runs without blob files read as before they existed; and
+/// `output_at_pct` only when it is not the default (100, the job's end), so that reports
+/// at the default read as before it existed.
 fn sim_config(c: &SimCosts, blobs: bool) -> Value {
     let mut v = json!({
         "write_op_ns": c.write_op_ns, "write_byte_ps": c.write_byte_ps,
@@ -1732,6 +1743,9 @@ fn sim_config(c: &SimCosts, blobs: bool) -> Value {
         m.insert("blob_write_byte_ps".into(), json!(c.blob_write_byte_ps));
         m.insert("blob_read_ns".into(), json!(c.blob_read_ns));
         m.insert("blob_read_byte_ps".into(), json!(c.blob_read_byte_ps));
+    }
+    if let (true, Value::Object(m)) = (c.output_at_pct != 100, &mut v) {
+        m.insert("output_at_pct".into(), json!(c.output_at_pct));
     }
     v
 }

@@ -106,8 +106,15 @@ pub(crate) struct Picked {
     /// blob GC cutoff from its input version): every range relocates under the same
     /// cutoff, the one the simulation's duration and the force threshold looked at.
     pub blob_rules: BlobRules,
-    /// Deterministic mode: the outputs, written when the job started (`write_ahead`).
+    /// Deterministic mode: the outputs, written before the job ends (`write_ahead`).
     pub written: Option<Written>,
+}
+
+impl Picked {
+    /// A compaction with outputs to write that has not written them yet.
+    pub(crate) fn pending_write(&self) -> bool {
+        !self.c.trivial_move && self.written.is_none()
+    }
 }
 
 /// Unmarks a compaction's files however it ends.
@@ -476,9 +483,8 @@ impl DbInner {
     }
 
     /// Writes the outputs of `p` now, to be installed when the job ends (`run_picked`):
-    /// the simulation's jobs write when they start, so that their outputs hold their zones
-    /// over the job's virtual duration, as a threaded job's do from its first output on
-    /// (see `sim.rs`). On failure `p`'s files are free for other compactions again.
+    /// the simulation's jobs may write before they end (`SimCosts::output_at_pct`, see
+    /// `sim.rs`). On failure `p`'s files are free for other compactions again.
     pub(crate) fn write_ahead(&self, mut p: Picked) -> Result<Picked> {
         if !p.c.trivial_move {
             match self.write_outputs(&p) {

@@ -175,8 +175,9 @@ impl DbInner {
     }
 
     /// Writes the L0 table of what [`Self::begin_flush`] took now, to be installed when
-    /// the flush ends ([`Self::end_flush`]): the simulation's jobs write when they start
-    /// (see `sim.rs`). On failure the memtables go back to the queue.
+    /// the flush ends ([`Self::end_flush`]): the simulation's jobs may write before they
+    /// end (`SimCosts::output_at_pct`, see `sim.rs`). On failure the memtables go back to
+    /// the queue.
     pub(crate) fn write_ahead_flush(&self, picked: &[Immutable]) -> Result<FlushWritten> {
         self.write_flush(picked).inspect_err(|_| {
             drop(FlushGuard {

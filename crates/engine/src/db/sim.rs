@@ -5,17 +5,18 @@
 //! `max_background_flushes` flush threads and the `max_background_compactions` compaction
 //! threads are virtual: a job is taken (memtables picked, compaction inputs marked) at the
 //! instant its thread becomes free and work is there, exactly as a real thread would take
-//! it, writes its tables at that instant, occupies its thread for the modelled duration,
-//! and installs its version edit (deleting its inputs) at the instant it ends. Writing
-//! first is what a threaded job looks like to the zones: its outputs fill zones from its
-//! first output on, and a zone holding them is not reset while the job runs. (Written at
-//! the end instead, CAZA's zones emptied by other jobs meanwhile were reset a third more
-//! often than in threaded runs; see docs/ENGINE.md.) Meanwhile writes go on: L0 piles up
-//! behind a long L0→L1 compaction, immutable memtables wait for the flush, and stalls stop
-//! or slow writes in virtual time by RocksDB's triggers. Events are ordered by their
-//! instant, ties broken by a fixed order (flushes, then compactions, each in the order they
-//! started), and nothing reads a wall clock, so the same operations give the same schedule,
-//! bytes and statistics on any machine.
+//! it, occupies its thread for the modelled duration, and installs its version edit
+//! (deleting its inputs) at the instant it ends. It writes its output files at the point
+//! of its duration `SimCosts::output_at_pct` says: by default as it ends, together with the
+//! install; earlier, its outputs take their zones and their space while it runs, as a
+//! threaded job's do from its first output on (docs/ENGINE.md, "When a job's outputs are
+//! written"). Meanwhile writes go on: L0 piles up behind a long L0→L1 compaction,
+//! immutable memtables wait for the flush, and stalls stop or slow writes in virtual time
+//! by RocksDB's triggers. Events are ordered by their instant, ties broken by a fixed order
+//! (ends of flushes, then of compactions, each in the order they started, then the
+//! cleaner's, then the writes of flushes and of compactions), and nothing reads a wall
+//! clock, so the same operations give the same schedule, bytes and statistics on any
+//! machine.
 //!
 //! With the file layer's `InlineCleaning::OutOfSpace` (what `Db::set_inline_cleaning`
 //! sets in this mode), the zone cleaner is a virtual thread too: a writer asking for a zone
@@ -23,7 +24,7 @@
 //! background cleaner, and the run cleans one victim after the other until `gc_stop`; each
 //! victim occupies the thread for its copy's duration and is cleaned when it ends. A writer
 //! that finds no zone meanwhile cleans inline at once, where a threaded writer would wait
-//! for the cleaner. A flush or compaction whose output found no zone (as it starts)
+//! for the cleaner. A flush or compaction whose output found no zone (when it writes)
 //! changed nothing: the cleaner runs inline at once and the job is taken again at the
 //! same instant, as a threaded job's thread waits for the cleaner and runs it again
 //! (`DbInner::job_ended`).
@@ -41,17 +42,21 @@ use super::stall::Stall;
 use super::stats::Counters;
 use crate::{Error, Result};
 
-/// Which virtual thread's job ends.
+/// Which virtual thread's job ends, or writes its outputs.
 #[derive(Clone, Copy, Debug)]
 enum Event {
     Flush(usize),
     Compaction(usize),
     Cleaner,
+    FlushWrite(usize),
+    CompactionWrite(usize),
 }
 
-/// A job on a virtual thread: what it does, and when it ends.
+/// A job on a virtual thread: what it does, when it writes its outputs, and when it ends.
 struct Job<W> {
     start: u64,
+    /// Its outputs are written at this instant, if it ends later (else when it ends).
+    write_at: u64,
     finish: u64,
     work: W,
 }
@@ -62,7 +67,7 @@ pub(crate) struct Sim {
     /// Virtual nanoseconds since the database opened.
     now: u64,
     /// In the order they started, which is the order they end (see `sim_start`).
-    flushes: Vec<Job<(Vec<Immutable>, FlushWritten)>>,
+    flushes: Vec<Job<(Vec<Immutable>, Option<FlushWritten>)>>,
     /// In the order they started.
     compactions: Vec<Job<Picked>>,
     /// The victim being cleaned (the file layer picks it again when the job ends).
@@ -81,8 +86,9 @@ impl Sim {
         self.now
     }
 
-    /// The job that ends first, with its instant; on a tie flushes, then compactions, each
-    /// in the order they started, then the cleaner.
+    /// The first event, with its instant: a job's end, or the write of a job's outputs
+    /// before its end. On a tie: the ends of flushes, then of compactions, each in the
+    /// order they started, then the cleaner's, then the writes of flushes and compactions.
     fn next_event(&self) -> Option<(u64, Event)> {
         let flush = self
             .flushes
@@ -95,11 +101,25 @@ impl Sim {
             .enumerate()
             .map(|(i, j)| (j.finish, Event::Compaction(i)));
         let cleaner = self.cleaner.as_ref().map(|j| (j.finish, Event::Cleaner));
+        let flush_writes = self
+            .flushes
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.work.1.is_none() && j.write_at < j.finish)
+            .map(|(i, j)| (j.write_at, Event::FlushWrite(i)));
+        let compaction_writes = self
+            .compactions
+            .iter()
+            .enumerate()
+            .filter(|(_, j)| j.work.pending_write() && j.write_at < j.finish)
+            .map(|(i, j)| (j.write_at, Event::CompactionWrite(i)));
         // `min_by_key` keeps the first of equal keys: the tie order is the chain's order.
         flush
             .into_iter()
             .chain(compactions)
             .chain(cleaner)
+            .chain(flush_writes)
+            .chain(compaction_writes)
             .min_by_key(|(t, _)| *t)
     }
 
@@ -129,21 +149,15 @@ impl DbInner {
             let entries = picked.iter().map(|p| p.mem.entries());
             let blobs = flush_blobs(&self.options, picked.iter().map(|p| &*p.mem));
             let ns = self.options.sim.flush_ns(bytes.sum(), entries.sum(), blobs);
-            let written = match self.write_ahead_flush(&picked) {
-                Ok(written) => written,
-                Err(e) => {
-                    self.sim_job_failed(e)?;
-                    continue;
-                }
-            };
             // A flush installs after the older memtables' flush (RocksDB commits flush
             // results in memtable order): one that would end first waits for it.
             let after = sim.flushes.last().map_or(0, |j| j.finish);
-            let finish = sim.now.saturating_add(ns).max(after);
+            let end = sim.now.saturating_add(ns);
             sim.flushes.push(Job {
                 start: sim.now,
-                finish,
-                work: (picked, written),
+                write_at: self.options.sim.output_instant(sim.now, end),
+                finish: end.max(after),
+                work: (picked, None),
             });
         }
         let threads = self.options.max_background_compactions as usize;
@@ -169,15 +183,9 @@ impl DbInner {
             };
             let finish = sim.now.saturating_add(ns);
             p.span = Some((sim.now, finish));
-            let p = match self.write_ahead(p) {
-                Ok(p) => p,
-                Err(e) => {
-                    self.sim_job_failed(e)?;
-                    continue;
-                }
-            };
             sim.compactions.push(Job {
                 start: sim.now,
+                write_at: self.options.sim.output_instant(sim.now, finish),
                 finish,
                 work: p,
             });
@@ -220,13 +228,14 @@ impl DbInner {
         let finish = sim.now.saturating_add(self.options.sim.clean_ns(valid));
         sim.cleaner = Some(Job {
             start: sim.now,
+            write_at: finish,
             finish,
             work: zone,
         });
         Ok(())
     }
 
-    /// Ends the job that ends first, if it ends by `until`, at its instant; whether one did.
+    /// Runs the first event if it comes by `until`, at its instant; whether one did.
     fn sim_step(&self, sim: &mut Sim, until: u64) -> Result<bool> {
         let Some((finish, event)) = sim.next_event().filter(|(t, _)| *t <= until) else {
             return Ok(false);
@@ -237,8 +246,10 @@ impl DbInner {
             Event::Flush(i) => {
                 let job = sim.flushes.remove(i);
                 let (picked, written) = job.work;
-                self.end_flush(&picked, Some(written), Some((job.start, job.finish)))
+                self.end_flush(&picked, written, Some((job.start, job.finish)))
             }
+            Event::FlushWrite(i) => return self.sim_write_flush(sim, i).map(|()| true),
+            Event::CompactionWrite(i) => return self.sim_write_compaction(sim, i).map(|()| true),
             Event::Compaction(i) => {
                 let result = self.run_picked(sim.compactions.remove(i).work).map(drop);
                 self.job_ended(&result);
@@ -265,7 +276,36 @@ impl DbInner {
         }
     }
 
-    /// A job failed as it started, writing its outputs: as if it had failed when it ended.
+    /// The flush `i` writes its table now, to install it when it ends.
+    fn sim_write_flush(&self, sim: &mut Sim, i: usize) -> Result<()> {
+        let Some(job) = sim.flushes.get_mut(i) else {
+            return Ok(());
+        };
+        match self.write_ahead_flush(&job.work.0) {
+            Ok(written) => {
+                job.work.1 = Some(written);
+                Ok(())
+            }
+            Err(e) => {
+                sim.flushes.remove(i);
+                self.sim_job_failed(e)
+            }
+        }
+    }
+
+    /// The compaction `i` writes its outputs now, to install them when it ends.
+    fn sim_write_compaction(&self, sim: &mut Sim, i: usize) -> Result<()> {
+        let job = sim.compactions.remove(i);
+        match self.write_ahead(job.work) {
+            Ok(p) => {
+                sim.compactions.insert(i, Job { work: p, ..job });
+                Ok(())
+            }
+            Err(e) => self.sim_job_failed(e),
+        }
+    }
+
+    /// A job failed writing its outputs before it ended: as if it had failed when it ended.
     fn sim_job_failed(&self, e: Error) -> Result<()> {
         let failed = Err(e);
         self.job_ended(&failed);

@@ -190,11 +190,11 @@ impl DbInner {
         Counters::add(&self.counters.writes, 1);
         self.last_seq
             .store(last, std::sync::atomic::Ordering::Release);
-        if mem.is_full() {
-            self.switch_memtable(w)?;
-            if sim.is_none() {
-                self.space_stall();
-            }
+        // The write is done (logged and published) from here on: a failed memtable switch
+        // is the background error (`switch_memtable` sets it), which the next write
+        // reports, as a job's failure is.
+        if mem.is_full() && self.switch_memtable(w).is_ok() && sim.is_none() {
+            self.space_stall();
         }
         drop(guard);
         if let Some(mut sim) = sim {
