@@ -439,7 +439,7 @@ fn bad_input_fails_before_any_work() {
         ),
         (
             vec!["--mode", "deterministic", "--sim-cost", "output_at_pct=101"],
-            "a percentage of a job's duration, 0 to 100",
+            "sim.output_at_pct 101 is not a percentage of a job's duration (0 to 100)",
         ),
         (
             vec![

@@ -328,7 +328,7 @@ pub struct SimCosts {
     /// When a flush or compaction writes its output files, in percent of its duration: 0
     /// as it starts, 100 as it ends (then together with its install). A threaded job
     /// writes them over its whole duration; see `docs/ENGINE.md`, "When a job's outputs
-    /// are written". Above 100 counts as 100.
+    /// are written". At most 100 (`Options::check`).
     pub output_at_pct: u64,
 }
 
@@ -357,7 +357,7 @@ impl SimCosts {
     /// The instant a job running from `start` to `finish` writes its outputs.
     pub fn output_instant(&self, start: u64, finish: u64) -> u64 {
         let span = u128::from(finish.saturating_sub(start));
-        let at = span * u128::from(self.output_at_pct.min(100)) / 100;
+        let at = span * u128::from(self.output_at_pct) / 100;
         start.saturating_add(u64::try_from(at).unwrap_or(u64::MAX))
     }
 
@@ -542,6 +542,12 @@ impl Options {
         if self.max_open_files == 0 || self.max_open_files < -1 {
             return bad("max_open_files must be -1 (no limit) or at least 1".into());
         }
+        if self.sim.output_at_pct > 100 {
+            return bad(format!(
+                "sim.output_at_pct {} is not a percentage of a job's duration (0 to 100)",
+                self.sim.output_at_pct
+            ));
+        }
         Ok(())
     }
 }
@@ -667,6 +673,20 @@ mod tests {
         };
         let err = o.check().unwrap_err().to_string();
         assert!(err.contains("L0 triggers"), "{err}");
+    }
+
+    #[test]
+    fn the_output_instant_is_a_percentage_of_the_job() {
+        let mut o = Options::default();
+        assert_eq!(o.sim.output_instant(1_000, 3_000), 3_000);
+        o.sim.output_at_pct = 0;
+        assert_eq!(o.sim.output_instant(1_000, 3_000), 1_000);
+        o.sim.output_at_pct = 50;
+        assert_eq!(o.sim.output_instant(1_000, 3_000), 2_000);
+        o.check().unwrap();
+        o.sim.output_at_pct = 101;
+        let err = o.check().unwrap_err().to_string();
+        assert!(err.contains("output_at_pct 101"), "{err}");
     }
 
     #[test]

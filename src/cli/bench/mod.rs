@@ -917,12 +917,6 @@ impl BenchArgs {
                 "blob_write_byte_ps" => &mut costs.blob_write_byte_ps,
                 "blob_read_ns" => &mut costs.blob_read_ns,
                 "blob_read_byte_ps" => &mut costs.blob_read_byte_ps,
-                "output_at_pct" if *value > 100 => {
-                    return Err(CliError::invalid(format!(
-                        "--sim-cost output_at_pct={value}: a percentage of a job's duration, \
-                         0 to 100"
-                    )))
-                }
                 "output_at_pct" => &mut costs.output_at_pct,
                 _ => {
                     return Err(CliError::invalid(format!(

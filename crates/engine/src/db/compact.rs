@@ -484,21 +484,16 @@ impl DbInner {
 
     /// Writes the outputs of `p` now, to be installed when the job ends (`run_picked`):
     /// the simulation's jobs may write before they end (`SimCosts::output_at_pct`, see
-    /// `sim.rs`). On failure `p`'s files are free for other compactions again.
-    pub(crate) fn write_ahead(&self, mut p: Picked) -> Result<Picked> {
-        if !p.c.trivial_move {
-            match self.write_outputs(&p) {
-                Ok(written) => p.written = Some(written),
-                Err(e) => {
-                    drop(RunningGuard {
-                        inner: self,
-                        id: p.id,
-                    });
-                    return Err(e);
-                }
-            }
-        }
-        Ok(p)
+    /// `sim.rs`). On failure `p` is over: its files are free for other compactions again.
+    pub(crate) fn write_ahead(&self, p: &mut Picked) -> Result<()> {
+        let written = self.write_outputs(p).inspect_err(|_| {
+            drop(RunningGuard {
+                inner: self,
+                id: p.id,
+            });
+        })?;
+        p.written = Some(written);
+        Ok(())
     }
 
     fn merge(&self, p: &mut Picked) -> Result<Vec<u64>> {

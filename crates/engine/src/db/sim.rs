@@ -295,14 +295,13 @@ impl DbInner {
 
     /// The compaction `i` writes its outputs now, to install them when it ends.
     fn sim_write_compaction(&self, sim: &mut Sim, i: usize) -> Result<()> {
-        let job = sim.compactions.remove(i);
-        match self.write_ahead(job.work) {
-            Ok(p) => {
-                sim.compactions.insert(i, Job { work: p, ..job });
-                Ok(())
-            }
-            Err(e) => self.sim_job_failed(e),
-        }
+        let Some(job) = sim.compactions.get_mut(i) else {
+            return Ok(());
+        };
+        self.write_ahead(&mut job.work).or_else(|e| {
+            sim.compactions.remove(i);
+            self.sim_job_failed(e)
+        })
     }
 
     /// A job failed writing its outputs before it ended: as if it had failed when it ended.

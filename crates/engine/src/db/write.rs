@@ -190,18 +190,17 @@ impl DbInner {
         Counters::add(&self.counters.writes, 1);
         self.last_seq
             .store(last, std::sync::atomic::Ordering::Release);
-        // The write is done (logged and published) from here on: a failed memtable switch
-        // is the background error (`switch_memtable` sets it), which the next write
-        // reports, as a job's failure is.
+        // The write is done (logged and published) from here on. What fails after it is
+        // the background error, which the next write reports, and this write returns Ok:
+        // a failed memtable switch (`switch_memtable` sets the error), and in
+        // deterministic mode a job that fails while the clock runs on (as a background
+        // thread's failure is in threaded mode).
         if mem.is_full() && self.switch_memtable(w).is_ok() && sim.is_none() {
             self.space_stall();
         }
         drop(guard);
         if let Some(mut sim) = sim {
             let until = sim.now().saturating_add(self.options.sim.write_ns(bytes));
-            // The write is done (logged and published): a job that fails while the clock
-            // runs on is the background error, which the next write reports, as a
-            // background thread's failure is in threaded mode.
             if let Err(e) = self.sim_advance(&mut sim, until) {
                 self.set_bg_error(&e);
             }
