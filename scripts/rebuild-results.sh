@@ -17,9 +17,9 @@ declare -A COMMAND=(
   [samezone24]="samezone24 --repeat 3"
   [caza22-unhalved]="caza22 --modes deterministic -- --num 18641350"
   [zone-drain]="zone-drain --modes deterministic"
-  [prophet24-quick]="prophet24 --quick"
-  [prophet24]="prophet24"
-  [samevictim24]="samevictim24 --repeat 3"
+  [prophet24-quick]="prophet24 --quick -- --sim-cost spread_outputs=0"
+  [prophet24]="prophet24 -- --sim-cost spread_outputs=0"
+  [samevictim24]="samevictim24 --repeat 3 -- --sim-cost spread_outputs=0"
 )
 
 names=("$@")

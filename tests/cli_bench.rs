@@ -442,6 +442,10 @@ fn bad_input_fails_before_any_work() {
             "sim.output_at_pct 101 is not a percentage of a job's duration (0 to 100)",
         ),
         (
+            vec!["--mode", "deterministic", "--sim-cost", "spread_outputs=2"],
+            "--sim-cost spread_outputs=2: 0 (a compaction writes its tables together) or 1",
+        ),
+        (
             vec![
                 "--workload",
                 "ycsb-a",
@@ -861,22 +865,27 @@ fn compression_halves_the_tables_of_half_random_values() {
     );
 }
 
-/// `--sim-cost output_at_pct=N` is recorded in the report's `config.sim`, and only when it
-/// is not the default (so that reports at the default read as before it existed); writing
-/// outputs earlier changes the schedule's bytes, not what the store holds.
+/// `--sim-cost output_at_pct=N` is recorded in the report's `config.sim` only when it is
+/// not the default, and `spread_outputs` (1) only when it is on, the default: a report
+/// without it was made with a job's tables written together (every report made before
+/// the option existed reads so). Writing outputs earlier, or all together, changes the
+/// schedule's bytes, not what the store holds.
 #[test]
-fn output_at_pct_is_recorded_only_when_set() {
+fn output_instant_and_spread_are_recorded_only_when_set() {
     let (args, report) = deterministic("fillrandom", "20000", &["--verify"]);
     assert!(run_ok(&args).contains("0 mismatches"));
     let default = report.read();
-    assert!(
-        default["config"]["sim"]["job_ns"].is_u64(),
-        "{}",
-        default["config"]
-    );
-    assert!(default["config"]["sim"].get("output_at_pct").is_none());
+    let sim = &default["config"]["sim"];
+    assert!(sim["job_ns"].is_u64(), "{}", default["config"]);
+    assert!(sim.get("output_at_pct").is_none());
+    assert_eq!(sim["spread_outputs"], 1);
     let extra = ["--verify", "--sim-cost", "output_at_pct=0"];
     let (args, report) = deterministic("fillrandom", "20000", &extra);
     assert!(run_ok(&args).contains("0 mismatches"));
     assert_eq!(report.read()["config"]["sim"]["output_at_pct"], 0);
+    let extra = ["--verify", "--sim-cost", "spread_outputs=0"];
+    let (args, report) = deterministic("fillrandom", "20000", &extra);
+    assert!(run_ok(&args).contains("0 mismatches"));
+    let together = report.read();
+    assert!(together["config"]["sim"].get("spread_outputs").is_none());
 }

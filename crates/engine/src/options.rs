@@ -330,6 +330,12 @@ pub struct SimCosts {
     /// writes them over its whole duration; see `docs/ENGINE.md`, "When a job's outputs
     /// are written". At most 100 (`Options::check`).
     pub output_at_pct: u64,
+    /// A compaction writes each output table at its own instant, as a thread writes each
+    /// table once it has built it: table `k` of a (sub)compaction range's `n` at
+    /// `(k + output_at_pct / 100) / n` of the range's duration (on, the default; off: all
+    /// of them at `output_at_pct` of the job's, as before this option existed). Flushes
+    /// write one table: it changes nothing for them.
+    pub spread_outputs: bool,
 }
 
 impl Default for SimCosts {
@@ -349,6 +355,7 @@ impl Default for SimCosts {
             blob_read_ns: 900,
             blob_read_byte_ps: 890,
             output_at_pct: 100,
+            spread_outputs: true,
         }
     }
 }
@@ -358,6 +365,15 @@ impl SimCosts {
     pub fn output_instant(&self, start: u64, finish: u64) -> u64 {
         let span = u128::from(finish.saturating_sub(start));
         let at = span * u128::from(self.output_at_pct) / 100;
+        start.saturating_add(u64::try_from(at).unwrap_or(u64::MAX))
+    }
+
+    /// The instant table `k` of the `n` a (sub)compaction range running for `ns` from
+    /// `start` builds is written, when they are spread (`spread_outputs`).
+    pub fn table_instant(&self, start: u64, ns: u64, k: usize, n: usize) -> u64 {
+        let n = n.max(1) as u128;
+        let share = 100 * k as u128 + u128::from(self.output_at_pct);
+        let at = u128::from(ns) * share / (100 * n);
         start.saturating_add(u64::try_from(at).unwrap_or(u64::MAX))
     }
 
@@ -687,6 +703,24 @@ mod tests {
         o.sim.output_at_pct = 101;
         let err = o.check().unwrap_err().to_string();
         assert!(err.contains("output_at_pct 101"), "{err}");
+    }
+
+    #[test]
+    fn spread_tables_end_their_share_of_the_range() {
+        let mut c = SimCosts::default();
+        // At the end (100): table k of 4 at (k + 1) / 4, the last as the range ends.
+        let at: Vec<u64> = (0..4).map(|k| c.table_instant(1_000, 400, k, 4)).collect();
+        assert_eq!(at, [1_100, 1_200, 1_300, 1_400]);
+        c.output_at_pct = 50;
+        assert_eq!(c.table_instant(1_000, 400, 0, 4), 1_050);
+        assert_eq!(c.table_instant(1_000, 400, 3, 4), 1_350);
+        c.output_at_pct = 0;
+        assert_eq!(c.table_instant(1_000, 400, 0, 4), 1_000);
+        // One table: the job's own instant.
+        assert_eq!(
+            c.table_instant(1_000, 400, 0, 1),
+            c.output_instant(1_000, 1_400)
+        );
     }
 
     #[test]

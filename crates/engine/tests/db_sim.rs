@@ -16,6 +16,8 @@ use rand_chacha::ChaCha8Rng;
 use support::*;
 use zkv_engine::db::{CompactionRecord, Db, DbStats, WriteOptions};
 use zkv_engine::options::{ExecMode, Options, SimCosts};
+use zkv_zns::MemDevice;
+use zkv_zonefs::fs::ZoneFs;
 
 /// L0→L1 compactions take 2 ms of virtual time per KiB of input, writes 10 µs each: a
 /// compaction of a few 4 KiB files spans hundreds of writes.
@@ -251,9 +253,16 @@ fn outcome(db: &Db, fs: &zkv_zonefs::fs::ZoneFs) -> (String, String, u64) {
 
 /// A run with the virtual cleaner busy: 12 zones, cleaning from 70 % free space.
 fn deterministic_run(seed: u64) -> (String, String, u64) {
+    deterministic_run_with(seed, false)
+}
+
+/// The same, `spread` saying whether compactions write their tables one by one.
+fn deterministic_run_with(seed: u64, spread: bool) -> (String, String, u64) {
     let (_mem, dev) = device(12, 256);
     let fs = format(&dev, fs_options().with_gc(70, 80));
-    let db = Db::open(Arc::clone(&fs), slow_compactions(ExecMode::Deterministic)).unwrap();
+    let mut options = slow_compactions(ExecMode::Deterministic);
+    options.sim.spread_outputs = spread;
+    let db = Db::open(Arc::clone(&fs), options).unwrap();
     db.set_inline_cleaning(true);
     fill(&db, 2500, seed, |_| {});
     assert!(fs.stats().gc.victims > 0, "the cleaner never ran");
@@ -291,6 +300,13 @@ fn the_same_run_is_identical_on_parallel_threads_and_under_load() {
         deterministic_run(10) != alone,
         "another seed gives another run"
     );
+    // Tables written one by one: as exact, and another schedule.
+    let spread = deterministic_run_with(9, true);
+    assert!(
+        deterministic_run_with(9, true) == spread,
+        "a spread run differs"
+    );
+    assert!(spread != alone, "spreading the tables changed nothing");
 }
 
 #[test]
@@ -492,19 +508,34 @@ fn blob_garbage_collection_lengthens_a_compaction_by_the_blobs_it_relocates() {
     assert_eq!(durations.iter().sum::<u64>(), relocated * 1_000_000);
 }
 
+/// A store on a device of `zones` zones of 256 KiB whose jobs write their outputs at
+/// `output_at_pct` of their duration, a compaction's tables one by one if `spread`: the
+/// device's memory (kept alive), its file layer and the store.
+fn open_writing_at(
+    zones: u32,
+    mut options: Options,
+    output_at_pct: u64,
+    spread: bool,
+) -> (Arc<MemDevice>, Arc<ZoneFs>, Db) {
+    let (mem, dev) = device(zones, 256);
+    let fs = format(&dev, fs_options());
+    options.sim.output_at_pct = output_at_pct;
+    options.sim.spread_outputs = spread;
+    let db = Db::open(Arc::clone(&fs), options).unwrap();
+    (mem, fs, db)
+}
+
 /// On a device too small for the store, with no cleaner running on its own, a flush or
 /// compaction whose output finds no room fails when it writes (as it starts, midway, or as
-/// it ends: `SimCosts::output_at_pct`): the cleaner runs (one run per failure) and the job
-/// is taken again, a bounded number of times; then the store stops with the out-of-space
-/// error, and every write it acknowledged reads back as written.
+/// it ends: `SimCosts::output_at_pct`; or table by table: `spread_outputs`): the cleaner
+/// runs (one run per failure) and the job is taken again, a bounded number of times; then
+/// the store stops with the out-of-space error, and every write it acknowledged reads back
+/// as written.
 #[test]
 fn a_job_that_finds_no_room_runs_again_after_cleaning_wherever_it_writes() {
-    for output_at_pct in [0, 50, 100] {
-        let (_mem, dev) = device(12, 256);
-        let fs = format(&dev, fs_options());
-        let mut options = tiny_options(ExecMode::Deterministic);
-        options.sim.output_at_pct = output_at_pct;
-        let db = Db::open(Arc::clone(&fs), options).unwrap();
+    for (output_at_pct, spread) in [(0, false), (50, false), (100, false), (100, true)] {
+        let options = tiny_options(ExecMode::Deterministic);
+        let (_mem, fs, db) = open_writing_at(12, options, output_at_pct, spread);
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let mut model = Model::new();
         let error = (0..30_000u64).find_map(|i| {
@@ -518,7 +549,7 @@ fn a_job_that_finds_no_room_runs_again_after_cleaning_wherever_it_writes() {
                 Err(e) => Some(e),
             }
         });
-        let at = format!("output_at_pct {output_at_pct}");
+        let at = format!("output_at_pct {output_at_pct}, spread {spread}");
         let error = error.unwrap_or_else(|| panic!("{at}: the device never filled up"));
         assert!(error.to_string().contains("out of space"), "{at}: {error}");
         let retries = db.stats().no_room_retries;
@@ -542,15 +573,18 @@ fn a_job_that_finds_no_room_runs_again_after_cleaning_wherever_it_writes() {
 
 /// `output_at_pct` below 100: a running job's outputs are on the device (files the
 /// version does not hold yet) while it runs; at 100 (the default) never, since a job
-/// writes them as it installs them. Either way the store holds every write.
+/// writes them as it installs them, unless its tables are spread (all but the last are
+/// written before it ends). Either way the store holds every write.
 #[test]
 fn outputs_are_on_the_device_while_the_job_runs_unless_written_at_its_end() {
-    for (output_at_pct, ahead) in [(0, true), (50, true), (100, false)] {
-        let (_mem, dev) = device(256, 256);
-        let fs = format(&dev, fs_options());
-        let mut options = slow_compactions(ExecMode::Deterministic);
-        options.sim.output_at_pct = output_at_pct;
-        let db = Db::open(Arc::clone(&fs), options).unwrap();
+    for (output_at_pct, spread, ahead) in [
+        (0, false, true),
+        (50, false, true),
+        (100, false, false),
+        (100, true, true),
+    ] {
+        let options = slow_compactions(ExecMode::Deterministic);
+        let (_mem, fs, db) = open_writing_at(256, options, output_at_pct, spread);
         let mut seen_ahead = false;
         fill(&db, 3000, 9, |db| {
             let on_device = fs
@@ -560,17 +594,67 @@ fn outputs_are_on_the_device_while_the_job_runs_unless_written_at_its_end() {
                 .count();
             seen_ahead |= on_device > db.live_files().len();
         });
-        assert_eq!(seen_ahead, ahead, "output_at_pct {output_at_pct}");
+        let at = format!("output_at_pct {output_at_pct}, spread {spread}");
+        assert_eq!(seen_ahead, ahead, "{at}");
         db.wait_for_background().unwrap();
         let on_device = fs
             .list()
             .iter()
             .filter(|f| f.name.ends_with(".sst"))
             .count();
-        assert_eq!(
-            on_device,
-            db.live_files().len(),
-            "output_at_pct {output_at_pct}"
-        );
+        assert_eq!(on_device, db.live_files().len(), "{at}");
     }
+}
+
+/// When each output of every compaction with two tables or more was first seen on the
+/// device (virtual ns, observed after every put), with the compaction's span.
+fn outputs_first_seen(output_at_pct: u64, spread: bool) -> Vec<((u64, u64), Vec<u64>)> {
+    let options = slow_compactions(ExecMode::Deterministic);
+    let (_mem, fs, db) = open_writing_at(256, options, output_at_pct, spread);
+    let mut seen = std::collections::BTreeMap::new();
+    fill(&db, 3000, 9, |db| {
+        let now = db.virtual_time().unwrap().as_nanos() as u64;
+        for name in ssts(&fs) {
+            let number: u64 = name.trim_end_matches(".sst").parse().unwrap();
+            seen.entry(number).or_insert(now);
+        }
+    });
+    db.wait_for_background().unwrap();
+    let records = db.compaction_records();
+    let jobs = records.iter().filter(|r| r.outputs.len() >= 2);
+    let first_seen = |r: &CompactionRecord| -> Option<Vec<u64>> {
+        r.outputs
+            .iter()
+            .map(|o| seen.get(&o.number).copied())
+            .collect()
+    };
+    jobs.filter_map(|r| Some((r.virtual_span?, first_seen(r)?)))
+        .collect()
+}
+
+/// `spread_outputs`: a compaction's tables reach the device one by one, table `k` of `n`
+/// no sooner than `k / n` of the job (written as it starts: `output_at_pct` 0); without
+/// it, all of them at once.
+#[test]
+fn spread_tables_reach_the_device_one_by_one_over_the_job() {
+    let together = outputs_first_seen(0, false);
+    assert!(!together.is_empty(), "no compaction wrote two tables");
+    for (span, at) in &together {
+        assert!(at.iter().all(|t| *t == at[0]), "{span:?}: {at:?}");
+    }
+    let spread = outputs_first_seen(0, true);
+    assert!(!spread.is_empty(), "no compaction wrote two tables");
+    for ((start, end), at) in &spread {
+        let n = at.len() as u64;
+        for (k, t) in (0u64..).zip(at) {
+            assert!(
+                *t >= start + (end - start) * k / n,
+                "{k}/{n} at {t}: {at:?}"
+            );
+        }
+    }
+    let stepwise = spread
+        .iter()
+        .filter(|(_, at)| at.windows(2).all(|w| w[0] < w[1]));
+    assert!(stepwise.count() > 0, "no job wrote its tables one by one");
 }

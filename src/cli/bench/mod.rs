@@ -374,8 +374,8 @@ pub struct BenchArgs {
 
     /// A cost of the deterministic mode's virtual clock, NAME=VALUE (repeatable; names:
     /// write_op_ns, write_byte_ps, read_op_ns, job_ns, flush_byte_ps, flush_entry_ns,
-    /// compaction_byte_ps, compaction_entry_ns, clean_byte_ps, output_at_pct;
-    /// docs/ENGINE.md)
+    /// compaction_byte_ps, compaction_entry_ns, clean_byte_ps, output_at_pct,
+    /// spread_outputs (0 or 1); docs/ENGINE.md)
     #[arg(long, value_name = "NAME=VALUE", value_parser = parse_sim_cost)]
     sim_cost: Vec<(String, u64)>,
 
@@ -918,6 +918,19 @@ impl BenchArgs {
                 "blob_read_ns" => &mut costs.blob_read_ns,
                 "blob_read_byte_ps" => &mut costs.blob_read_byte_ps,
                 "output_at_pct" => &mut costs.output_at_pct,
+                "spread_outputs" => {
+                    costs.spread_outputs = match value {
+                        0 => false,
+                        1 => true,
+                        _ => {
+                            return Err(CliError::invalid(format!(
+                                "--sim-cost spread_outputs={value}: 0 (a compaction writes \
+                                 its tables together) or 1 (one by one over its duration)"
+                            )))
+                        }
+                    };
+                    continue;
+                }
                 _ => {
                     return Err(CliError::invalid(format!(
                         "--sim-cost: unknown cost '{name}' (known: {})",
@@ -1703,7 +1716,7 @@ fn engine_config(o: &Options) -> Value {
 }
 
 /// The names `--sim-cost` takes, in the order of `SimCosts`.
-const SIM_COSTS: [&str; 14] = [
+const SIM_COSTS: [&str; 15] = [
     "write_op_ns",
     "write_byte_ps",
     "read_op_ns",
@@ -1718,12 +1731,15 @@ const SIM_COSTS: [&str; 14] = [
     "blob_read_ns",
     "blob_read_byte_ps",
     "output_at_pct",
+    "spread_outputs",
 ];
 
 /// The costs in the report's config. The blob costs only with blob files on, where they
-/// take effect: reports of runs without blob files read as before they existed; and
+/// take effect: reports of runs without blob files read as before they existed;
 /// `output_at_pct` only when it is not the default (100, the job's end), so that reports
-/// at the default read as before it existed.
+/// at the default read as before it existed; and `spread_outputs` (1) only when it is on
+/// (the default): a report without it was made with every job's tables written together,
+/// as every report before the option existed.
 fn sim_config(c: &SimCosts, blobs: bool) -> Value {
     let mut v = json!({
         "write_op_ns": c.write_op_ns, "write_byte_ps": c.write_byte_ps,
@@ -1740,6 +1756,9 @@ fn sim_config(c: &SimCosts, blobs: bool) -> Value {
     }
     if let (true, Value::Object(m)) = (c.output_at_pct != 100, &mut v) {
         m.insert("output_at_pct".into(), json!(c.output_at_pct));
+    }
+    if let (true, Value::Object(m)) = (c.spread_outputs, &mut v) {
+        m.insert("spread_outputs".into(), json!(1));
     }
     v
 }

@@ -145,8 +145,29 @@ pub fn check_bench_flags(words: &[OsString]) -> CliResult {
 /// Parses and checks one run, as `zkv compare` checks a scheme: the scheme's flags, then
 /// `common` (preset, `--quick`, flags after `--`), then the run's own flags.
 pub fn prepare_one(spec: &Spec, common: &[OsString]) -> CliResult<Run> {
-    let (run, _note) = compare::prepare(&entry(spec)?, common)?;
+    let common = for_mode(spec.mode, common);
+    let (run, _note) = compare::prepare(&entry(spec)?, &common)?;
     Ok(run)
+}
+
+/// The bench flags after `--` that apply to a run of `mode`: `--sim-cost` only to the
+/// deterministic runs (the virtual clock's costs; threaded runs take the machine's time),
+/// so that a matrix of both modes can be run under another cost model.
+fn for_mode(mode: ExecMode, common: &[OsString]) -> Vec<OsString> {
+    if mode == ExecMode::Deterministic {
+        return common.to_vec();
+    }
+    let mut kept = Vec::new();
+    let mut words = common.iter();
+    while let Some(word) = words.next() {
+        let text = word.to_string_lossy();
+        if text == "--sim-cost" {
+            words.next();
+        } else if !text.starts_with("--sim-cost=") {
+            kept.push(word.clone());
+        }
+    }
+    kept
 }
 
 fn entry(spec: &Spec) -> CliResult<Entry> {
@@ -410,6 +431,17 @@ pub fn stderr_line(line: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sim_costs_apply_to_deterministic_runs_only() {
+        let words = |w: &[&str]| w.iter().map(OsString::from).collect::<Vec<_>>();
+        let common = words(&["--num", "9", "--sim-cost", "job_ns=1", "--sim-cost=x=2"]);
+        assert_eq!(for_mode(ExecMode::Deterministic, &common), common);
+        assert_eq!(
+            for_mode(ExecMode::Threaded, &common),
+            words(&["--num", "9"])
+        );
+    }
 
     #[test]
     fn modes_run_deterministic_first_and_once() {

@@ -68,8 +68,8 @@ Experiments:
 
 Each run is zkv bench --preset EXPERIMENT [--quick] (zone-drain: --preset samezone24) with
 the run's scheme and flags, on --device mem. Bench flags after -- apply to every run (e.g.
--- --num 200000 for a shorter run); the flags the matrix sets (scheme, cleaning thresholds,
-mode, workload) cannot be given there.
+-- --num 200000 for a shorter run; --sim-cost only to the deterministic runs); the flags
+the matrix sets (scheme, cleaning thresholds, mode, workload) cannot be given there.
 
 With --resume, a run whose report in DIR/runs/ has no error and the same config as the
 run would have is not run again, and runs of the modes not in --modes are taken from there

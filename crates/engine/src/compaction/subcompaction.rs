@@ -74,10 +74,19 @@ impl Split {
     /// The time of the slowest range when the ranges of a job taking `ns` as a whole run
     /// side by side: `ns` scaled by the largest range's share of the bytes.
     pub fn slowest(&self, ns: u64) -> u64 {
+        (0..self.ranges())
+            .map(|i| self.share(i, ns))
+            .max()
+            .unwrap_or(ns)
+    }
+
+    /// The time of range `i` when the ranges of a job taking `ns` as a whole run side by
+    /// side: `ns` scaled by the range's share of the bytes.
+    pub fn share(&self, i: usize, ns: u64) -> u64 {
         let total: u64 = self.bytes.iter().sum();
-        match self.bytes.iter().max() {
-            Some(&max) if total > 0 && self.ranges() > 1 => {
-                let scaled = u128::from(ns) * u128::from(max) / u128::from(total);
+        match self.bytes.get(i) {
+            Some(&bytes) if total > 0 && self.ranges() > 1 => {
+                let scaled = u128::from(ns) * u128::from(bytes) / u128::from(total);
                 u64::try_from(scaled).unwrap_or(ns)
             }
             _ => ns,

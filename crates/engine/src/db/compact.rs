@@ -19,16 +19,18 @@ use crate::compaction::{
 use crate::fs::FileSystem;
 use crate::iter::level::{LevelIterator, TableOpener};
 use crate::iter::{BlobFetch, InternalIterator, MergingIterator};
+use crate::sst::BuiltTable;
 use crate::version::{FileMeta, Version, VersionEdit};
 use crate::Result;
 
 use super::blobs::FsBlobSinks;
 use super::files::{delete_file, sst_file_name, write_table};
 use super::inner::{writable, DbInner, Running, State};
+use super::spread::{OutputTable, Spread};
 use super::stats::{self, CompactionInput, CompactionOutput, CompactionRecord, Counters};
 
 /// What a compaction wrote: its tables, its counts, its blob files.
-type Written = (Vec<FileMeta>, JobStats, BlobOutcome);
+pub(crate) type Written = (Vec<FileMeta>, JobStats, BlobOutcome);
 
 /// A subcompaction whose thread failed.
 fn sub_failed(why: &str) -> crate::Error {
@@ -106,8 +108,12 @@ pub(crate) struct Picked {
     /// blob GC cutoff from its input version): every range relocates under the same
     /// cutoff, the one the simulation's duration and the force threshold looked at.
     pub blob_rules: BlobRules,
-    /// Deterministic mode: the outputs, written before the job ends (`write_ahead`).
+    /// Deterministic mode: the outputs, written before the job ends (`write_ahead`, or
+    /// the last of `spread`).
     pub written: Option<Written>,
+    /// Deterministic mode with spread outputs: its tables, built, each waiting for its
+    /// instant (`spread.rs`).
+    pub spread: Option<Spread>,
 }
 
 impl Picked {
@@ -115,12 +121,27 @@ impl Picked {
     pub(crate) fn pending_write(&self) -> bool {
         !self.c.trivial_move && self.written.is_none()
     }
+
+    /// When it writes outputs next before it ends, `write_at` being its instant for all
+    /// of them: the next table's instant if they are spread.
+    pub(crate) fn write_due(&self, write_at: u64) -> Option<u64> {
+        match &self.spread {
+            Some(spread) => spread.next_instant(),
+            None => self.pending_write().then_some(write_at),
+        }
+    }
 }
 
 /// Unmarks a compaction's files however it ends.
-struct RunningGuard<'a> {
+pub(crate) struct RunningGuard<'a> {
     inner: &'a DbInner,
     id: u64,
+}
+
+impl<'a> RunningGuard<'a> {
+    pub(crate) fn new(inner: &'a DbInner, id: u64) -> Self {
+        RunningGuard { inner, id }
+    }
 }
 
 impl Drop for RunningGuard<'_> {
@@ -233,6 +254,7 @@ impl DbInner {
             split: None,
             blob_rules,
             written: None,
+            spread: None,
         }))
     }
 
@@ -259,10 +281,7 @@ impl DbInner {
 
     /// Runs a picked compaction; returns the numbers of the files it deleted.
     pub(crate) fn run_picked(&self, mut p: Picked) -> Result<Vec<u64>> {
-        let _guard = RunningGuard {
-            inner: self,
-            id: p.id,
-        };
+        let _guard = RunningGuard::new(self, p.id);
         if p.c.trivial_move {
             self.trivial_move(&p)?;
             return Ok(Vec::new());
@@ -402,6 +421,18 @@ impl DbInner {
     /// Writes the outputs of `p`'s user keys in `range` (tables and blob files); on
     /// failure deletes the ones already written.
     fn write_range(&self, p: &Picked, part: usize, range: Bounds<'_>) -> Result<Written> {
+        self.stage_range(p, part, |stage| self.write_tables(p, range, stage))
+    }
+
+    /// Runs `tables` (the tables of `p`'s subcompaction `part`) with the blob files their
+    /// values go to, and returns both; on failure deletes the blob files, and the tables
+    /// `tables` returned.
+    pub(crate) fn stage_range<T: OutputTable>(
+        &self,
+        p: &Picked,
+        part: usize,
+        tables: impl FnOnce(&mut dyn ValueStage) -> Result<(Vec<T>, JobStats)>,
+    ) -> Result<(Vec<T>, JobStats, BlobOutcome)> {
         let rules = p.blob_rules;
         // The blobs a compaction relocates are those its inputs reference, and their files
         // stay in the version while the inputs do: the cache finds them. (Not every blob
@@ -417,7 +448,7 @@ impl DbInner {
             },
         };
         let mut stage = BlobStage::new(rules, fetch, sinks);
-        let (outputs, job) = match self.write_tables(p, range, &mut stage) {
+        let (outputs, job) = match tables(&mut stage) {
             Ok(written) => written,
             Err(e) => {
                 self.delete_blob_files(&stage.abandon());
@@ -429,7 +460,7 @@ impl DbInner {
             Ok(blobs) => Ok((outputs, job, blobs)),
             Err(e) => {
                 self.delete_blob_files(&created);
-                self.delete_tables(outputs.iter().map(|o| o.number));
+                T::discard(self, outputs);
                 Err(e)
             }
         }
@@ -443,6 +474,46 @@ impl DbInner {
         range: Bounds<'_>,
         stage: &mut dyn ValueStage,
     ) -> Result<(Vec<FileMeta>, JobStats)> {
+        let c = &p.c;
+        let inputs: Vec<Arc<FileMeta>> = c.input_files().cloned().collect();
+        let mut outputs = Vec::new();
+        let result = self.build_tables(p, range, stage, &mut |table| {
+            let meta = self.write_output(c.output_level, table, &inputs, &outputs)?;
+            outputs.push(meta);
+            Ok(())
+        });
+        match result {
+            Ok(job) => Ok((outputs, job)),
+            Err(e) => {
+                FileMeta::discard(self, outputs);
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes `table`, an output of `level` of a job deleting `inputs` that wrote
+    /// `outputs` before it, as a new SST with its placement hint.
+    pub(crate) fn write_output(
+        &self,
+        level: usize,
+        table: BuiltTable,
+        inputs: &[Arc<FileMeta>],
+        outputs: &[FileMeta],
+    ) -> Result<FileMeta> {
+        let number = self.new_file_number();
+        let extras = self.sst_extras(level, &table, number, inputs, outputs);
+        write_table(&self.fs, number, level, table, extras)
+    }
+
+    /// Builds the tables of `c`'s job over `range`, values through `stage`, handing each
+    /// to `on_table` as it is complete.
+    pub(crate) fn build_tables(
+        &self,
+        p: &Picked,
+        range: Bounds<'_>,
+        stage: &mut dyn ValueStage,
+        on_table: &mut dyn FnMut(BuiltTable) -> Result<()>,
+    ) -> Result<JobStats> {
         let c = &p.c;
         let mut all = self.input_iterator(c)?;
         let mut input = RangeIter::new(&mut all, range);
@@ -462,45 +533,26 @@ impl DbInner {
             dynamic_file_size: self.options.level_compaction_dynamic_file_size,
             bottommost: c.bottommost,
         };
-        let inputs: Vec<Arc<FileMeta>> = c.input_files().cloned().collect();
-        let mut outputs = Vec::new();
-        let result = run_job_staged(&mut input, &params, &rules, stage, &mut |table| {
-            let number = self.new_file_number();
-            let extras = self.sst_extras(c.output_level, &table, number, &inputs, &outputs);
-            let meta = write_table(&self.fs, number, c.output_level, table, extras)?;
-            outputs.push(meta);
-            Ok(())
-        });
-        match result {
-            Ok(job) => Ok((outputs, job)),
-            Err(e) => {
-                for o in &outputs {
-                    let _ = delete_file(&self.fs, &sst_file_name(o.number));
-                }
-                Err(e)
-            }
-        }
+        run_job_staged(&mut input, &params, &rules, stage, on_table)
     }
 
     /// Writes the outputs of `p` now, to be installed when the job ends (`run_picked`):
     /// the simulation's jobs may write before they end (`SimCosts::output_at_pct`, see
     /// `sim.rs`). On failure `p` is over: its files are free for other compactions again.
     pub(crate) fn write_ahead(&self, p: &mut Picked) -> Result<()> {
-        let written = self.write_outputs(p).inspect_err(|_| {
-            drop(RunningGuard {
-                inner: self,
-                id: p.id,
-            });
-        })?;
+        let written = self
+            .write_outputs(p)
+            .inspect_err(|_| drop(RunningGuard::new(self, p.id)))?;
         p.written = Some(written);
         Ok(())
     }
 
     fn merge(&self, p: &mut Picked) -> Result<Vec<u64>> {
         let start = std::time::Instant::now();
-        let (outputs, job, blobs) = match p.written.take() {
-            Some(written) => written,
-            None => self.write_outputs(p)?,
+        let (outputs, job, blobs) = match (p.written.take(), p.spread.take()) {
+            (Some(written), _) => written,
+            (None, Some(spread)) => self.finish_spread(&p.c, spread)?,
+            (None, None) => self.write_outputs(p)?,
         };
         let c = &p.c;
         let mut edit = VersionEdit::new();

@@ -7,7 +7,8 @@
 //!   still be read from a damaged database;
 //! - `write`: the write path, stalls, memtable switches; `read`: gets and iterators;
 //! - `flush`, `compact`: the jobs; `background`: threads and the zone cleaner's compaction
-//!   requests; `sim`: the deterministic mode's simulation of the threads;
+//!   requests; `sim`: the deterministic mode's simulation of the threads, `spread`: its
+//!   compactions' tables written one by one;
 //! - `hints`: the neighbourhood in SST placement hints; `hint_source`: the hints of live
 //!   SSTs the zone cleaner moves;
 //! - `table_cache`, `files`, `snapshot`, `stall`, `stats`: their helpers.
@@ -29,6 +30,7 @@ mod recovery;
 mod salvage;
 mod sim;
 mod snapshot;
+mod spread;
 mod stall;
 mod stats;
 mod table_cache;

@@ -6,15 +6,17 @@
 //! threads are virtual: a job is taken (memtables picked, compaction inputs marked) at the
 //! instant its thread becomes free and work is there, exactly as a real thread would take
 //! it, occupies its thread for the modelled duration, and installs its version edit
-//! (deleting its inputs) at the instant it ends. It writes its output files at the point
-//! of its duration `SimCosts::output_at_pct` says: by default as it ends, together with the
-//! install; earlier, its outputs take their zones and their space while it runs, as a
-//! threaded job's do from its first output on (docs/ENGINE.md, "When a job's outputs are
-//! written"). Meanwhile writes go on: L0 piles up behind a long L0→L1 compaction,
+//! (deleting its inputs) at the instant it ends. A compaction writes each output table at
+//! the instant a thread would have built it (`SimCosts::spread_outputs`, `spread.rs`): table
+//! `k` of `n` at `(k + 1) / n` of its duration, the last together with the install, so
+//! that its tables take their zones one by one while it runs, as a threaded job's do. A
+//! flush writes its one table as it ends. (`SimCosts::output_at_pct` moves these instants
+//! earlier; docs/ENGINE.md, "When a job's outputs are written".) Meanwhile writes go on: L0 piles up behind a long L0→L1 compaction,
 //! immutable memtables wait for the flush, and stalls stop or slow writes in virtual time
 //! by RocksDB's triggers. Events are ordered by their instant, ties broken by a fixed order
 //! (ends of flushes, then of compactions, each in the order they started, then the
-//! cleaner's, then the writes of flushes and of compactions), and nothing reads a wall
+//! cleaner's, then the writes of flushes and of compactions, a job's tables in their
+//! order), and nothing reads a wall
 //! clock, so the same operations give the same schedule, bytes and statistics on any
 //! machine.
 //!
@@ -111,8 +113,9 @@ impl Sim {
             .compactions
             .iter()
             .enumerate()
-            .filter(|(_, j)| j.work.pending_write() && j.write_at < j.finish)
-            .map(|(i, j)| (j.write_at, Event::CompactionWrite(i)));
+            .filter_map(|(i, j)| Some((j.work.write_due(j.write_at)?, j.finish, i)))
+            .filter(|(at, finish, _)| at < finish)
+            .map(|(at, _, i)| (at, Event::CompactionWrite(i)));
         // `min_by_key` keeps the first of equal keys: the tie order is the chain's order.
         flush
             .into_iter()
@@ -162,35 +165,52 @@ impl DbInner {
         }
         let threads = self.options.max_background_compactions as usize;
         while sim.compactions.len() < threads && self.lock_state().compaction_wanted {
-            let Some(mut p) = self.pick_auto()? else {
+            let Some(p) = self.pick_auto()? else {
                 break;
             };
-            let costs = &self.options.sim;
-            let ns = if p.c.trivial_move {
-                costs.job_ns
-            } else {
-                let files = || p.c.input_files();
-                let whole = costs.compaction_ns(
-                    files().map(|f| f.size).sum(),
-                    files().map(|f| f.entries).sum(),
-                    self.gc_blobs(&p.c, &p.blob_rules),
-                );
-                // Subcompactions run side by side: the job lasts as long as its largest.
-                let split = self.plan_split(&p.c);
-                let ns = costs.job_ns + split.slowest(whole.saturating_sub(costs.job_ns));
-                p.split = Some(split);
-                ns
-            };
-            let finish = sim.now.saturating_add(ns);
-            p.span = Some((sim.now, finish));
-            sim.compactions.push(Job {
-                start: sim.now,
-                write_at: self.options.sim.output_instant(sim.now, finish),
-                finish,
-                work: p,
-            });
+            if let Some(job) = self.compaction_job(sim.now, p)? {
+                sim.compactions.push(job);
+            }
         }
         self.sim_start_cleaner(sim)
+    }
+
+    /// The job of compaction `p` starting at `now`: its duration from the cost model, and
+    /// with spread outputs its tables built. `None` if building failed and the job is to
+    /// be taken again (no room).
+    fn compaction_job(&self, now: u64, mut p: Picked) -> Result<Option<Job<Picked>>> {
+        let costs = &self.options.sim;
+        // Beyond the fixed cost: the work of all its ranges together.
+        let (ns, work) = if p.c.trivial_move {
+            (costs.job_ns, 0)
+        } else {
+            let files = || p.c.input_files();
+            let whole = costs.compaction_ns(
+                files().map(|f| f.size).sum(),
+                files().map(|f| f.entries).sum(),
+                self.gc_blobs(&p.c, &p.blob_rules),
+            );
+            let work = whole.saturating_sub(costs.job_ns);
+            // Subcompactions run side by side: the job lasts as long as its largest.
+            let split = self.plan_split(&p.c);
+            let ns = costs.job_ns + split.slowest(work);
+            p.split = Some(split);
+            (ns, work)
+        };
+        let finish = now.saturating_add(ns);
+        p.span = Some((now, finish));
+        if costs.spread_outputs && !p.c.trivial_move {
+            if let Err(e) = self.build_spread(&mut p, now, work) {
+                self.sim_job_failed(e)?;
+                return Ok(None);
+            }
+        }
+        Ok(Some(Job {
+            start: now,
+            write_at: costs.output_instant(now, finish),
+            finish,
+            work: p,
+        }))
     }
 
     /// Starts cleaning the next victim if the cleaner is idle and a run is due. As the
@@ -293,12 +313,17 @@ impl DbInner {
         }
     }
 
-    /// The compaction `i` writes its outputs now, to install them when it ends.
+    /// The compaction `i` writes its outputs now (or the next of its spread tables), to
+    /// install them when it ends.
     fn sim_write_compaction(&self, sim: &mut Sim, i: usize) -> Result<()> {
         let Some(job) = sim.compactions.get_mut(i) else {
             return Ok(());
         };
-        self.write_ahead(&mut job.work).or_else(|e| {
+        let written = match job.work.spread {
+            Some(_) => self.write_spread(&mut job.work),
+            None => self.write_ahead(&mut job.work),
+        };
+        written.or_else(|e| {
             sim.compactions.remove(i);
             self.sim_job_failed(e)
         })
