@@ -108,26 +108,21 @@ pub(crate) struct Picked {
     /// blob GC cutoff from its input version): every range relocates under the same
     /// cutoff, the one the simulation's duration and the force threshold looked at.
     pub blob_rules: BlobRules,
-    /// Deterministic mode: the outputs, written before the job ends (`write_ahead`, or
-    /// the last of `spread`).
+    /// Deterministic mode: the outputs, written before the job ends (`write_ahead`).
     pub written: Option<Written>,
-    /// Deterministic mode with spread outputs: its tables, built, each waiting for its
-    /// instant (`spread.rs`).
+    /// Deterministic mode with spread outputs: its tables, built, each written at its
+    /// instant (`spread.rs`), installed when the job ends.
     pub spread: Option<Spread>,
 }
 
 impl Picked {
-    /// A compaction with outputs to write that has not written them yet.
-    pub(crate) fn pending_write(&self) -> bool {
-        !self.c.trivial_move && self.written.is_none()
-    }
-
     /// When it writes outputs next before it ends, `write_at` being its instant for all
-    /// of them: the next table's instant if they are spread.
+    /// of them (unless a trivial move, or written already): the next table's instant if
+    /// they are spread.
     pub(crate) fn write_due(&self, write_at: u64) -> Option<u64> {
         match &self.spread {
             Some(spread) => spread.next_instant(),
-            None => self.pending_write().then_some(write_at),
+            None => (!self.c.trivial_move && self.written.is_none()).then_some(write_at),
         }
     }
 }

@@ -11,14 +11,13 @@
 //! `k` of `n` at `(k + 1) / n` of its duration, the last together with the install, so
 //! that its tables take their zones one by one while it runs, as a threaded job's do. A
 //! flush writes its one table as it ends. (`SimCosts::output_at_pct` moves these instants
-//! earlier; docs/ENGINE.md, "When a job's outputs are written".) Meanwhile writes go on: L0 piles up behind a long L0→L1 compaction,
-//! immutable memtables wait for the flush, and stalls stop or slow writes in virtual time
-//! by RocksDB's triggers. Events are ordered by their instant, ties broken by a fixed order
-//! (ends of flushes, then of compactions, each in the order they started, then the
-//! cleaner's, then the writes of flushes and of compactions, a job's tables in their
-//! order), and nothing reads a wall
-//! clock, so the same operations give the same schedule, bytes and statistics on any
-//! machine.
+//! earlier; docs/ENGINE.md, "When a job's outputs are written".) Meanwhile writes go on:
+//! L0 piles up behind a long L0→L1 compaction, immutable memtables wait for the flush, and
+//! stalls stop or slow writes in virtual time by RocksDB's triggers. Events are ordered by
+//! their instant, ties broken by a fixed order (ends of flushes, then of compactions, each
+//! in the order they started, then the cleaner's, then the writes of flushes and of
+//! compactions, a job's tables in their order), and nothing reads a wall clock, so the
+//! same operations give the same schedule, bytes and statistics on any machine.
 //!
 //! With the file layer's `InlineCleaning::OutOfSpace` (what `Db::set_inline_cleaning`
 //! sets in this mode), the zone cleaner is a virtual thread too: a writer asking for a zone

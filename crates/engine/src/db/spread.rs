@@ -41,8 +41,6 @@ pub(crate) struct Spread {
     job: JobStats,
     /// Its blob files, written as it was built.
     blobs: BlobOutcome,
-    /// The job's input files (what the placement of each table looks at).
-    inputs: Vec<Arc<FileMeta>>,
 }
 
 /// One range's tables: those still to write, in order, each with its instant, and those
@@ -104,7 +102,6 @@ impl DbInner {
             ranges: Vec::new(),
             job: JobStats::default(),
             blobs: BlobOutcome::default(),
-            inputs: p.c.input_files().cloned().collect(),
         };
         let costs = &self.options.sim;
         for i in 0..split.ranges() {
@@ -138,27 +135,24 @@ impl DbInner {
         Ok(spread)
     }
 
-    /// Writes the next of `p`'s spread tables now; once the last is written, `p` holds
-    /// what it wrote. On failure `p` is over, as in [`Self::build_spread`].
+    /// Writes the next of `p`'s spread tables now. On failure `p` is over, as in
+    /// [`Self::build_spread`].
     pub(crate) fn write_spread(&self, p: &mut Picked) -> Result<()> {
         let Some(spread) = p.spread.as_mut() else {
             return Ok(());
         };
-        if let Err(e) = self.write_next_table(&p.c, spread) {
-            if let Some(spread) = p.spread.take() {
-                self.abandon_spread(spread);
-            }
-            drop(RunningGuard::new(self, p.id));
-            return Err(e);
+        let Err(e) = self.write_next_table(&p.c, spread) else {
+            return Ok(());
+        };
+        if let Some(spread) = p.spread.take() {
+            self.abandon_spread(spread);
         }
-        if spread.next_instant().is_none() {
-            p.written = p.spread.take().map(Spread::into_written);
-        }
-        Ok(())
+        drop(RunningGuard::new(self, p.id));
+        Err(e)
     }
 
-    /// Writes the spread tables still pending (the job ends), in their order; on failure
-    /// deletes every output.
+    /// What `spread` wrote, once the tables still pending are written (the job ends), in
+    /// their order; on failure deletes every output.
     pub(crate) fn finish_spread(&self, c: &Compaction, mut spread: Spread) -> Result<Written> {
         while spread.next_instant().is_some() {
             if let Err(e) = self.write_next_table(c, &mut spread) {
@@ -179,7 +173,8 @@ impl DbInner {
         let Some((_, table)) = range.pending.pop_front() else {
             return Ok(());
         };
-        let meta = self.write_output(c.output_level, table, &spread.inputs, &range.written)?;
+        let inputs: Vec<Arc<FileMeta>> = c.input_files().cloned().collect();
+        let meta = self.write_output(c.output_level, table, &inputs, &range.written)?;
         range.written.push(meta);
         Ok(())
     }
